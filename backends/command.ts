@@ -1,0 +1,64 @@
+import { z } from "zod";
+import type { AgentContext, ExternalAgentBackend, ExternalAgentResult } from "../src/backend.js";
+import { type AgentCommand, type StreamParser, runAgentCommand } from "../src/agent-process.js";
+import type { AgentEvent } from "../src/events.js";
+
+/**
+ * `--backend command --agent-cmd CMD`: any program as the agent. It runs with `/bin/sh -c` in the clone, the task
+ * on stdin and in $HANDOFF_TASK. JSON lines become events (a `{"type":"message","text":…}` line is its final
+ * message); other lines become text events. Exit 0 means it finished; anything else is an agent error.
+ */
+export function buildCommandAgentCommand(agentCmd: string, task: string): AgentCommand {
+  return { file: "/bin/sh", args: ["-c", agentCmd], stdin: task, env: { HANDOFF_TASK: task } };
+}
+
+const MessageLine = z.looseObject({ type: z.literal("message"), text: z.string() });
+const SessionLine = z.looseObject({ type: z.literal("session"), id: z.string() });
+
+export function createCommandParser(): StreamParser {
+  let finalMessage: string | null = null;
+  let sessionId: string | null = null;
+  return {
+    push(line: string): AgentEvent[] {
+      if (line.trim() === "") return [];
+      let data: unknown;
+      try {
+        data = JSON.parse(line);
+      } catch {
+        return [{ type: "agent.text", stream: "stdout", text: line }];
+      }
+      const message = MessageLine.safeParse(data);
+      if (message.success) {
+        finalMessage = message.data.text;
+        return [{ type: "agent.message", text: message.data.text }];
+      }
+      const session = SessionLine.safeParse(data);
+      if (session.success && sessionId === null) {
+        sessionId = session.data.id;
+        return [{ type: "agent.session", sessionId }];
+      }
+      return [{ type: "agent.json", data }];
+    },
+    finish() {
+      return { verdict: { kind: "exit_code_decides" }, sessionId, finalMessage, usage: null };
+    },
+  };
+}
+
+export function commandBackend(agentCmd: string): ExternalAgentBackend {
+  return {
+    name: "command",
+    run(task: string, context: AgentContext): Promise<ExternalAgentResult> {
+      return runAgentCommand(
+        {
+          command: buildCommandAgentCommand(agentCmd, task),
+          parser: createCommandParser(),
+          executableLabel: agentCmd,
+          version: null,
+          installHint: "check the --agent-cmd command line",
+        },
+        context,
+      );
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ApplyRefusedError } from "./errors.js";
+import { git, splitNul } from "./git.js";
+import type { LoadedRun } from "./run-lookup.js";
+import { inspectSource, listDirtyPaths, sourceTarget } from "./source-repo.js";
+
+export interface ApplyOutcome {
+  readonly repo: string;
+  readonly files: readonly string[];
+  /** The source had moved past the run's base commit, and the patch still applied cleanly. */
+  readonly rebased: boolean;
+}
+
+/**
+ * `handoff apply`: a verified run's changes.patch onto the source, refusing unless it applies exactly (no fuzz,
+ * never --unsafe-paths) and touches no file with uncommitted changes. Applied to the work tree and the index.
+ */
+export async function applyRun(run: LoadedRun, repo?: string): Promise<ApplyOutcome> {
+  const result = run.result;
+  if (result.terminalReason !== "verified") {
+    throw new ApplyRefusedError("not_verified", `run ${result.runId} ended ${result.terminalReason}; only a verified run can be applied`);
+  }
+  const patchPath = join(run.dir, "changes.patch");
+  const patch = readFileSync(patchPath);
+  if (!result.patch || createHash("sha256").update(patch).digest("hex") !== result.patch.sha256) {
+    throw new ApplyRefusedError("patch_modified", "changes.patch does not match the sha256 recorded in result.json; it was modified after the run");
+  }
+  const source = await inspectSource(repo ?? result.repo.path);
+  const target = sourceTarget(source);
+  const touched = splitNul((await git(target, ["apply", "--numstat", "-z", "--", patchPath])).stdout)
+    .map((record) => record.toString("utf8").split("\t")[2] ?? "")
+    .filter((path) => path !== "");
+  const dirty = new Set(await listDirtyPaths(source));
+  const dirtyTouched = touched.filter((path) => dirty.has(path));
+  if (dirtyTouched.length > 0) {
+    throw new ApplyRefusedError("dirty_files", `the patch touches files with uncommitted changes: ${dirtyTouched.join(", ")}`);
+  }
+  const rebased = source.baseCommit !== result.repo.baseCommit;
+  const check = await git(target, ["apply", "--check", "--index", "--whitespace=nowarn", "--", patchPath], { okExitCodes: [1, 128] });
+  if (check.exitCode !== 0) {
+    const why = check.stderr.trim().split("\n").slice(0, 3).join("; ");
+    throw new ApplyRefusedError(
+      "does_not_apply",
+      `the patch no longer applies cleanly to ${source.topLevel} (HEAD ${source.baseCommit.slice(0, 12)}, run base ${result.repo.baseCommit.slice(0, 12)}): ${why}`,
+    );
+  }
+  await git(target, ["apply", "--index", "--whitespace=nowarn", "--", patchPath]);
+  return { repo: source.topLevel, files: touched, rebased };
+}

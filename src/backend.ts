@@ -1,0 +1,47 @@
+import type { AgentEvent } from "./events.js";
+
+/** What the runner gives a backend for one run. */
+export interface AgentContext {
+  /** The disposable clone: the agent's working directory. */
+  readonly cwd: string;
+  /** The complete environment for the agent (allowlisted, private HOME and TMPDIR). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Aborted on user cancel; the backend must stop its process. */
+  readonly signal: AbortSignal;
+  /** Wall-clock deadline (epoch ms). */
+  readonly deadline: number;
+  /** Limit on silence, in ms. */
+  readonly idleTimeoutMs: number;
+  readonly model: string | null;
+  /** The executable the user named with `--bin`, if any. */
+  readonly executable: string | null;
+  /** Where each normalized event goes, in order (written to events.jsonl). */
+  readonly emit: (event: AgentEvent) => void;
+}
+
+/** How the agent's run ended, as the backend saw it. Keyed on `kind`. */
+export type AgentOutcome =
+  | { readonly kind: "finished" }
+  | { readonly kind: "failed"; readonly detail: string; readonly message: string; readonly hint: string | null }
+  | { readonly kind: "timed_out"; readonly limit: "wall" | "idle" }
+  | { readonly kind: "cancelled" };
+
+export interface ExternalAgentResult {
+  readonly outcome: AgentOutcome;
+  readonly executable: string | null;
+  readonly version: string | null;
+  readonly sessionId: string | null;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly finalMessage: string | null;
+  readonly usage: { readonly inputTokens: number; readonly outputTokens: number; readonly costUsd: number | null } | null;
+  /** Last bytes of the agent's stderr, for the report. */
+  readonly stderrTail: string;
+  readonly durationMs: number;
+}
+
+/** An agent handoff can delegate to. Built-in ones are translators over the shared process module. */
+export interface ExternalAgentBackend {
+  readonly name: string;
+  run(task: string, context: AgentContext): Promise<ExternalAgentResult>;
+}

@@ -1,0 +1,85 @@
+import type { ExternalAgentResult } from "./backend.js";
+import type { Extraction } from "./extract.js";
+import type { PolicyFinding } from "./findings.js";
+import type { RunResult } from "./result.js";
+import type { CommandRecord } from "./shell-commands.js";
+import type { SourceRepo } from "./source-repo.js";
+import type { Verdict } from "./terminal.js";
+import type { BaselineOutcome, VerificationOutcome } from "./verify.js";
+
+export interface ResultInputs {
+  readonly runId: string;
+  readonly runDir: string;
+  readonly verdict: Verdict;
+  readonly source: SourceRepo;
+  readonly backendName: string;
+  readonly agent: ExternalAgentResult | null;
+  readonly extraction: Extraction | null;
+  readonly extraWarnings: readonly PolicyFinding[];
+  readonly setupRecords: readonly CommandRecord[];
+  readonly verification: VerificationOutcome | null;
+  readonly baseline: BaselineOutcome | null;
+  readonly sourceChanged: readonly string[];
+  readonly startedAt: Date;
+  readonly phases: Readonly<Record<string, number>>;
+  readonly workspace: string | null;
+}
+
+function commandEntry(record: CommandRecord) {
+  return { command: record.command, phase: record.phase, exitCode: record.exitCode, timedOut: record.timedOut, durationMs: record.durationMs };
+}
+
+function findingEntry(finding: PolicyFinding) {
+  return { path: finding.path, rule: finding.rule, message: finding.message };
+}
+
+function verificationCommands(outcome: VerificationOutcome | null): readonly CommandRecord[] {
+  if (!outcome || !("commands" in outcome)) return [];
+  return outcome.commands;
+}
+
+/** result.json as the contract spells it (schema version 1). */
+export function buildRunResult(inputs: ResultInputs): RunResult {
+  const { verdict, agent, extraction, verification } = inputs;
+  const commands = [...inputs.setupRecords, ...verificationCommands(verification)];
+  return {
+    schemaVersion: 1,
+    runId: inputs.runId,
+    runDir: inputs.runDir,
+    status: verdict.status,
+    terminalReason: verdict.terminalReason,
+    detail: verdict.detail,
+    summary: verdict.summary,
+    hint: verdict.hint,
+    repo: { path: inputs.source.topLevel, baseCommit: inputs.source.baseCommit },
+    backend: {
+      name: inputs.backendName,
+      executable: agent?.executable ?? null,
+      version: agent?.version ?? null,
+      sessionId: agent?.sessionId ?? null,
+      exitCode: agent?.exitCode ?? null,
+      signal: agent?.signal ?? null,
+    },
+    patch: extraction
+      ? { sha256: extraction.sha256, files: extraction.files.map((f) => ({ path: f.path, change: f.change, additions: f.additions, deletions: f.deletions })) }
+      : null,
+    policy: {
+      violations: (extraction?.violations ?? []).map(findingEntry),
+      warnings: [...inputs.extraWarnings, ...(extraction?.warnings ?? [])].map(findingEntry),
+    },
+    verification: {
+      ran: verification !== null && "commands" in verification,
+      passed: verification === null ? null : verification.kind === "passed",
+      commands: commands.map(commandEntry),
+      baseline: inputs.baseline ? { passed: inputs.baseline.passed, commands: inputs.baseline.commands.map(commandEntry) } : null,
+    },
+    agent: { finalMessage: agent?.finalMessage ?? null, usage: agent?.usage ?? null },
+    sourceInvariant: { matched: inputs.sourceChanged.length === 0, changed: [...inputs.sourceChanged] },
+    timings: {
+      startedAt: inputs.startedAt.toISOString(),
+      durationMs: Date.now() - inputs.startedAt.getTime(),
+      phases: { ...inputs.phases },
+    },
+    workspace: inputs.workspace,
+  };
+}

@@ -1,0 +1,42 @@
+export const VERSION = "0.1.0";
+
+export const HELP = `handoff ${VERSION}: delegate a coding task to an agent CLI on a disposable clone.
+The agent owns its loop; handoff owns the workspace, the patch and the verdict.
+
+Usage:
+  handoff run [options] [--] <task text...>      delegate one task (or --task-file FILE, - for stdin)
+  handoff backends [--json]                      which agent CLIs are installed here
+  handoff show <run-id|run-dir> [--format text|markdown|json] [--runs-dir DIR]
+  handoff apply <run-id|run-dir> [-C repo] [--runs-dir DIR]
+                                                 apply a verified run's changes.patch to the source repo
+
+Run options:
+  -C, --repo DIR          the source repository (default: current directory)
+  -b, --backend NAME      codex, claude, opencode, pi, omp or command (default: from .handoff.json, else codex)
+      --agent-cmd CMD     with --backend command: shell command run as the agent (task on stdin and in $HANDOFF_TASK)
+      --bin PATH          the backend's executable (default: looked up on PATH)
+  -m, --model NAME        model handed to the backend
+      --verify CMD        verification command handoff runs itself (repeatable, in order)
+      --setup CMD         run in every fresh checkout before the agent and before verification (repeatable)
+      --baseline          run the verify commands on the untouched base first, to tell a red base from a bad patch
+  -y, --yes               approve the agent editing the disposable clone without asking
+      --timeout SEC       agent wall-clock limit (default 1800)
+      --idle-timeout SEC  agent limit on silence (default 600)
+      --verify-timeout SEC  limit per setup or verification command (default 900)
+      --allow GLOB        every changed path must match one (repeatable)
+      --deny GLOB         no changed path may match (repeatable)
+      --env NAME          pass this environment variable through to the agent (repeatable)
+      --runs-dir DIR      parent of run directories (default: $XDG_STATE_HOME/handoff/runs)
+      --run-id ID         name of this run's directory
+      --workspace-dir DIR where disposable clones live (default: $HANDOFF_WORKSPACE_DIR or the temp dir)
+      --json              print result.json to stdout and nothing else there
+      --keep-workspace    keep the clone for inspection
+      --allow-dirty       run although the source has uncommitted changes (they are not part of the clone)
+      --task-file FILE    read the task text from FILE (- for stdin)
+
+Exit codes: 0 verified, 1 verification_failed, 2 usage error, 3 no_changes, 4 policy_or_artifact_error,
+5 source_repository_changed, 6 external_agent_error, 124 timeout, 130 user_cancelled.
+handoff apply: 0 applied, 1 refused (says why), 2 usage error.
+
+Docs: docs/ in the handoff repository (gates, run directory, threat model).
+`;

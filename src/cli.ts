@@ -1,0 +1,242 @@
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { type ParseArgsConfig, parseArgs } from "node:util";
+
+type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig["options"]>;
+import { BACKEND_NAMES } from "../backends/index.js";
+import { applyRun } from "./apply.js";
+import { HELP, VERSION } from "./cli-help.js";
+import { ApplyRefusedError, UsageError } from "./errors.js";
+import type { RecordedEvent } from "./events.js";
+import { killAllProcessGroups } from "./process.js";
+import { type ReportFormat, renderReport } from "./report.js";
+import { loadRun } from "./run-lookup.js";
+import { ExternalCodingRunner } from "./runner.js";
+import { EXIT_CODES } from "./terminal.js";
+import { listBackends } from "./backends-report.js";
+
+/** The CLI: parses argv, runs a command, returns the exit code. Only bin/handoff.js calls process.exit. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+      case "-h":
+      case "--help":
+      case "help":
+        process.stdout.write(HELP);
+        return command === undefined ? 2 : 0;
+      case "-V":
+      case "--version":
+        process.stdout.write(`${VERSION}\n`);
+        return 0;
+      case "run":
+        return await runCommand(rest);
+      case "show":
+        return showCommand(rest);
+      case "apply":
+        return await applyCommand(rest);
+      case "backends":
+        return await backendsCommand(rest);
+      default:
+        throw new UsageError("unknown_command", `unknown command '${command}' (try: handoff --help)`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`handoff: ${error.message}\n`);
+      return 2;
+    }
+    if (error instanceof ApplyRefusedError) {
+      process.stderr.write(`handoff: apply refused: ${error.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`handoff: internal error: ${(error as Error).stack ?? error}\n`);
+    return 70;
+  }
+}
+
+function parse<T extends ParseArgsOptionsConfig>(args: readonly string[], options: T) {
+  try {
+    return parseArgs({ args: [...args], options, allowPositionals: true, strict: true } as const);
+  } catch (error) {
+    throw new UsageError("bad_option", (error as Error).message.split("\n")[0]!);
+  }
+}
+
+function seconds(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isFinite(number) || number <= 0) throw new UsageError("bad_number", `${name} takes a positive number of seconds, not '${value}'`);
+  return number * 1000;
+}
+
+const RUN_OPTIONS = {
+  repo: { type: "string", short: "C" },
+  backend: { type: "string", short: "b" },
+  "agent-cmd": { type: "string" },
+  bin: { type: "string" },
+  model: { type: "string", short: "m" },
+  verify: { type: "string", multiple: true },
+  setup: { type: "string", multiple: true },
+  baseline: { type: "boolean" },
+  yes: { type: "boolean", short: "y" },
+  timeout: { type: "string" },
+  "idle-timeout": { type: "string" },
+  "verify-timeout": { type: "string" },
+  allow: { type: "string", multiple: true },
+  deny: { type: "string", multiple: true },
+  env: { type: "string", multiple: true },
+  "runs-dir": { type: "string" },
+  "run-id": { type: "string" },
+  "workspace-dir": { type: "string" },
+  json: { type: "boolean" },
+  "keep-workspace": { type: "boolean" },
+  "allow-dirty": { type: "boolean" },
+  "task-file": { type: "string" },
+} as const;
+
+function readTask(positionals: readonly string[], taskFile: string | undefined): string {
+  if (taskFile !== undefined) {
+    if (positionals.length > 0) throw new UsageError("two_tasks", "give the task as text or with --task-file, not both");
+    try {
+      return readFileSync(taskFile === "-" ? 0 : taskFile, "utf8");
+    } catch (error) {
+      throw new UsageError("task_file", `cannot read --task-file ${taskFile}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    }
+  }
+  if (positionals.length === 0) throw new UsageError("no_task", "no task given: handoff run [options] -- <task text>");
+  return positionals.join(" ");
+}
+
+async function askOnTerminal(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await new Promise<string>((resolve) => rl.question(`${question} [y/N] `, resolve));
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+function progressPrinter(json: boolean): (event: RecordedEvent) => void {
+  const write = (line: string) => process.stderr.write(`handoff: ${line}\n`);
+  return (event) => {
+    switch (event.type) {
+      case "run.started":
+        write(`run ${event.runId}: ${event.backend} on ${event.repo} at ${event.baseCommit.slice(0, 12)}`);
+        break;
+      case "phase.started":
+        if (event.phase === "agent") write("agent working in the disposable clone…");
+        if (event.phase === "verify") write("verifying in a fresh checkout…");
+        break;
+      case "phase.finished":
+        write(`${event.phase} ${event.ok ? "done" : "FAILED"} in ${event.durationMs} ms${event.note ? `: ${event.note}` : ""}`);
+        break;
+      case "command.started":
+        write(`  [${event.phase}] $ ${event.command}`);
+        break;
+      case "source.changed":
+        write(`the source repository changed: ${event.changed.slice(0, 5).join(", ")}`);
+        break;
+      case "agent.message":
+        if (!json) write(`  agent: ${event.text.split("\n")[0]!.slice(0, 160)}`);
+        break;
+      default:
+        break;
+    }
+  };
+}
+
+async function runCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parse(args, RUN_OPTIONS);
+  const task = readTask(positionals, values["task-file"]);
+  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true && values["task-file"] !== "-";
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = () => {
+    interrupts++;
+    if (interrupts === 1) {
+      process.stderr.write("handoff: interrupted; stopping the agent and writing the run directory (again to force)\n");
+      controller.abort();
+    } else {
+      killAllProcessGroups();
+      process.exit(130);
+    }
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  process.on("exit", killAllProcessGroups);
+  try {
+    const runner = new ExternalCodingRunner({ onEvent: progressPrinter(values.json === true) });
+    const result = await runner.run({
+      repo: values.repo,
+      task,
+      backend: values.backend,
+      agentCmd: values["agent-cmd"],
+      bin: values.bin,
+      model: values.model,
+      verify: values.verify,
+      setup: values.setup,
+      baseline: values.baseline,
+      yes: values.yes,
+      approve: values.yes || !interactive ? undefined : askOnTerminal,
+      timeoutMs: seconds("--timeout", values.timeout),
+      idleTimeoutMs: seconds("--idle-timeout", values["idle-timeout"]),
+      verifyTimeoutMs: seconds("--verify-timeout", values["verify-timeout"]),
+      allow: values.allow,
+      deny: values.deny,
+      env: values.env,
+      runsDir: values["runs-dir"],
+      runId: values["run-id"],
+      workspacesDir: values["workspace-dir"],
+      keepWorkspace: values["keep-workspace"],
+      allowDirty: values["allow-dirty"],
+      signal: controller.signal,
+    });
+    if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    else {
+      process.stdout.write(`${result.terminalReason}${result.detail ? ` (${result.detail})` : ""}: ${result.summary}\n`);
+      if (result.hint) process.stdout.write(`hint: ${result.hint}\n`);
+      process.stdout.write(`run directory: ${result.runDir}\n`);
+    }
+    return EXIT_CODES[result.terminalReason];
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+function showCommand(args: readonly string[]): number {
+  const { values, positionals } = parse(args, { format: { type: "string" }, "runs-dir": { type: "string" }, json: { type: "boolean" } } as const);
+  if (positionals.length !== 1) throw new UsageError("bad_arguments", "usage: handoff show <run-id|run-dir> [--format text|markdown|json]");
+  const format = (values.json ? "json" : (values.format ?? "text")) as ReportFormat;
+  if (!["text", "markdown", "json"].includes(format)) throw new UsageError("bad_format", `--format must be text, markdown or json, not '${format}'`);
+  process.stdout.write(renderReport(loadRun(positionals[0]!, values["runs-dir"]), format));
+  return 0;
+}
+
+async function applyCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parse(args, { repo: { type: "string", short: "C" }, "runs-dir": { type: "string" } } as const);
+  if (positionals.length !== 1) throw new UsageError("bad_arguments", "usage: handoff apply <run-id|run-dir> [-C repo]");
+  const run = loadRun(positionals[0]!, values["runs-dir"]);
+  const outcome = await applyRun(run, values.repo);
+  process.stderr.write(
+    `handoff: applied ${outcome.files.length} file(s) to ${outcome.repo}${outcome.rebased ? " (HEAD had moved; the patch still applied cleanly)" : ""}\n`,
+  );
+  for (const file of outcome.files) process.stdout.write(`${file}\n`);
+  return 0;
+}
+
+async function backendsCommand(args: readonly string[]): Promise<number> {
+  const { values } = parse(args, { json: { type: "boolean" } } as const);
+  const report = await listBackends(BACKEND_NAMES);
+  if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else {
+    for (const entry of report) {
+      process.stdout.write(
+        `${entry.name.padEnd(9)} ${entry.usable ? "usable  " : "unusable"} ${entry.executable ?? "-"}${entry.version ? ` (${entry.version})` : ""}${entry.hint ? `\n          ${entry.hint}` : ""}\n`,
+      );
+    }
+  }
+  return 0;
+}

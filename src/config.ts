@@ -1,0 +1,42 @@
+import { z } from "zod";
+import { UsageError } from "./errors.js";
+import { git } from "./git.js";
+import { type SourceRepo, sourceTarget } from "./source-repo.js";
+
+/** `.handoff.json`: keys mirror the run options; command-line options win. */
+export const HandoffConfig = z.strictObject({
+  backend: z.string().min(1).optional(),
+  model: z.string().min(1).optional(),
+  verify: z.array(z.string().min(1)).optional(),
+  setup: z.array(z.string().min(1)).optional(),
+  allow: z.array(z.string().min(1)).optional(),
+  deny: z.array(z.string().min(1)).optional(),
+  timeout: z.number().positive().optional(),
+  idleTimeout: z.number().positive().optional(),
+  verifyTimeout: z.number().positive().optional(),
+});
+export type HandoffConfig = z.infer<typeof HandoffConfig>;
+
+export const CONFIG_FILE = ".handoff.json";
+
+/** Read from the base commit, not the work tree: an uncommitted edit cannot steer the run. */
+export async function readConfig(source: SourceRepo): Promise<HandoffConfig> {
+  const out = await git(sourceTarget(source), ["cat-file", "-p", `${source.baseCommit}:${CONFIG_FILE}`], {
+    okExitCodes: [128],
+    maxBuffer: 1024 * 1024,
+  });
+  if (out.exitCode !== 0) return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(out.stdout.toString("utf8"));
+  } catch (error) {
+    throw new UsageError("invalid_config", `${CONFIG_FILE} at ${source.baseCommit.slice(0, 12)} is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = HandoffConfig.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = issue.code === "unrecognized_keys" ? issue.keys.join(", ") : issue.path.join(".") || "(root)";
+    throw new UsageError("invalid_config", `${CONFIG_FILE}: bad key '${key}': ${issue.message}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,46 @@
+/**
+ * Everything that lands in events.jsonl: handoff's own gate events and the agent's normalized events.
+ * Keyed on `type`; `seq` and `time` are added by the run directory when written.
+ */
+export type Phase =
+  | "approval"
+  | "snapshot"
+  | "clone"
+  | "setup"
+  | "agent"
+  | "extract"
+  | "baseline"
+  | "verify"
+  | "recheck"
+  | "finish";
+
+export type GateEvent =
+  | { readonly type: "run.started"; readonly runId: string; readonly repo: string; readonly baseCommit: string; readonly backend: string }
+  | { readonly type: "phase.started"; readonly phase: Phase }
+  | { readonly type: "phase.finished"; readonly phase: Phase; readonly durationMs: number; readonly ok: boolean; readonly note?: string }
+  | { readonly type: "command.started"; readonly phase: string; readonly command: string }
+  | { readonly type: "source.changed"; readonly when: "after_agent" | "at_end"; readonly changed: readonly string[] }
+  | { readonly type: "run.finished"; readonly terminalReason: string; readonly detail: string | null };
+
+export type AgentEvent =
+  /** The agent's session id, as soon as the stream reveals it. */
+  | { readonly type: "agent.session"; readonly sessionId: string }
+  | { readonly type: "agent.message"; readonly text: string }
+  | { readonly type: "agent.reasoning"; readonly text: string }
+  | { readonly type: "agent.tool.started"; readonly id: string; readonly name: string; readonly input?: unknown }
+  | { readonly type: "agent.tool.finished"; readonly id: string; readonly ok: boolean; readonly output?: string }
+  | { readonly type: "agent.file.changed"; readonly path: string; readonly change: string }
+  | { readonly type: "agent.usage"; readonly inputTokens: number; readonly outputTokens: number; readonly costUsd: number | null }
+  | { readonly type: "agent.error"; readonly message: string }
+  | { readonly type: "agent.final"; readonly text: string }
+  /** A structured line the backend passes on as it is (e.g. the command backend's own JSON). */
+  | { readonly type: "agent.json"; readonly data: unknown }
+  /** A line that was not structured output. */
+  | { readonly type: "agent.text"; readonly stream: "stdout" | "stderr"; readonly text: string }
+  /** A line the backend could not understand: kept, never dropped, never fatal. */
+  | { readonly type: "diagnostic"; readonly message: string; readonly raw?: string };
+
+export type RunnerEvent = GateEvent | AgentEvent;
+
+/** An event as written: with its sequence number and time. */
+export type RecordedEvent = RunnerEvent & { readonly seq: number; readonly time: string };

@@ -1,0 +1,232 @@
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { parsePatch } from "diff";
+import { displayPath } from "./fs-walk.js";
+import type { PolicyFinding } from "./findings.js";
+import { git, splitNul } from "./git.js";
+import { checkPathName, escapeControls, findCollisions, windowsNameWarnings } from "./path-names.js";
+import { type CompiledPolicy } from "./policy.js";
+import { matchesAnyGlob } from "./glob.js";
+import { createPrivateGitDir, writeIndexCopy } from "./private-git.js";
+import { riskWarnings } from "./risk-paths.js";
+import { readFileSafely } from "./safe-read.js";
+import { findSecrets } from "./secrets.js";
+import type { SourceRepo } from "./source-repo.js";
+import { type RawChange, stageWorkTree } from "./staging.js";
+import { isUnderIgnored, scanWorkspace } from "./workspace-scan.js";
+import { type Workspace, gitfileTampered } from "./workspace.js";
+
+/**
+ * Gate 3: handoff extracts the patch itself and judges it. The agent's git metadata is never read: a private git
+ * dir made now, a copy of the index handoff kept in memory before the agent started, then `add -A` and a diff
+ * against the recorded base commit.
+ */
+export interface PatchFile {
+  readonly path: string;
+  readonly change: "added" | "modified" | "deleted";
+  readonly additions: number;
+  readonly deletions: number;
+}
+
+export interface Extraction {
+  readonly patch: Buffer;
+  readonly sha256: string;
+  readonly files: readonly PatchFile[];
+  readonly violations: readonly PolicyFinding[];
+  readonly warnings: readonly PolicyFinding[];
+  /** `ls-files -s -z` of the staged index, for the round trip in a fresh checkout. */
+  readonly listing: Buffer;
+  /** The private git dir, reused by verification. */
+  readonly privateGitDir: string;
+}
+
+export interface ExtractRequest {
+  readonly source: SourceRepo;
+  readonly workspace: Workspace;
+  readonly policy: CompiledPolicy;
+  /** Where handoff may make its private git dir (outside the workspace). */
+  readonly privateParent: string;
+  /** handoff's pristine object store (base.git), made before the agent ran. */
+  readonly pristineGitDir: string;
+}
+
+const BINARY_SNIFF_BYTES = 8000; // git's own heuristic: a NUL in the first 8000 bytes
+
+export async function extractPatch(request: ExtractRequest): Promise<Extraction> {
+  const { source, workspace, policy } = request;
+  const violations: PolicyFinding[] = [];
+  const warnings: PolicyFinding[] = [];
+
+  const tampered = gitfileTampered(workspace);
+  if (tampered) violations.push({ path: ".git", rule: "git_metadata_tampered", message: tampered });
+
+  const privateGit = await createPrivateGitDir(source, request.pristineGitDir, request.privateParent, "extract");
+  const indexFile = join(privateGit.path, "handoff.index");
+  writeIndexCopy(indexFile, workspace.baseIndex.bytes, workspace.baseIndex.mtimeMs);
+  const target = { gitDir: privateGit.path, workTree: workspace.workTree, indexFile, cwd: privateGit.path };
+
+  const scan = scanWorkspace(workspace.workTree, policy);
+  if (scan.fatal) {
+    return {
+      patch: Buffer.alloc(0),
+      sha256: sha256(Buffer.alloc(0)),
+      files: [],
+      violations: [...violations, scan.fatal],
+      warnings,
+      listing: Buffer.alloc(0),
+      privateGitDir: privateGit.path,
+    };
+  }
+
+  const ignoredOut = await git(target, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"]);
+  const ignoredList = splitNul(ignoredOut.stdout);
+  const ignored = new Set(ignoredList.map((path) => path.toString("latin1")));
+  const exclude: Buffer[] = [];
+  for (const finding of scan.findings) {
+    if (isUnderIgnored(finding.rawPath, ignored)) continue; // not part of the patch; nothing handoff reads
+    violations.push({ path: finding.path, rule: finding.rule, message: finding.message });
+    if (finding.excludeFromStaging) exclude.push(finding.rawPath);
+  }
+  if (ignoredList.length > 0) {
+    const shown = ignoredList.slice(0, 20).map(displayPath);
+    warnings.push({
+      path: "",
+      rule: "ignored_files_added",
+      message: `ignored files are in the workspace and not in the patch: ${shown.join(", ")}${ignoredList.length > 20 ? ", …" : ""}`,
+    });
+  }
+
+  const staged = await stageWorkTree({
+    gitDir: privateGit.path,
+    workTree: workspace.workTree,
+    indexFile,
+    baseCommit: source.baseCommit,
+    exclude,
+    cwd: privateGit.path,
+  });
+
+  const allPaths = splitNul(await git(target, ["ls-files", "-z"]).then((out) => out.stdout)).map((path) => path.toString("utf8"));
+  judgeChanges(staged.changes, staged.patch, workspace.workTree, source.objectFormat, policy, allPaths, violations, warnings);
+
+  return {
+    patch: staged.patch,
+    sha256: sha256(staged.patch),
+    files: staged.changes.map(toPatchFile),
+    violations,
+    warnings,
+    listing: staged.listing,
+    privateGitDir: privateGit.path,
+  };
+}
+
+function sha256(bytes: Buffer): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+function toPatchFile(change: RawChange): PatchFile {
+  return {
+    path: escapeControls(displayPath(change.path)),
+    change: change.status === "A" ? "added" : change.status === "D" ? "deleted" : "modified",
+    additions: change.additions ?? 0,
+    deletions: change.deletions ?? 0,
+  };
+}
+
+/** git's object id for these bytes as a blob (what `hash-object --no-filters` prints). */
+function blobId(bytes: Buffer, format: "sha1" | "sha256"): string {
+  return createHash(format).update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
+}
+
+function judgeChanges(
+  changes: readonly RawChange[],
+  patch: Buffer,
+  workTree: string,
+  objectFormat: "sha1" | "sha256",
+  policy: CompiledPolicy,
+  allPaths: readonly string[],
+  violations: PolicyFinding[],
+  warnings: PolicyFinding[],
+): void {
+  if (changes.length > policy.maxFiles) {
+    violations.push({ path: "", rule: "too_many_files", message: `${changes.length} changed files, over the limit of ${policy.maxFiles}` });
+  }
+  if (patch.length > policy.maxPatchBytes) {
+    violations.push({ path: "", rule: "patch_too_large", message: `the patch is ${patch.length} bytes, over the limit of ${policy.maxPatchBytes}` });
+  }
+  const addedLines = addedLinesPerFile(patch, changes.length);
+  const added: string[] = [];
+  changes.forEach((change, index) => {
+    const nameFindings = checkPathName(change.path);
+    violations.push(...nameFindings);
+    const path = escapeControls(displayPath(change.path));
+    const file = toPatchFile(change);
+    if (nameFindings.length > 0) return;
+    if (file.change === "added") added.push(path);
+    warnings.push(...windowsNameWarnings(path), ...riskWarnings(path, file.change));
+
+    if (change.status.startsWith("R")) violations.push({ path, rule: "rename", message: "a rename" });
+    if (change.status.startsWith("C")) violations.push({ path, rule: "copy", message: "a copy" });
+    if (change.newMode === "120000") violations.push({ path, rule: "symlink", message: "a symbolic link" });
+    if (change.newMode === "160000" || (change.oldMode === "160000" && change.status !== "D")) {
+      violations.push({ path, rule: "submodule", message: "a submodule (gitlink)" });
+    }
+    if (change.newMode === "100755" && change.oldMode !== "100755") {
+      warnings.push({ path, rule: "executable_bit", message: "the file becomes executable" });
+    }
+    if (policy.allowPatterns.length > 0 && !matchesAnyGlob(path, policy.allowPatterns)) {
+      violations.push({ path, rule: "not_allowed_path", message: "outside every --allow pattern" });
+    }
+    if (matchesAnyGlob(path, policy.denyPatterns)) violations.push({ path, rule: "denied_path", message: "matches a --deny pattern" });
+
+    if (change.status === "D" || change.newMode !== "100644" && change.newMode !== "100755") return;
+    const read = readFileSafely(Buffer.concat([Buffer.from(`${workTree}/`), change.path]), policy.maxFileBytes);
+    switch (read.kind) {
+      case "too_large":
+        violations.push({ path, rule: "file_too_large", message: `${read.size} bytes, over the ${policy.maxFileBytes}-byte limit` });
+        return;
+      case "not_regular":
+      case "unreadable":
+        violations.push({ path, rule: "staged_bytes_differ", message: "the file changed or vanished after staging" });
+        return;
+      case "bytes":
+        break;
+    }
+    if (blobId(read.bytes, objectFormat) !== change.newId) {
+      violations.push({ path, rule: "staged_bytes_differ", message: "git stored other bytes than the workspace holds (attributes, eol or filter conversion)" });
+    }
+    if (read.bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0) || change.additions === null) {
+      violations.push({ path, rule: "binary", message: "binary content" });
+      return;
+    }
+    const lines = addedLines?.[index] ?? { lines: read.bytes.toString("utf8").split("\n"), numbers: [] };
+    for (const hit of findSecrets(lines.lines, lines.numbers)) {
+      violations.push({ path, rule: "secret", message: `looks like a ${hit.kind} (line ${hit.line})` });
+    }
+  });
+  violations.push(...findCollisions(added, allPaths));
+}
+
+/** Added lines of each file's hunks, in the order git wrote the files (the order of `--raw`). */
+function addedLinesPerFile(patch: Buffer, expected: number): { lines: string[]; numbers: number[] }[] | null {
+  try {
+    const parsed = parsePatch(patch.toString("utf8"));
+    if (parsed.length !== expected) return null;
+    return parsed.map((file) => {
+      const lines: string[] = [];
+      const numbers: number[] = [];
+      for (const hunk of file.hunks) {
+        let lineNo = hunk.newStart;
+        for (const line of hunk.lines) {
+          if (line.startsWith("+")) {
+            lines.push(line.slice(1));
+            numbers.push(lineNo);
+          }
+          if (!line.startsWith("-") && !line.startsWith("\\")) lineNo++;
+        }
+      }
+      return { lines, numbers };
+    });
+  } catch {
+    return null;
+  }
+}

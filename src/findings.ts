@@ -1,0 +1,49 @@
+/** A rule a changed path or the workspace broke (violation) or a thing a reviewer should look at (warning). */
+export interface PolicyFinding {
+  /** The path concerned, printable (non-UTF-8 bytes shown as \xNN); "" for the workspace as a whole. */
+  readonly path: string;
+  readonly rule: PolicyRule;
+  readonly message: string;
+}
+
+/** Rules that reject a patch. The first violation's rule becomes the run's `detail`. */
+export type ViolationRule =
+  | "git_metadata_tampered"
+  | "symlink"
+  | "binary"
+  | "rename"
+  | "copy"
+  | "submodule"
+  | "nested_repository"
+  | "special_file"
+  | "hard_link"
+  | "staged_bytes_differ"
+  | "unsafe_path"
+  | "git_metadata_path"
+  | "invisible_character"
+  | "control_character"
+  | "non_utf8_name"
+  | "case_collision"
+  | "denied_path"
+  | "not_allowed_path"
+  | "file_too_large"
+  | "too_many_files"
+  | "patch_too_large"
+  | "workspace_too_large"
+  | "workspace_too_deep"
+  | "secret";
+
+/** Rules that only warn: recorded in result.json and the report, never rejecting. */
+export type WarningRule =
+  | "ci_config"
+  | "agent_instructions"
+  | "package_manifest"
+  | "verification_config"
+  | "test_file_changed"
+  | "git_config_file"
+  | "executable_bit"
+  | "windows_unsafe_name"
+  | "ignored_files_added"
+  | "dirty_source_not_cloned";
+
+export type PolicyRule = ViolationRule | WarningRule;

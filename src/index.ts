@@ -1,0 +1,21 @@
+export { ExternalCodingRunner } from "./runner.js";
+export { applyRun } from "./apply.js";
+export { loadRun } from "./run-lookup.js";
+export { renderReport } from "./report.js";
+export { runAgentCommand } from "./agent-process.js";
+export { decideOutcome, EXIT_CODES, TERMINAL_REASONS } from "./terminal.js";
+export { RunResult } from "./result.js";
+export { ApplyRefusedError, ApprovalRequiredError, DirtySourceError, GitCommandError, RunNotFoundError, UsageError } from "./errors.js";
+export { commandBackend } from "../backends/command.js";
+
+export type { RunnerHooks } from "./runner.js";
+export type { RunOptions } from "./options.js";
+export type { ApplyOutcome } from "./apply.js";
+export type { LoadedRun } from "./run-lookup.js";
+export type { ReportFormat } from "./report.js";
+export type { AgentCommand, StreamParser, StreamVerdict, TranslatorSpec } from "./agent-process.js";
+export type { AgentContext, AgentOutcome, ExternalAgentBackend, ExternalAgentResult } from "./backend.js";
+export type { AgentEvent, GateEvent, Phase, RecordedEvent, RunnerEvent } from "./events.js";
+export type { PolicyFinding, PolicyRule, ViolationRule, WarningRule } from "./findings.js";
+export type { PatchPolicy } from "./policy.js";
+export type { RunStatus, TerminalReason, Verdict } from "./terminal.js";

@@ -1,0 +1,93 @@
+import { displayPath } from "./fs-walk.js";
+import type { PolicyFinding } from "./findings.js";
+
+/**
+ * Names that must never reach a user's repository (security.md §2.3): traversal, absolute paths, anything git
+ * or an OS would read as `.git`, invisible or control characters, bytes that are not UTF-8.
+ */
+
+// Code points HFS+ ignores, plus bidi controls (Trojan Source): U+200B–U+200F, U+202A–U+202E, U+2060–U+206F, U+FEFF.
+const INVISIBLE = /[\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\u00ad]/u;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
+const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i;
+
+/** `.git` as git, Windows (8.3 short name, trailing dots/spaces, NTFS streams) or macOS (ignorables, case) reads it. */
+function looksLikeGitDir(component: string): boolean {
+  const folded = component
+    .replace(new RegExp(INVISIBLE.source, "gu"), "")
+    .replace(/[. ]+$/u, "")
+    .replace(/:.*$/u, "")
+    .toLowerCase();
+  return folded === ".git" || folded === "git~1";
+}
+
+export function checkPathName(bytes: Buffer): PolicyFinding[] {
+  const path = displayPath(bytes);
+  const text = bytes.toString("utf8");
+  if (!Buffer.from(text, "utf8").equals(bytes)) {
+    return [{ path, rule: "non_utf8_name", message: "the name is not valid UTF-8" }];
+  }
+  const findings: PolicyFinding[] = [];
+  if (CONTROL.test(text)) {
+    findings.push({ path: escapeControls(text), rule: "control_character", message: "the name contains a control character" });
+  }
+  if (INVISIBLE.test(text)) {
+    findings.push({ path: escapeControls(text), rule: "invisible_character", message: "the name contains an invisible or bidi-control character" });
+  }
+  if (text.startsWith("/") || text.split("/").some((part) => part === "" || part === "." || part === "..")) {
+    findings.push({ path: escapeControls(text), rule: "unsafe_path", message: "absolute path, empty, `.` or `..` component" });
+  }
+  if (text.split("/").some(looksLikeGitDir)) {
+    findings.push({ path: escapeControls(text), rule: "git_metadata_path", message: "a component reads as `.git` on some filesystem" });
+  }
+  return findings;
+}
+
+/** Names Linux accepts but Windows would misread (backslash traversal, reserved device names, streams). */
+export function windowsNameWarnings(path: string): PolicyFinding[] {
+  const parts = path.split("/");
+  const bad =
+    path.includes("\\") ||
+    parts.some((part) => WINDOWS_RESERVED.test(part) || /[<>:"|?*]/u.test(part) || /[. ]$/u.test(part));
+  return bad ? [{ path, rule: "windows_unsafe_name", message: "this name is unsafe or unusable on Windows" }] : [];
+}
+
+/** C0/C1 controls as \xNN so a path can be printed on a terminal without acting on it. */
+export function escapeControls(text: string): string {
+  return text.replace(new RegExp(CONTROL.source, "gu"), (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`);
+}
+
+/** Case-folded NFC key: two paths with one key overwrite each other on macOS or Windows. */
+export function collisionKey(path: string): string {
+  return path.normalize("NFC").toLowerCase();
+}
+
+/** Added paths that collide, after NFC and case folding, with another path of the resulting tree. */
+export function findCollisions(addedPaths: readonly string[], allPaths: readonly string[]): PolicyFinding[] {
+  const byKey = new Map<string, string[]>();
+  const note = (path: string) => {
+    // Every directory prefix counts too: `Src/a` collides with `src/b` at `src`.
+    const parts = path.split("/");
+    for (let i = 1; i <= parts.length; i++) {
+      const prefix = parts.slice(0, i).join("/");
+      const key = collisionKey(prefix);
+      const list = byKey.get(key) ?? [];
+      if (!list.includes(prefix)) list.push(prefix);
+      byKey.set(key, list);
+    }
+  };
+  for (const path of allPaths) note(path);
+  const findings: PolicyFinding[] = [];
+  for (const path of addedPaths) {
+    const parts = path.split("/");
+    for (let i = 1; i <= parts.length; i++) {
+      const prefix = parts.slice(0, i).join("/");
+      const others = (byKey.get(collisionKey(prefix)) ?? []).filter((other) => other !== prefix);
+      if (others.length > 0) {
+        findings.push({ path, rule: "case_collision", message: `collides with ${others[0]} after case folding or Unicode normalization` });
+        break;
+      }
+    }
+  }
+  return findings;
+}

@@ -1,0 +1,112 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parsePatch } from "diff";
+import { assertNever } from "./assert-never.js";
+import type { LoadedRun } from "./run-lookup.js";
+import { escapeControls } from "./path-names.js";
+import { EXIT_CODES } from "./terminal.js";
+
+export type ReportFormat = "text" | "markdown" | "json";
+
+/** A patch for a person's eyes: control characters escaped (no terminal tricks), newlines and tabs kept. */
+export function printablePatch(patch: Buffer): string {
+  return patch
+    .toString("utf8")
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/gu, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`);
+}
+
+function ms(value: number): string {
+  return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : `${value} ms`;
+}
+
+function readArtifact(dir: string, name: string): Buffer {
+  const path = join(dir, name);
+  return existsSync(path) ? readFileSync(path) : Buffer.alloc(0);
+}
+
+/** Hunks per file, for the summary table: read from the patch text, which stays bytes on disk. */
+function hunkCounts(patch: Buffer): number[] {
+  try {
+    return parsePatch(patch.toString("utf8")).map((file) => file.hunks.length);
+  } catch {
+    return [];
+  }
+}
+
+export function renderReport(run: LoadedRun, format: ReportFormat): string {
+  switch (format) {
+    case "json":
+      return `${JSON.stringify(run.result, null, 2)}\n`;
+    case "text":
+      return renderText(run, false);
+    case "markdown":
+      return renderText(run, true);
+    default:
+      return assertNever(format);
+  }
+}
+
+function renderText(run: LoadedRun, markdown: boolean): string {
+  const r = run.result;
+  const patch = readArtifact(run.dir, "changes.patch");
+  const hunks = hunkCounts(patch);
+  const out: string[] = [];
+  const heading = (text: string) => out.push(markdown ? `\n## ${text}\n` : `\n${text}`);
+  const item = (text: string) => out.push(markdown ? `- ${text}` : `  ${text}`);
+  const code = (text: string) => (markdown ? `\`${text}\`` : text);
+
+  out.push(markdown ? `# handoff run ${r.runId}\n` : `handoff run ${r.runId}`);
+  out.push(`${markdown ? "**Verdict:** " : "verdict: "}${r.terminalReason}${r.detail ? ` (${r.detail})` : ""}, exit ${EXIT_CODES[r.terminalReason]}`);
+  out.push(`${markdown ? "**Summary:** " : "summary: "}${escapeControls(r.summary)}`);
+  if (r.hint) out.push(`${markdown ? "**Hint:** " : "hint:    "}${escapeControls(r.hint)}`);
+
+  heading("Source");
+  item(`${r.repo.path} at ${code(r.repo.baseCommit)}`);
+  item(r.sourceInvariant.matched ? "unchanged during the run" : `CHANGED during the run: ${r.sourceInvariant.changed.slice(0, 20).join(", ")}`);
+
+  heading("Agent");
+  const b = r.backend;
+  item(`${b.name}${b.version ? ` ${b.version}` : ""}${b.executable ? ` (${escapeControls(b.executable)})` : ""}; session ${b.sessionId ?? "none"}; exit ${b.exitCode ?? (b.signal ? `signal ${b.signal}` : "none")}`);
+  if (r.agent.finalMessage) item(`its last word (a claim, not evidence): ${escapeControls(r.agent.finalMessage.slice(0, 500))}`);
+  if (r.agent.usage) item(`usage: ${r.agent.usage.inputTokens} in / ${r.agent.usage.outputTokens} out tokens${r.agent.usage.costUsd !== null ? `, $${r.agent.usage.costUsd}` : ""}`);
+
+  heading("Patch");
+  if (!r.patch) item("not extracted");
+  else if (r.patch.files.length === 0) item("no changes");
+  else {
+    const adds = r.patch.files.reduce((sum, f) => sum + f.additions, 0);
+    const dels = r.patch.files.reduce((sum, f) => sum + f.deletions, 0);
+    item(`${r.patch.files.length} file(s), +${adds} -${dels}, sha256 ${r.patch.sha256.slice(0, 16)}…`);
+    r.patch.files.forEach((file, i) => {
+      const letter = file.change === "added" ? "A" : file.change === "deleted" ? "D" : "M";
+      item(`${letter} ${code(file.path)} +${file.additions} -${file.deletions}${hunks[i] !== undefined ? `, ${hunks[i]} hunk(s)` : ""}`);
+    });
+  }
+
+  heading("Policy");
+  if (r.policy.violations.length === 0) item("no violations");
+  for (const v of r.policy.violations) item(`REJECTED ${v.rule}: ${v.path ? `${code(v.path)}: ` : ""}${v.message}`);
+  for (const w of r.policy.warnings) item(`warning ${w.rule}: ${w.path ? `${code(w.path)}: ` : ""}${w.message}`);
+
+  heading("Verification (run by handoff, not the agent)");
+  if (!r.verification.ran) item("not run");
+  else item(r.verification.passed ? "passed" : "FAILED");
+  for (const c of r.verification.commands) {
+    const mark = c.exitCode === 0 && !c.timedOut ? "ok  " : "FAIL";
+    item(`${mark} ${c.phase ? `[${c.phase}] ` : ""}${code(escapeControls(c.command))}: ${c.timedOut ? "timed out" : `exit ${c.exitCode}`}, ${ms(c.durationMs)}`);
+  }
+  if (r.verification.baseline) item(`baseline on the untouched base: ${r.verification.baseline.passed ? "passed" : "failed"}`);
+
+  heading("Timings");
+  item(`total ${ms(r.timings.durationMs)}, started ${r.timings.startedAt}`);
+  item(Object.entries(r.timings.phases).map(([phase, value]) => `${phase} ${ms(value)}`).join(", "));
+  heading("Run directory");
+  item(run.dir);
+  if (r.workspace) item(`workspace kept at ${r.workspace}`);
+
+  if (patch.length > 0) {
+    heading("changes.patch");
+    out.push(markdown ? `\`\`\`diff\n${printablePatch(patch)}\`\`\`` : printablePatch(patch));
+  }
+  return `${out.join("\n")}\n`;
+}

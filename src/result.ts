@@ -1,0 +1,60 @@
+import { z } from "zod";
+import { TERMINAL_REASONS } from "./terminal.js";
+
+/** result.json, schema version 1 (contract.md). The schema reads it back for `show` and `apply`. */
+const Finding = z.looseObject({ path: z.string(), rule: z.string(), message: z.string() });
+const Command = z.looseObject({
+  command: z.string(),
+  phase: z.string().optional(),
+  exitCode: z.number().nullable(),
+  timedOut: z.boolean(),
+  durationMs: z.number(),
+});
+
+export const RunResult = z.looseObject({
+  schemaVersion: z.literal(1),
+  runId: z.string(),
+  runDir: z.string(),
+  status: z.enum(["completed", "failed", "cancelled"]),
+  terminalReason: z.enum(TERMINAL_REASONS),
+  detail: z.string().nullable(),
+  summary: z.string(),
+  hint: z.string().nullable(),
+  repo: z.looseObject({ path: z.string(), baseCommit: z.string() }),
+  backend: z.looseObject({
+    name: z.string(),
+    executable: z.string().nullable(),
+    version: z.string().nullable(),
+    sessionId: z.string().nullable(),
+    exitCode: z.number().nullable(),
+    signal: z.string().nullable(),
+  }),
+  patch: z
+    .looseObject({
+      sha256: z.string(),
+      files: z.array(
+        z.looseObject({
+          path: z.string(),
+          change: z.enum(["added", "modified", "deleted"]),
+          additions: z.number(),
+          deletions: z.number(),
+        }),
+      ),
+    })
+    .nullable(),
+  policy: z.looseObject({ violations: z.array(Finding), warnings: z.array(Finding) }),
+  verification: z.looseObject({
+    ran: z.boolean(),
+    passed: z.boolean().nullable(),
+    commands: z.array(Command),
+    baseline: z.looseObject({ passed: z.boolean(), commands: z.array(Command) }).nullable().optional(),
+  }),
+  agent: z.looseObject({
+    finalMessage: z.string().nullable(),
+    usage: z.looseObject({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number().nullable() }).nullable(),
+  }),
+  sourceInvariant: z.looseObject({ matched: z.boolean(), changed: z.array(z.string()) }),
+  timings: z.looseObject({ startedAt: z.string(), durationMs: z.number(), phases: z.record(z.string(), z.number()) }),
+  workspace: z.string().nullable().optional(),
+});
+export type RunResult = z.infer<typeof RunResult>;

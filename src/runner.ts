@@ -1,0 +1,311 @@
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { join } from "node:path";
+import { resolveBackend } from "../backends/index.js";
+import type { ExternalAgentBackend, ExternalAgentResult } from "./backend.js";
+import { readConfig } from "./config.js";
+import { buildEnvironment } from "./env.js";
+import { ApprovalRequiredError, DirtySourceError } from "./errors.js";
+import type { Phase, RecordedEvent, RunnerEvent } from "./events.js";
+import { type Extraction, extractPatch } from "./extract.js";
+import type { PolicyFinding } from "./findings.js";
+import { type RunOptions, type ResolvedOptions, resolveOptions } from "./options.js";
+import { compilePolicy } from "./policy.js";
+import { buildRunResult } from "./build-result.js";
+import type { RunResult } from "./result.js";
+import { RunDirectory, generateRunId } from "./run-dir.js";
+import { type CommandRecord, TestLog, commandPassed, runShellCommands } from "./shell-commands.js";
+import { type SourceSnapshot, compareSnapshots, takeSourceSnapshot } from "./source-snapshot.js";
+import { type SourceRepo, inspectSource, listDirtyPaths } from "./source-repo.js";
+import { type RunFacts, decideOutcome } from "./terminal.js";
+import { type BaselineOutcome, type VerificationOutcome, runBaseline, runVerification } from "./verify.js";
+import { type PristineStore, type Workspace, createPristineStore, createWorkspace, removeTree } from "./workspace.js";
+import { runAgentSafely } from "./agent-run.js";
+
+export interface RunnerHooks {
+  /** Every event as it is written to events.jsonl (the CLI prints progress from these). */
+  readonly onEvent?: (event: RecordedEvent) => void;
+}
+
+/**
+ * The four-gate pipeline: approval, disposable clone + source invariant, patch extraction and validation,
+ * verification owned by handoff. Bad input throws a UsageError before anything is created; once a run directory
+ * exists, every path ends in a RunResult and a complete run directory.
+ */
+export class ExternalCodingRunner {
+  readonly #hooks: RunnerHooks;
+  constructor(hooks: RunnerHooks = {}) {
+    this.#hooks = hooks;
+  }
+
+  async run(options: RunOptions): Promise<RunResult> {
+    const startedAt = new Date();
+    const source = await inspectSource(options.repo ?? process.cwd());
+    const config = await readConfig(source);
+    const resolved = resolveOptions(options, config, source.topLevel);
+    const backend: ExternalAgentBackend =
+      typeof options.backend === "object" ? options.backend : resolveBackend({ name: resolved.backendName, agentCmd: options.agentCmd });
+    const dirty = await listDirtyPaths(source);
+    if (dirty.length > 0 && !options.allowDirty) throw new DirtySourceError(dirty);
+    if (!options.yes && !options.approve) throw new ApprovalRequiredError();
+
+    const runDir = RunDirectory.create(resolved.runsDir, options.runId ?? generateRunId(startedAt));
+    const run = new PipelineRun(runDir, source, resolved, backend, options, startedAt, this.#hooks, dirty);
+    try {
+      return await run.execute();
+    } finally {
+      runDir.close();
+    }
+  }
+}
+
+class PipelineRun {
+  readonly phases: Record<string, number> = {};
+  readonly testLog: TestLog;
+  facts: { -readonly [K in keyof RunFacts]: RunFacts[K] } = {
+    cancelled: null,
+    sourceChanged: [],
+    agent: null,
+    artifactError: null,
+    patch: null,
+    verification: null,
+    baseline: null,
+    verifyCommandCount: 0,
+    setupFailed: null,
+  };
+  agentResult: ExternalAgentResult | null = null;
+  extraction: Extraction | null = null;
+  setupRecords: CommandRecord[] = [];
+  workspace: Workspace | null = null;
+  scratch: string | null = null;
+  pristine: PristineStore | null = null;
+  extraWarnings: PolicyFinding[] = [];
+
+  readonly dir: RunDirectory;
+  readonly source: SourceRepo;
+  readonly options: ResolvedOptions;
+  readonly backend: ExternalAgentBackend;
+  readonly request: RunOptions;
+  readonly startedAt: Date;
+  readonly hooks: RunnerHooks;
+
+  constructor(
+    dir: RunDirectory,
+    source: SourceRepo,
+    options: ResolvedOptions,
+    backend: ExternalAgentBackend,
+    request: RunOptions,
+    startedAt: Date,
+    hooks: RunnerHooks,
+    dirty: readonly string[],
+  ) {
+    this.dir = dir;
+    this.source = source;
+    this.options = options;
+    this.backend = backend;
+    this.request = request;
+    this.startedAt = startedAt;
+    this.hooks = hooks;
+    this.testLog = new TestLog((bytes) => dir.writeFile("test.log", bytes));
+    this.facts.verifyCommandCount = options.verify.length;
+    if (dirty.length > 0) {
+      this.extraWarnings.push({
+        path: "",
+        rule: "dirty_source_not_cloned",
+        message: `the source had ${dirty.length} uncommitted change(s) that are not part of the clone: ${dirty.slice(0, 10).join(", ")}`,
+      });
+    }
+  }
+
+  emit(event: RunnerEvent): void {
+    const recorded = this.dir.event(event);
+    this.hooks.onEvent?.(recorded);
+  }
+
+  get cancelled(): boolean {
+    return this.request.signal?.aborted ?? false;
+  }
+
+  /** Runs one phase: checkpoint, events, timing. A throw becomes an artifact error, never a lost run. */
+  async phase<T>(phase: Phase, body: () => Promise<T>): Promise<T | undefined> {
+    this.dir.checkpoint(phase);
+    this.emit({ type: "phase.started", phase });
+    const started = Date.now();
+    try {
+      const value = await body();
+      this.#finishPhase(phase, started, true);
+      return value;
+    } catch (error) {
+      this.#finishPhase(phase, started, false, (error as Error).message);
+      this.facts.artifactError ??= { detail: `${phase}_failed`, message: `${phase} failed: ${(error as Error).message}` };
+      return undefined;
+    }
+  }
+
+  #finishPhase(phase: Phase, started: number, ok: boolean, note?: string): void {
+    const durationMs = Date.now() - started;
+    this.phases[phase] = (this.phases[phase] ?? 0) + durationMs;
+    this.emit({ type: "phase.finished", phase, durationMs, ok, ...(note ? { note } : {}) });
+  }
+
+  writeRequest(): void {
+    const o = this.options;
+    this.dir.writeJson("request.json", {
+      runId: this.dir.runId,
+      task: this.request.task,
+      repo: { path: this.source.topLevel, baseCommit: this.source.baseCommit },
+      backend: { name: this.backend.name, model: o.model, bin: this.request.bin ?? null, agentCmd: this.request.agentCmd ?? null },
+      commands: { setup: o.setup, verify: o.verify, baseline: this.request.baseline ?? false },
+      limits: { timeoutMs: o.timeoutMs, idleTimeoutMs: o.idleTimeoutMs, verifyTimeoutMs: o.verifyTimeoutMs },
+      policy: o.policy,
+      env: o.envNames,
+      allowDirty: this.request.allowDirty ?? false,
+      keepWorkspace: this.request.keepWorkspace ?? false,
+      workspacesDir: o.workspacesDir,
+    });
+  }
+
+  async execute(): Promise<RunResult> {
+    this.writeRequest();
+    for (const [name, content] of [["changes.patch", ""], ["test.log", ""]] as const) this.dir.writeFile(name, content);
+    this.emit({ type: "run.started", runId: this.dir.runId, repo: this.source.topLevel, baseCommit: this.source.baseCommit, backend: this.backend.name });
+
+    const approved = await this.phase("approval", async () => {
+      if (this.request.yes) return true;
+      return this.request.approve!(
+        `Let ${this.backend.name} edit a disposable clone of ${this.source.topLevel} at ${this.source.baseCommit.slice(0, 12)}? (the repository itself stays read-only)`,
+      );
+    });
+    if (!approved) {
+      if (approved === false) this.facts.cancelled = "approval_declined";
+      return this.finish(null);
+    }
+
+    const before = await this.phase("snapshot", () => takeSourceSnapshot(this.source));
+    if (!before) return this.finish(null);
+    try {
+      await this.pipeline(before);
+    } finally {
+      if (this.cancelled) this.facts.cancelled ??= "interrupted";
+    }
+    return this.finish(before);
+  }
+
+  async pipeline(before: SourceSnapshot): Promise<void> {
+    const o = this.options;
+    this.workspace = (await this.phase("clone", async () => {
+      mkdirSync(o.workspacesDir, { recursive: true, mode: 0o700 });
+      this.scratch = mkdtempSync(join(o.workspacesDir, `${this.dir.runId}-handoff-`));
+      this.pristine = await createPristineStore(this.source, this.scratch);
+      return createWorkspace(this.source, this.pristine, o.workspacesDir, this.dir.runId);
+    })) ?? null;
+    const ws = this.workspace;
+    if (!ws || this.cancelled) return;
+
+    const agentEnv = buildEnvironment({ home: ws.home, tmp: ws.tmp, extraNames: o.envNames });
+    if (o.setup.length > 0) {
+      await this.phase("setup", async () => {
+        this.setupRecords = await runShellCommands(o.setup, {
+          phase: "setup",
+          cwd: ws.workTree,
+          env: { ...buildEnvironment({ home: ws.home, tmp: ws.tmp }), CI: "true" },
+          timeoutMs: o.verifyTimeoutMs,
+          signal: this.request.signal,
+          log: this.testLog,
+          onCommand: (command) => this.emit({ type: "command.started", phase: "setup", command }),
+        });
+      });
+      const failed = this.setupRecords.find((record) => !commandPassed(record));
+      if (failed) this.facts.setupFailed = failed;
+      if (failed || this.cancelled) return;
+    }
+
+    this.agentResult = (await this.phase("agent", () =>
+      runAgentSafely(this.backend, this.request.task, {
+        cwd: ws.workTree,
+        env: agentEnv,
+        signal: this.request.signal ?? new AbortController().signal,
+        deadline: Date.now() + o.timeoutMs,
+        idleTimeoutMs: o.idleTimeoutMs,
+        model: o.model,
+        executable: this.request.bin ?? null,
+        emit: (event) => this.emit(event),
+      }),
+    )) ?? null;
+    this.facts.agent = this.agentResult;
+    this.dir.writeJson("backend-result.json", { backend: this.backend.name, ...this.agentResult });
+    if (this.cancelled) return;
+
+    const afterAgent = await this.phase("recheck", () => takeSourceSnapshot(this.source));
+    if (afterAgent) this.noteSourceChanges(before, afterAgent, "after_agent");
+
+    this.extraction = (await this.phase("extract", () =>
+      extractPatch({ source: this.source, workspace: ws, policy: compilePolicy(o.policy), privateParent: this.scratch!, pristineGitDir: this.pristine!.path }),
+    )) ?? null;
+    if (!this.extraction) return;
+    this.dir.writeFile("changes.patch", this.extraction.patch);
+    this.facts.patch = { empty: this.extraction.patch.length === 0, violations: this.extraction.violations };
+
+    const agentFinished = this.agentResult?.outcome.kind === "finished";
+    const verifiable = agentFinished && !this.facts.patch.empty && this.extraction.violations.length === 0 && this.facts.sourceChanged.length === 0;
+    if (!verifiable || this.cancelled) return;
+    const extraction = this.extraction;
+    const common = {
+      privateGitDir: extraction.privateGitDir,
+      baseCommit: this.source.baseCommit,
+      setup: o.setup,
+      verify: o.verify,
+      timeoutMs: o.verifyTimeoutMs,
+      scratchParent: this.scratch!,
+      log: this.testLog,
+      signal: this.request.signal,
+      onCommand: (phase: string, command: string) => this.emit({ type: "command.started", phase, command }),
+    };
+    if (this.request.baseline && o.verify.length > 0) {
+      this.facts.baseline = (await this.phase("baseline", () => runBaseline(common))) ?? null;
+    }
+    this.facts.verification = (await this.phase("verify", () =>
+      runVerification({ ...common, patchPath: join(this.dir.path, "changes.patch"), patchSha256: extraction.sha256, expectedListing: extraction.listing }),
+    )) ?? null;
+  }
+
+  noteSourceChanges(before: SourceSnapshot, after: SourceSnapshot, when: "after_agent" | "at_end"): void {
+    const changed = compareSnapshots(before, after);
+    if (changed.length === 0) return;
+    this.emit({ type: "source.changed", when, changed: changed.slice(0, 200) });
+    this.facts.sourceChanged = [...new Set([...this.facts.sourceChanged, ...changed])];
+  }
+
+  async finish(before: SourceSnapshot | null): Promise<RunResult> {
+    if (before) {
+      const atEnd = await this.phase("finish", () => takeSourceSnapshot(this.source));
+      if (atEnd) this.noteSourceChanges(before, atEnd, "at_end");
+    }
+    if (this.cancelled) this.facts.cancelled ??= "interrupted";
+    const verdict = decideOutcome(this.facts);
+    const keep = this.request.keepWorkspace === true && this.workspace !== null;
+    const result = buildRunResult({
+      runId: this.dir.runId,
+      runDir: this.dir.path,
+      verdict,
+      source: this.source,
+      backendName: this.backend.name,
+      agent: this.agentResult,
+      extraction: this.extraction,
+      extraWarnings: this.extraWarnings,
+      setupRecords: this.setupRecords,
+      verification: this.facts.verification as VerificationOutcome | null,
+      baseline: this.facts.baseline as BaselineOutcome | null,
+      sourceChanged: this.facts.sourceChanged,
+      startedAt: this.startedAt,
+      phases: this.phases,
+      workspace: keep ? this.workspace!.workTree : null,
+    });
+    if (!this.agentResult) this.dir.writeJson("backend-result.json", { backend: this.backend.name, ran: false });
+    this.dir.writeJson("result.json", result);
+    this.dir.checkpoint("finish", { done: true, terminalReason: verdict.terminalReason, detail: verdict.detail });
+    this.emit({ type: "run.finished", terminalReason: verdict.terminalReason, detail: verdict.detail });
+    if (this.scratch) removeTree(this.scratch);
+    if (this.workspace && !keep) removeTree(this.workspace.root);
+    return result;
+  }
+}

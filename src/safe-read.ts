@@ -1,0 +1,39 @@
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+
+export type SafeRead =
+  | { readonly kind: "bytes"; readonly bytes: Buffer }
+  | { readonly kind: "not_regular" }
+  | { readonly kind: "too_large"; readonly size: number }
+  | { readonly kind: "unreadable"; readonly message: string };
+
+/**
+ * Reads a file without following a final symlink and without blocking on a FIFO, and never more than `maxBytes`.
+ * The size is taken from the open descriptor, so a file swapped after an lstat cannot make handoff read /dev/zero.
+ */
+export function readFileSafely(path: string | Buffer, maxBytes: number): SafeRead {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ELOOP") return { kind: "not_regular" };
+    return { kind: "unreadable", message: code ?? String(error) };
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return { kind: "not_regular" };
+    if (stats.size > maxBytes) return { kind: "too_large", size: stats.size };
+    const bytes = Buffer.allocUnsafe(stats.size);
+    let offset = 0;
+    while (offset < stats.size) {
+      const read = readSync(fd, bytes, offset, stats.size - offset, offset);
+      if (read === 0) break;
+      offset += read;
+    }
+    return { kind: "bytes", bytes: bytes.subarray(0, offset) };
+  } catch (error) {
+    return { kind: "unreadable", message: (error as NodeJS.ErrnoException).code ?? String(error) };
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,92 @@
+import { HeadTailBuffer } from "./head-tail.js";
+import { runProcess } from "./process.js";
+
+/** One setup or verification command as handoff ran it. */
+export interface CommandRecord {
+  readonly command: string;
+  readonly phase: "setup" | "verify" | "baseline-setup" | "baseline";
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly timedOut: boolean;
+  readonly durationMs: number;
+}
+
+/** The bounded transcript behind test.log: head and tail of each command's output. */
+export class TestLog {
+  readonly #sections: Buffer[] = [];
+  readonly #persist: (bytes: Buffer) => void;
+  constructor(persist: (bytes: Buffer) => void) {
+    this.#persist = persist;
+  }
+  add(section: Buffer): void {
+    this.#sections.push(section);
+    this.#persist(this.toBuffer());
+  }
+  toBuffer(): Buffer {
+    return Buffer.concat(this.#sections);
+  }
+}
+
+export interface ShellRunOptions {
+  readonly phase: CommandRecord["phase"];
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+  readonly log: TestLog;
+  /** Bytes of each command's output kept at the start and at the end. */
+  readonly keepBytes?: number;
+  readonly onCommand?: (command: string) => void;
+}
+
+/** Runs commands in order with `/bin/sh -c`, stopping at the first that fails. */
+export async function runShellCommands(commands: readonly string[], options: ShellRunOptions): Promise<CommandRecord[]> {
+  const records: CommandRecord[] = [];
+  const keep = options.keepBytes ?? 256 * 1024;
+  for (const command of commands) {
+    if (options.signal?.aborted) break;
+    options.onCommand?.(command);
+    const output = new HeadTailBuffer(keep, keep);
+    const outcome = await runProcess({
+      file: "/bin/sh",
+      args: ["-c", command],
+      cwd: options.cwd,
+      env: options.env,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      onStdout: (chunk) => output.push(chunk),
+      onStderr: (chunk) => output.push(chunk),
+    });
+    const record: CommandRecord = {
+      command,
+      phase: options.phase,
+      exitCode: outcome.exitCode,
+      signal: outcome.signal,
+      timedOut: outcome.timedOut !== null,
+      durationMs: outcome.durationMs,
+    };
+    records.push(record);
+    const status = record.timedOut
+      ? `timed out after ${options.timeoutMs} ms`
+      : outcome.spawnError
+        ? `could not start: ${outcome.spawnError.message}`
+        : outcome.cancelled
+          ? "cancelled"
+          : record.signal
+            ? `killed by ${record.signal}`
+            : `exit ${record.exitCode}`;
+    options.log.add(
+      Buffer.concat([
+        Buffer.from(`$ ${command}    [${options.phase}]\n`),
+        output.toBuffer(),
+        Buffer.from(`${output.totalBytes > 0 ? "\n" : ""}[${status}, ${record.durationMs} ms]\n\n`),
+      ]),
+    );
+    if (!commandPassed(record)) break;
+  }
+  return records;
+}
+
+export function commandPassed(record: CommandRecord): boolean {
+  return record.exitCode === 0 && !record.timedOut;
+}

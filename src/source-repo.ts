@@ -1,0 +1,107 @@
+import { realpathSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import { UsageError } from "./errors.js";
+import { type GitTarget, git, gitText, splitNul } from "./git.js";
+import { displayPath } from "./fs-walk.js";
+
+/** The user's repository, as handoff found it before the run. Read-only for the whole run. */
+export interface SourceRepo {
+  /** Real path of the work tree's top level. */
+  readonly topLevel: string;
+  /** Absolute git dir (per-worktree) and common dir (objects, refs). */
+  readonly gitDir: string;
+  readonly commonDir: string;
+  readonly objectFormat: "sha1" | "sha256";
+  /** Commit HEAD resolved to when the run started: the base of everything. */
+  readonly baseCommit: string;
+}
+
+/** Git calls on the source: explicit git dir and work tree, run from the top level. */
+export function sourceTarget(source: Pick<SourceRepo, "gitDir" | "topLevel">): GitTarget {
+  return { gitDir: source.gitDir, workTree: source.topLevel, cwd: source.topLevel };
+}
+
+/** Finds the repository at `path` (discovery is fine here: it is the user's own repo, named by the user). */
+export async function inspectSource(path: string): Promise<SourceRepo> {
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    throw new UsageError("not_a_repository", `${path}: no such directory`);
+  }
+  let answer: string;
+  try {
+    answer = await gitText({ cwd: real }, [
+      "rev-parse",
+      "--is-bare-repository",
+      "--show-toplevel",
+      "--absolute-git-dir",
+      "--git-common-dir",
+      "--show-object-format",
+    ]);
+  } catch {
+    throw new UsageError("not_a_repository", `${path} is not inside a git repository`);
+  }
+  const [bare, topLevel, gitDir, commonDirRaw, format] = answer.split("\n");
+  if (bare === "true" || !topLevel) throw new UsageError("not_a_repository", `${path} is a bare repository; handoff needs a work tree`);
+  const commonDir = isAbsolute(commonDirRaw ?? "") ? commonDirRaw! : resolve(real, commonDirRaw ?? ".git");
+  const target = { gitDir: gitDir!, workTree: topLevel, cwd: topLevel };
+  const head = await git(target, ["rev-parse", "--verify", "-q", "HEAD^{commit}"], { okExitCodes: [1] });
+  const baseCommit = head.stdout.toString("utf8").trim();
+  if (head.exitCode !== 0 || !baseCommit) {
+    throw new UsageError("no_head", `${topLevel} has no commit at HEAD yet; commit something for the agent to start from`);
+  }
+  return {
+    topLevel: realpathSync(topLevel),
+    gitDir: realpathSync(gitDir!),
+    commonDir: realpathSync(commonDir),
+    objectFormat: format === "sha256" ? "sha256" : "sha1",
+    baseCommit,
+  };
+}
+
+/** One entry of `git status --porcelain=v2 -z`. */
+export interface StatusEntry {
+  readonly kind: "changed" | "renamed" | "unmerged" | "untracked" | "ignored";
+  readonly path: Buffer;
+}
+
+export function parsePorcelainV2(output: Buffer): StatusEntry[] {
+  const records = splitNul(output);
+  const entries: StatusEntry[] = [];
+  const pathAfterFields = (record: Buffer, fields: number) => {
+    let at = 0;
+    for (let i = 0; i < fields; i++) at = record.indexOf(0x20, at) + 1;
+    return record.subarray(at);
+  };
+  for (let i = 0; i < records.length; i++) {
+    const record = records[i]!;
+    switch (String.fromCharCode(record[0] ?? 0)) {
+      case "1":
+        entries.push({ kind: "changed", path: pathAfterFields(record, 8) });
+        break;
+      case "2":
+        entries.push({ kind: "renamed", path: pathAfterFields(record, 9) });
+        i++; // the original path follows as its own record
+        break;
+      case "u":
+        entries.push({ kind: "unmerged", path: pathAfterFields(record, 10) });
+        break;
+      case "?":
+        entries.push({ kind: "untracked", path: record.subarray(2) });
+        break;
+      case "!":
+        entries.push({ kind: "ignored", path: record.subarray(2) });
+        break;
+      default:
+        break;
+    }
+  }
+  return entries;
+}
+
+/** Paths with uncommitted changes (ignored files do not count). */
+export async function listDirtyPaths(source: Pick<SourceRepo, "gitDir" | "topLevel">): Promise<string[]> {
+  const out = await git(sourceTarget(source), ["--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all"]);
+  return parsePorcelainV2(out.stdout).map((entry) => displayPath(entry.path));
+}

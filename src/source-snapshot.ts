@@ -1,0 +1,103 @@
+import { createHash } from "node:crypto";
+import { displayPath, fileType, walkTree } from "./fs-walk.js";
+import { git, gitText } from "./git.js";
+import { readFileSafely } from "./safe-read.js";
+import { type SourceRepo, parsePorcelainV2, sourceTarget } from "./source-repo.js";
+
+/**
+ * Gate 2's source invariant: what the user's repository looked like before the run, compared again after the
+ * agent and at the very end. Reads only (`--no-optional-locks`: a plain `git status` would rewrite the index).
+ * Stat tuples include ctime and inode, which user space cannot restore, so a same-size write with its mtime
+ * put back is still caught (security.md §2.6 S2).
+ */
+export interface SourceSnapshot {
+  readonly head: string;
+  readonly symbolicHead: string;
+  readonly refsDigest: string;
+  readonly statusDigest: string;
+  /** Work tree (ignored files included) and git control files: path → stat tuple (+ content hash where taken). */
+  readonly entries: ReadonlyMap<string, string>;
+}
+
+/** Files whose bytes are hashed as well as stat'ed: git's control files. */
+const HASHED_GIT_FILES = new Set(["HEAD", "config", "index", "packed-refs", "FETCH_HEAD", "ORIG_HEAD", "shallow"]);
+const MAX_HASHED_BYTES = 64 * 1024 * 1024;
+
+function sha256(bytes: Buffer | string): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+function statTuple(stats: import("node:fs").BigIntStats): string {
+  return `${fileType(stats)} ${stats.mode} ${stats.size} ${stats.mtimeNs} ${stats.ctimeNs} ${stats.ino} ${stats.nlink}`;
+}
+
+function hashFile(abs: Buffer | string): string {
+  const read = readFileSafely(abs, MAX_HASHED_BYTES);
+  return read.kind === "bytes" ? sha256(read.bytes) : read.kind;
+}
+
+export async function takeSourceSnapshot(source: SourceRepo): Promise<SourceSnapshot> {
+  const target = sourceTarget(source);
+  const [head, symbolic, refs, status] = await Promise.all([
+    git(target, ["rev-parse", "--verify", "-q", "HEAD"], { okExitCodes: [1] }),
+    git(target, ["symbolic-ref", "-q", "HEAD"], { okExitCodes: [1] }),
+    gitText(target, ["for-each-ref", "--format=%(objectname) %(refname)"]),
+    git(target, ["--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored"]),
+  ]);
+  const entries = new Map<string, string>();
+
+  // Dirty and untracked files: stat cannot vouch for their bytes against the index, so hash them.
+  const hashed = new Set<string>();
+  for (const entry of parsePorcelainV2(status.stdout)) {
+    if (entry.kind !== "ignored") hashed.add(entry.path.toString("latin1"));
+  }
+
+  const relativeGitDir = source.gitDir.startsWith(`${source.topLevel}/`) ? source.gitDir.slice(source.topLevel.length + 1) : null;
+  walkTree(source.topLevel, {
+    skipTopLevel: relativeGitDir === ".git" ? [".git"] : [],
+    onEntry: ({ relPath, absPath, stats }) => {
+      const key = relPath.toString("latin1");
+      if (relativeGitDir && relativeGitDir !== ".git" && key === relativeGitDir) return "skip";
+      const content = stats.isFile() && hashed.has(key) ? ` ${hashFile(absPath)}` : "";
+      entries.set(key, statTuple(stats) + content);
+    },
+  });
+
+  const gitDirs = source.commonDir === source.gitDir ? [source.gitDir] : [source.gitDir, source.commonDir];
+  for (const [index, dir] of gitDirs.entries()) {
+    const label = index === 0 ? ".git" : ".git(common)";
+    walkTree(dir, {
+      onEntry: ({ relPath, absPath, stats }) => {
+        const rel = relPath.toString("latin1");
+        const hashedFile = stats.isFile() && (HASHED_GIT_FILES.has(rel) || rel.startsWith("hooks/") || rel.startsWith("info/"));
+        entries.set(`${label}/${rel}`, statTuple(stats) + (hashedFile ? ` ${hashFile(absPath)}` : ""));
+      },
+    });
+  }
+
+  return {
+    head: head.stdout.toString("utf8").trim(),
+    symbolicHead: symbolic.stdout.toString("utf8").trim(),
+    refsDigest: sha256(refs),
+    statusDigest: sha256(status.stdout),
+    entries,
+  };
+}
+
+/** What changed between two snapshots, as paths a person can read. Empty when the source held. */
+export function compareSnapshots(before: SourceSnapshot, after: SourceSnapshot): string[] {
+  const changed: string[] = [];
+  if (before.head !== after.head) changed.push("(HEAD commit)");
+  if (before.symbolicHead !== after.symbolicHead) changed.push("(checked-out branch)");
+  if (before.refsDigest !== after.refsDigest) changed.push("(refs)");
+  for (const [key, tuple] of before.entries) {
+    if (after.entries.get(key) !== tuple) changed.push(displayPath(Buffer.from(key, "latin1")));
+  }
+  for (const key of after.entries.keys()) {
+    if (!before.entries.has(key)) changed.push(displayPath(Buffer.from(key, "latin1")));
+  }
+  if (changed.length === 0 && before.statusDigest !== after.statusDigest) changed.push("(git status)");
+  return changed;
+}
+
+

@@ -1,0 +1,110 @@
+import { createHash } from "node:crypto";
+import { copyFileSync, mkdirSync, mkdtempSync, statSync, utimesSync } from "node:fs";
+import { join } from "node:path";
+import { buildEnvironment } from "./env.js";
+import { git } from "./git.js";
+import { type CommandRecord, TestLog, commandPassed, runShellCommands } from "./shell-commands.js";
+import { stageWorkTree } from "./staging.js";
+
+/**
+ * Gate 4: verification owned by handoff. A fresh checkout of the base commit, the extracted patch applied with
+ * `git apply --index` (no fuzz, never --unsafe-paths), the resulting index required to equal the extracted one,
+ * then setup and verify commands, then the patch extracted again: verification must not have changed it.
+ * Nothing the agent left in its workspace (ignored files, node_modules, build outputs) takes part.
+ */
+export type VerificationOutcome =
+  | { readonly kind: "passed"; readonly commands: readonly CommandRecord[] }
+  | { readonly kind: "command_failed"; readonly commands: readonly CommandRecord[]; readonly failed: CommandRecord }
+  | { readonly kind: "setup_failed"; readonly commands: readonly CommandRecord[]; readonly failed: CommandRecord }
+  | { readonly kind: "apply_failed"; readonly message: string }
+  | { readonly kind: "round_trip_mismatch"; readonly message: string }
+  | { readonly kind: "patch_changed"; readonly commands: readonly CommandRecord[] }
+  | { readonly kind: "cancelled"; readonly commands: readonly CommandRecord[] };
+
+export interface VerificationRequest {
+  readonly privateGitDir: string;
+  readonly baseCommit: string;
+  readonly patchPath: string;
+  readonly patchSha256: string;
+  readonly expectedListing: Buffer;
+  readonly setup: readonly string[];
+  readonly verify: readonly string[];
+  readonly timeoutMs: number;
+  readonly scratchParent: string;
+  readonly log: TestLog;
+  readonly signal?: AbortSignal;
+  readonly onCommand?: (phase: string, command: string) => void;
+}
+
+interface Checkout {
+  readonly dir: string;
+  readonly indexFile: string;
+  readonly env: Record<string, string>;
+}
+
+/** A fresh checkout of the base commit in a new directory, with its own index in the private git dir. */
+async function checkoutBase(privateGitDir: string, baseCommit: string, scratchParent: string, label: string): Promise<Checkout> {
+  const root = mkdtempSync(join(scratchParent, `${label}-`));
+  const dir = join(root, "tree");
+  const home = join(root, "home");
+  const tmp = join(root, "tmp");
+  for (const path of [dir, home, tmp]) mkdirSync(path, { mode: 0o700 });
+  const indexFile = join(privateGitDir, `${label}.index`);
+  const target = { gitDir: privateGitDir, workTree: dir, indexFile, cwd: dir };
+  await git(target, ["read-tree", baseCommit]);
+  await git(target, ["-c", "checkout.workers=2", "checkout-index", "-a", "-f"]);
+  await git(target, ["update-index", "-q", "--refresh"], { okExitCodes: [1] });
+  return { dir, indexFile, env: buildEnvironment({ home, tmp, set: { CI: "true" } }) };
+}
+
+export async function runVerification(request: VerificationRequest): Promise<VerificationOutcome> {
+  const checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, "verify");
+  const target = { gitDir: request.privateGitDir, workTree: checkout.dir, indexFile: checkout.indexFile, cwd: checkout.dir };
+  try {
+    await git(target, ["apply", "--index", "--whitespace=nowarn", "--", request.patchPath]);
+  } catch (error) {
+    return { kind: "apply_failed", message: (error as Error).message };
+  }
+  const listing = (await git(target, ["ls-files", "-s", "-z"])).stdout;
+  if (!listing.equals(request.expectedListing)) {
+    return { kind: "round_trip_mismatch", message: "the patch applied to a fresh checkout does not give the index handoff extracted" };
+  }
+  // Keep the post-apply index: re-extraction stages against it, so only what the commands touched is re-hashed.
+  const appliedIndex = join(request.privateGitDir, "verify-applied.index");
+  copyFileSync(checkout.indexFile, appliedIndex);
+  const mtime = statSync(checkout.indexFile).mtimeMs / 1000;
+  utimesSync(appliedIndex, mtime, mtime);
+
+  const shell = { cwd: checkout.dir, env: checkout.env, timeoutMs: request.timeoutMs, signal: request.signal, log: request.log };
+  const setup = await runShellCommands(request.setup, { ...shell, phase: "setup", onCommand: (c) => request.onCommand?.("setup", c) });
+  if (request.signal?.aborted) return { kind: "cancelled", commands: setup };
+  const failedSetup = setup.find((record) => !commandPassed(record));
+  if (failedSetup) return { kind: "setup_failed", commands: setup, failed: failedSetup };
+  const verify = await runShellCommands(request.verify, { ...shell, phase: "verify", onCommand: (c) => request.onCommand?.("verify", c) });
+  const commands = [...setup, ...verify];
+  if (request.signal?.aborted) return { kind: "cancelled", commands };
+  const failed = verify.find((record) => !commandPassed(record));
+  if (failed) return { kind: "command_failed", commands, failed };
+
+  const again = await stageWorkTree({
+    gitDir: request.privateGitDir,
+    workTree: checkout.dir,
+    indexFile: appliedIndex,
+    baseCommit: request.baseCommit,
+    cwd: checkout.dir,
+  });
+  if (createHash("sha256").update(again.patch).digest("hex") !== request.patchSha256) return { kind: "patch_changed", commands };
+  return { kind: "passed", commands };
+}
+
+export type BaselineOutcome = { readonly passed: boolean; readonly commands: readonly CommandRecord[] };
+
+/** `--baseline`: the same commands on the untouched base, so a red environment is never blamed on the patch. */
+export async function runBaseline(request: Omit<VerificationRequest, "patchPath" | "patchSha256" | "expectedListing">): Promise<BaselineOutcome> {
+  const checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, "baseline");
+  const shell = { cwd: checkout.dir, env: checkout.env, timeoutMs: request.timeoutMs, signal: request.signal, log: request.log };
+  const setup = await runShellCommands(request.setup, { ...shell, phase: "baseline-setup" });
+  if (setup.some((record) => !commandPassed(record))) return { passed: false, commands: setup };
+  const verify = await runShellCommands(request.verify, { ...shell, phase: "baseline" });
+  return { passed: verify.every(commandPassed) && verify.length === request.verify.length, commands: [...setup, ...verify] };
+}

@@ -1,0 +1,150 @@
+import { createHash } from "node:crypto";
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { git } from "./git.js";
+import type { SourceRepo } from "./source-repo.js";
+
+/**
+ * Gate 2's disposable clone. Layout under one private temp root:
+ *   ws/          the agent's working tree (its `.git` is a gitfile pointing at agent.git)
+ *   agent.git/   the clone's git metadata: the agent may do anything to it, handoff never reads it again
+ *   home/ tmp/   the agent's private HOME and TMPDIR
+ * agent.git borrows objects from handoff's pristine store, origin is removed, and the fresh index is kept in
+ * handoff's memory before the agent starts,
+ * so extraction re-hashes only what the agent touched and never trusts the agent's own index.
+ */
+export interface Workspace {
+  readonly root: string;
+  readonly workTree: string;
+  readonly agentGitDir: string;
+  readonly home: string;
+  readonly tmp: string;
+  /** The index git wrote right after checkout, and its mtime (kept for git's racy-clean check). */
+  readonly baseIndex: { readonly bytes: Buffer; readonly mtimeMs: number; readonly sha256: string };
+  /** What `ws/.git` was when the agent started: any change is tampering. */
+  readonly gitfile: { readonly content: string; readonly ino: number };
+}
+
+export const AGENT_BRANCH = "handoff";
+
+/**
+ * handoff's own copy of the source's objects, made once per run before the agent starts: objects copied, never
+ * hard-linked (`--local --no-hardlinks`: the intent of `--no-local`, far cheaper; design-notes.md). Every later git
+ * dir borrows from it, so nothing handoff does afterwards can touch the source's object files (git "freshens" the
+ * mtime of an existing object it is asked to write again, even through alternates).
+ */
+export interface PristineStore {
+  readonly path: string;
+}
+
+export async function createPristineStore(source: SourceRepo, parent: string): Promise<PristineStore> {
+  const path = join(parent, "base.git");
+  await git({ cwd: parent }, [
+    "-c",
+    "protocol.file.allow=always",
+    "clone",
+    "--bare",
+    "--local",
+    "--no-hardlinks",
+    "--template=",
+    "--quiet",
+    "--",
+    source.topLevel,
+    path,
+  ]);
+  await git({ gitDir: path, cwd: parent }, ["remote", "remove", "origin"]);
+  return { path };
+}
+
+export async function createWorkspace(source: SourceRepo, pristine: PristineStore, workspacesDir: string, runId: string): Promise<Workspace> {
+  mkdirSync(workspacesDir, { recursive: true, mode: 0o700 });
+  const root = mkdtempSync(join(workspacesDir, `${runId}-`));
+  chmodSync(root, 0o700);
+  const workTree = join(root, "ws");
+  const agentGitDir = join(root, "agent.git");
+  const home = join(root, "home");
+  const tmp = join(root, "tmp");
+  for (const dir of [workTree, home, tmp]) mkdirSync(dir, { mode: 0o700 });
+
+  // The agent's git dir borrows the pristine copy's objects (its own new objects stay in agent.git).
+  await git({ cwd: root }, [
+    "-c",
+    "protocol.file.allow=always",
+    "clone",
+    "--bare",
+    "--shared",
+    "--template=",
+    "--quiet",
+    "--",
+    pristine.path,
+    agentGitDir,
+  ]);
+  const agentTarget = { gitDir: agentGitDir, cwd: root };
+  await git(agentTarget, ["remote", "remove", "origin"]);
+  await git(agentTarget, ["config", "core.bare", "false"]);
+  await git(agentTarget, ["config", "user.name", "handoff agent"]);
+  await git(agentTarget, ["config", "user.email", "agent@handoff.invalid"]);
+  await git({ gitDir: agentGitDir, workTree, cwd: root }, [
+    "-c",
+    "checkout.workers=2",
+    "checkout",
+    "--quiet",
+    "-f",
+    "-B",
+    AGENT_BRANCH,
+    source.baseCommit,
+  ]);
+
+  const content = `gitdir: ${agentGitDir}\n`;
+  writeFileSync(join(workTree, ".git"), content, { mode: 0o644 });
+  const indexPath = join(agentGitDir, "index");
+  const bytes = readFileSync(indexPath);
+  const mtimeMs = statSync(indexPath).mtimeMs;
+  return {
+    root,
+    workTree,
+    agentGitDir,
+    home,
+    tmp,
+    baseIndex: { bytes, mtimeMs, sha256: createHash("sha256").update(bytes).digest("hex") },
+    gitfile: { content, ino: lstatSync(join(workTree, ".git")).ino },
+  };
+}
+
+/** Whether `ws/.git` is still the gitfile handoff wrote (not repointed, replaced by a directory or a link). */
+export function gitfileTampered(workspace: Workspace): string | null {
+  const path = join(workspace.workTree, ".git");
+  let stats;
+  try {
+    stats = lstatSync(path);
+  } catch {
+    return "ws/.git was removed";
+  }
+  if (stats.isSymbolicLink()) return "ws/.git was replaced by a symbolic link";
+  if (stats.isDirectory()) return "ws/.git was replaced by a directory";
+  if (!stats.isFile()) return "ws/.git is no longer a regular file";
+  const content = readFileSync(path, "utf8");
+  if (content !== workspace.gitfile.content) return `ws/.git was rewritten to point elsewhere (${content.trim().slice(0, 200)})`;
+  return null;
+}
+
+/** Removes a temp tree the agent may have made hostile (read-only dirs): rm never follows links. */
+export function removeTree(path: string): void {
+  try {
+    rmSync(path, { recursive: true, force: true, maxRetries: 2 });
+  } catch {
+    makeWritable(path);
+    rmSync(path, { recursive: true, force: true });
+  }
+}
+
+function makeWritable(path: string): void {
+  try {
+    const stats = lstatSync(path);
+    if (!stats.isDirectory()) return;
+    chmodSync(path, 0o700);
+    for (const name of readdirSync(path)) makeWritable(join(path, name));
+  } catch {
+    // best effort; the retry of rm reports what remains
+  }
+}

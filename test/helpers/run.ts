@@ -1,0 +1,75 @@
+import { existsSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { expect } from "vitest";
+import { ExternalCodingRunner } from "../../src/runner.js";
+import type { RunOptions } from "../../src/options.js";
+import type { RunResult } from "../../src/result.js";
+import { ARTIFACTS } from "../../src/run-dir.js";
+import { diffFingerprints, fingerprintTree, tempDir } from "./repo.js";
+
+export const FIXTURE_AGENTS = resolve(import.meta.dirname, "../../fixtures/agents");
+
+/** Path of a fixture agent script in fixtures/agents/. */
+export function agent(name: string): string {
+  return join(FIXTURE_AGENTS, name);
+}
+
+export interface Harness {
+  readonly runsDir: string;
+  readonly workspacesDir: string;
+  /** Payloads planted by hostile agents touch files here; it must stay empty. */
+  readonly markerDir: string;
+}
+
+export function makeHarness(): Harness {
+  const root = tempDir("handoff-harness");
+  const harness = { runsDir: join(root, "runs"), workspacesDir: join(root, "ws"), markerDir: join(root, "markers") };
+  mkdirSync(harness.markerDir);
+  return harness;
+}
+
+export interface DelegateOutcome {
+  readonly result: RunResult;
+  readonly runDir: string;
+  readonly patch: string;
+  readonly sourceChanged: string[];
+  /** Names of payload markers that appeared (must be empty: nothing ran inside handoff's git calls). */
+  readonly payloadsRan: string[];
+}
+
+/**
+ * Runs the full pipeline through the library with the `command` backend, approval given, and checks what
+ * every run must satisfy: the artifacts exist, and the source is byte-identical (returned, so tests about a
+ * changing source can assert the opposite).
+ */
+export async function delegate(
+  repo: string,
+  agentCmd: string,
+  options: Partial<RunOptions> & { harness?: Harness } = {},
+): Promise<DelegateOutcome> {
+  const harness = options.harness ?? makeHarness();
+  // Hostile fixture agents read these (passed through with --env) to aim at the source or report a payload.
+  process.env.HANDOFF_TEST_MARKERS = harness.markerDir;
+  process.env.HANDOFF_TEST_SOURCE = repo;
+  const before = fingerprintTree(repo);
+  const runner = new ExternalCodingRunner();
+  const result = await runner.run({
+    repo,
+    task: "fix the failing test",
+    backend: "command",
+    agentCmd,
+    yes: true,
+    runsDir: harness.runsDir,
+    workspacesDir: harness.workspacesDir,
+    env: ["HANDOFF_TEST_MARKERS", "HANDOFF_TEST_SOURCE"],
+    ...options,
+  });
+  for (const artifact of ARTIFACTS) expect(existsSync(join(result.runDir, artifact)), artifact).toBe(true);
+  return {
+    result,
+    runDir: result.runDir,
+    patch: readFileSync(join(result.runDir, "changes.patch"), "utf8"),
+    sourceChanged: diffFingerprints(before, fingerprintTree(repo)),
+    payloadsRan: readdirSync(harness.markerDir),
+  };
+}

@@ -1,0 +1,46 @@
+import { describe, expect, test } from "vitest";
+import { FAILING_ADD_PROJECT, makeRepo } from "./helpers/repo.js";
+import { agent, delegate } from "./helpers/run.js";
+
+describe("handoff run with the command backend", () => {
+  test("a fix that passes handoff's own verification ends verified", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const run = await delegate(repo, agent("fixes-add.sh"), { verify: ["npm test"] });
+    expect(run.result.terminalReason).toBe("verified");
+    expect(run.result.status).toBe("completed");
+    expect(run.result.patch?.files).toEqual([{ path: "math.js", change: "modified", additions: 1, deletions: 1 }]);
+    expect(run.patch).toContain("+  return a + b;");
+    expect(run.result.verification).toMatchObject({ ran: true, passed: true });
+    expect(run.result.agent.finalMessage).toBe("Fixed add(); all tests pass.");
+    expect(run.sourceChanged).toEqual([]);
+    expect(run.payloadsRan).toEqual([]);
+  });
+
+  test("an agent that changes nothing ends no_changes with an empty patch", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const run = await delegate(repo, agent("does-nothing.sh"), { verify: ["npm test"] });
+    expect(run.result.terminalReason).toBe("no_changes");
+    expect(run.patch).toBe("");
+    expect(run.result.verification.ran).toBe(false);
+    expect(run.sourceChanged).toEqual([]);
+  });
+
+  test("a change that fails verification ends verification_failed, whatever the agent claims", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const run = await delegate(repo, agent("breaks-add.sh"), { verify: ["npm test"] });
+    expect(run.result.terminalReason).toBe("verification_failed");
+    expect(run.result.detail).toBe("command_failed");
+    expect(run.result.agent.finalMessage).toContain("all tests pass");
+    expect(run.sourceChanged).toEqual([]);
+  });
+
+  test("an agent exiting non-zero ends external_agent_error with its exit code, patch kept", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const run = await delegate(repo, agent("exits-nonzero.sh"), { verify: ["npm test"] });
+    expect(run.result.terminalReason).toBe("external_agent_error");
+    expect(run.result.detail).toBe("exit_code_3");
+    expect(run.result.backend.exitCode).toBe(3);
+    expect(run.patch).toContain("+// partial");
+    expect(run.sourceChanged).toEqual([]);
+  });
+});
