@@ -14,7 +14,7 @@ import { findSecrets } from "./secrets.js";
 import type { SourceRepo } from "./source-repo.js";
 import { type RawChange, stageWorkTree } from "./staging.js";
 import { isUnderIgnored, scanWorkspace } from "./workspace-scan.js";
-import { type Workspace, gitfileTampered } from "./workspace.js";
+import { type PristineStore, type Workspace, gitfileTampered, pristineTampered } from "./workspace.js";
 
 /**
  * Gate 3: handoff extracts the patch itself and judges it. The agent's git metadata is never read: a private git
@@ -47,7 +47,7 @@ export interface ExtractRequest {
   /** Where handoff may make its private git dir (outside the workspace). */
   readonly privateParent: string;
   /** handoff's pristine object store (base.git), made before the agent ran. */
-  readonly pristineGitDir: string;
+  readonly pristine: PristineStore;
 }
 
 const BINARY_SNIFF_BYTES = 8000; // git's own heuristic: a NUL in the first 8000 bytes
@@ -59,8 +59,10 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
 
   const tampered = gitfileTampered(workspace);
   if (tampered) violations.push({ path: ".git", rule: "git_metadata_tampered", message: tampered });
+  const storeTampered = pristineTampered(request.pristine);
+  if (storeTampered) violations.push({ path: "", rule: "git_metadata_tampered", message: storeTampered });
 
-  const privateGit = await createPrivateGitDir(source, request.pristineGitDir, request.privateParent, "extract");
+  const privateGit = await createPrivateGitDir(source, request.pristine.path, request.privateParent, "extract");
   const indexFile = join(privateGit.path, "handoff.index");
   writeIndexCopy(indexFile, workspace.baseIndex.bytes, workspace.baseIndex.mtimeMs);
   const target = { gitDir: privateGit.path, workTree: workspace.workTree, indexFile, cwd: privateGit.path };
@@ -88,7 +90,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     if (finding.excludeFromStaging) exclude.push(finding.rawPath);
   }
   if (ignoredList.length > 0) {
-    const shown = ignoredList.slice(0, 20).map(displayPath);
+    const shown = ignoredList.slice(0, 20).map((path) => escapeControls(displayPath(path)));
     warnings.push({
       path: "",
       rule: "ignored_files_added",

@@ -2,12 +2,14 @@
  * Path globs for `--allow` / `--deny`. fast-glob matches files on disk; a policy must also judge deleted paths,
  * so handoff matches path strings itself. Semantics (docs/gates.md): `*` and `?` stay inside one segment,
  * `**` spans segments, `{a,b}` alternates, `[...]` is a class; a pattern without `/` matches the last segment
- * at any depth (`*.md`); a pattern ending in `/` matches everything below that directory.
+ * at any depth (`*.md`); a leading `/` anchors at the repository root (`/.env`); a pattern ending in `/` matches
+ * everything below that directory. A class never matches `/`; a `{` without its `}` is literal.
  */
 export function globToRegExp(pattern: string): RegExp {
-  let glob = pattern.startsWith("./") ? pattern.slice(2) : pattern;
+  const rooted = pattern.startsWith("/") || pattern.startsWith("./");
+  let glob = pattern.startsWith("./") ? pattern.slice(2) : pattern.replace(/^\/+/u, "");
   if (glob.endsWith("/")) glob += "**";
-  const anchored = glob.includes("/");
+  const anchored = rooted || glob.includes("/");
   let source = "";
   let braceDepth = 0;
   for (let i = 0; i < glob.length; i++) {
@@ -27,11 +29,11 @@ export function globToRegExp(pattern: string): RegExp {
       if (close === -1) {
         source += "\\[";
       } else {
-        const body = glob.slice(i + 1, close).replace(/^!/, "^").replace(/\\/g, "\\\\");
-        source += `[${body}]`;
+        const body = glob.slice(i + 1, close).replace(/\\/g, "\\\\");
+        source += /^[!^]/u.test(body) ? `[^/${body.slice(1)}]` : `(?!/)[${body}]`;
         i = close;
       }
-    } else if (ch === "{") {
+    } else if (ch === "{" && hasClosingBrace(glob, i)) {
       braceDepth++;
       source += "(?:";
     } else if (ch === "}" && braceDepth > 0) {
@@ -40,10 +42,20 @@ export function globToRegExp(pattern: string): RegExp {
     } else if (ch === "," && braceDepth > 0) {
       source += "|";
     } else {
-      source += ch.replace(/[.+^${}()|\\/]/g, "\\$&");
+      source += ch.replace(/[.+^${}()|[\]\\/]/g, "\\$&");
     }
   }
   return new RegExp(anchored ? `^${source}$` : `^(?:.*/)?${source}$`, "u");
+}
+
+/** Whether the `{` at `open` has a matching `}` (braces nest). */
+function hasClosingBrace(glob: string, open: number): boolean {
+  let depth = 0;
+  for (let i = open; i < glob.length; i++) {
+    if (glob[i] === "{") depth++;
+    else if (glob[i] === "}" && --depth === 0) return true;
+  }
+  return false;
 }
 
 export function matchesAnyGlob(path: string, patterns: readonly RegExp[]): boolean {

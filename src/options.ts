@@ -5,6 +5,7 @@ import type { ExternalAgentBackend } from "./backend.js";
 import type { HandoffConfig } from "./config.js";
 import { UsageError } from "./errors.js";
 import { isValidEnvName } from "./env.js";
+import { globToRegExp } from "./glob.js";
 import { DEFAULT_POLICY, type PatchPolicy } from "./policy.js";
 import { isSafeRunId } from "./run-dir.js";
 
@@ -114,6 +115,17 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     if (!Number.isFinite(value) || value <= 0) throw new UsageError("bad_number", `${name} must be a positive number`);
     return value;
   };
+  const allow = options.allow ?? config.allow ?? [];
+  const deny = options.deny ?? config.deny ?? [];
+  for (const [name, patterns] of [["--allow", allow], ["--deny", deny]] as const) {
+    for (const pattern of patterns) {
+      try {
+        globToRegExp(pattern);
+      } catch {
+        throw new UsageError("bad_glob", `${name} '${pattern}' is not a valid pattern`);
+      }
+    }
+  }
   const backendName = typeof options.backend === "object" ? options.backend.name : (options.backend ?? config.backend ?? DEFAULTS.backend);
   return {
     backendName,
@@ -126,8 +138,8 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     policy: {
       ...DEFAULT_POLICY,
       ...options.limits,
-      allow: options.allow ?? config.allow ?? [],
-      deny: options.deny ?? config.deny ?? [],
+      allow,
+      deny,
     },
     runsDir,
     workspacesDir,

@@ -52,9 +52,14 @@ export function windowsNameWarnings(path: string): PolicyFinding[] {
   return bad ? [{ path, rule: "windows_unsafe_name", message: "this name is unsafe or unusable on Windows" }] : [];
 }
 
-/** C0/C1 controls as \xNN so a path can be printed on a terminal without acting on it. */
+/**
+ * C0/C1 controls as \xNN, invisible and bidi-control characters as \uNNNN, so a path can be printed on a terminal
+ * without acting on it or passing for another name (`.g\u200cit`, Trojan Source reordering).
+ */
 export function escapeControls(text: string): string {
-  return text.replace(new RegExp(CONTROL.source, "gu"), (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  return text
+    .replace(new RegExp(CONTROL.source, "gu"), (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`)
+    .replace(new RegExp(INVISIBLE.source, "gu"), (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** Case-folded NFC key: two paths with one key overwrite each other on macOS or Windows. */

@@ -1,4 +1,5 @@
 import { execa } from "execa";
+import { readFileSync, readdirSync } from "node:fs";
 
 /**
  * The one module that starts processes: the agent, setup and verification commands, and git.
@@ -54,23 +55,53 @@ function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
-function groupAlive(pgid: number): boolean {
+function groupExists(pgid: number): boolean {
   return signalGroup(pgid, 0);
+}
+
+/**
+ * Whether a member of the group is still running. kill(-pgid, 0) also succeeds for members that exited and only
+ * wait to be reaped, and an init that reaps orphans lazily (or never, in a container) would make every stop wait
+ * out the grace period and the SIGKILL loop. Linux only: without /proc an existing group counts as running.
+ */
+function groupRunning(pgid: number): boolean {
+  if (!groupExists(pgid)) return false;
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return true;
+  }
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue; // gone since the listing
+    }
+    // After the parenthesised command name: state, ppid, pgrp.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(pgrp) === pgid && state !== "Z" && state !== "X") return true;
+  }
+  return false;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** SIGTERM to the group, up to `graceMs` for it to go, then SIGKILL. Resolves once the group is gone. */
 async function terminateGroup(pgid: number, graceMs: number): Promise<boolean> {
-  if (!groupAlive(pgid)) return false;
+  if (!groupExists(pgid)) return false;
+  // SIGKILL goes to the group whatever it looks like: harmless to zombies, final for a thread group whose
+  // leader thread exited (it shows as a zombie while its other threads run).
+  if (!groupRunning(pgid)) {
+    signalGroup(pgid, "SIGKILL");
+    return false;
+  }
   signalGroup(pgid, "SIGTERM");
   const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline) {
-    await sleep(25);
-    if (!groupAlive(pgid)) return true;
-  }
+  while (Date.now() < deadline && groupRunning(pgid)) await sleep(25);
   signalGroup(pgid, "SIGKILL");
-  for (let i = 0; i < 200 && groupAlive(pgid); i++) await sleep(10);
+  for (let i = 0; i < 200 && groupRunning(pgid); i++) await sleep(10);
   return true;
 }
 

@@ -239,7 +239,7 @@ class PipelineRun {
     if (afterAgent) this.noteSourceChanges(before, afterAgent, "after_agent");
 
     this.extraction = (await this.phase("extract", () =>
-      extractPatch({ source: this.source, workspace: ws, policy: compilePolicy(o.policy), privateParent: this.scratch!, pristineGitDir: this.pristine!.path }),
+      extractPatch({ source: this.source, workspace: ws, policy: compilePolicy(o.policy), privateParent: this.scratch!, pristine: this.pristine! }),
     )) ?? null;
     if (!this.extraction) return;
     this.dir.writeFile("changes.patch", this.extraction.patch);

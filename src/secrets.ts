@@ -9,9 +9,9 @@ const KINDS: readonly SecretKind[] = [
   { name: "AWS access key id", pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/ },
   { name: "GitHub token", pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b/ },
   { name: "Anthropic API key", pattern: /\bsk-ant-[A-Za-z0-9_-]{20,}/ },
-  { name: "OpenAI API key", pattern: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}/ },
+  { name: "OpenAI API key", pattern: /\bsk-(?!ant-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}/ },
   { name: "Slack token", pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/ },
-  { name: "Google API key", pattern: /\bAIza[0-9A-Za-z_-]{35}\b/ },
+  { name: "Google API key", pattern: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/ },
   { name: "Stripe live key", pattern: /\b(?:sk|rk)_live_[0-9A-Za-z]{20,}/ },
   { name: "npm token", pattern: /\bnpm_[A-Za-z0-9]{36}\b/ },
 ];

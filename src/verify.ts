@@ -58,6 +58,7 @@ async function checkoutBase(privateGitDir: string, baseCommit: string, scratchPa
 }
 
 export async function runVerification(request: VerificationRequest): Promise<VerificationOutcome> {
+  if (request.setup.length === 0 && request.verify.length === 0) return roundTripInIndex(request);
   const checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, "verify");
   const target = { gitDir: request.privateGitDir, workTree: checkout.dir, indexFile: checkout.indexFile, cwd: checkout.dir };
   try {
@@ -95,6 +96,26 @@ export async function runVerification(request: VerificationRequest): Promise<Ver
   });
   if (createHash("sha256").update(again.patch).digest("hex") !== request.patchSha256) return { kind: "patch_changed", commands };
   return { kind: "passed", commands };
+}
+
+/**
+ * With no command to run there is nothing to check out: the round trip (apply at the base, same index) is done in
+ * a temporary index alone, which costs milliseconds instead of a full checkout.
+ */
+async function roundTripInIndex(request: VerificationRequest): Promise<VerificationOutcome> {
+  const indexFile = join(request.privateGitDir, "roundtrip.index");
+  const target = { gitDir: request.privateGitDir, indexFile, cwd: request.scratchParent };
+  await git(target, ["read-tree", request.baseCommit]);
+  try {
+    await git(target, ["apply", "--cached", "--whitespace=nowarn", "--", request.patchPath]);
+  } catch (error) {
+    return { kind: "apply_failed", message: (error as Error).message };
+  }
+  const listing = (await git(target, ["ls-files", "-s", "-z"])).stdout;
+  if (!listing.equals(request.expectedListing)) {
+    return { kind: "round_trip_mismatch", message: "the patch applied at the base commit does not give the index handoff extracted" };
+  }
+  return { kind: "passed", commands: [] };
 }
 
 export type BaselineOutcome = { readonly passed: boolean; readonly commands: readonly CommandRecord[] };

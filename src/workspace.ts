@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileType, walkTree } from "./fs-walk.js";
 import { git } from "./git.js";
 import type { SourceRepo } from "./source-repo.js";
 
@@ -9,8 +10,8 @@ import type { SourceRepo } from "./source-repo.js";
  *   ws/          the agent's working tree (its `.git` is a gitfile pointing at agent.git)
  *   agent.git/   the clone's git metadata: the agent may do anything to it, handoff never reads it again
  *   home/ tmp/   the agent's private HOME and TMPDIR
- * agent.git borrows objects from handoff's pristine store, origin is removed, and the fresh index is kept in
- * handoff's memory before the agent starts,
+ * agent.git has its own copy of the objects of handoff's pristine store, origin is removed, and the fresh index is
+ * kept in handoff's memory before the agent starts,
  * so extraction re-hashes only what the agent touched and never trusts the agent's own index.
  */
 export interface Workspace {
@@ -32,9 +33,12 @@ export const AGENT_BRANCH = "handoff";
  * hard-linked (`--local --no-hardlinks`: the intent of `--no-local`, far cheaper; design-notes.md). Every later git
  * dir borrows from it, so nothing handoff does afterwards can touch the source's object files (git "freshens" the
  * mtime of an existing object it is asked to write again, even through alternates).
+ * The agent can reach it (same user, no sandbox yet) and could swap an object so verification runs other tests:
+ * its lstat fingerprint (ctime and inode, which user space cannot put back) is checked before it is used again.
  */
 export interface PristineStore {
   readonly path: string;
+  readonly fingerprint: string;
 }
 
 export async function createPristineStore(source: SourceRepo, parent: string): Promise<PristineStore> {
@@ -53,7 +57,22 @@ export async function createPristineStore(source: SourceRepo, parent: string): P
     path,
   ]);
   await git({ gitDir: path, cwd: parent }, ["remote", "remove", "origin"]);
-  return { path };
+  return { path, fingerprint: fingerprintStore(path) };
+}
+
+function fingerprintStore(path: string): string {
+  const hash = createHash("sha256");
+  walkTree(path, {
+    onEntry: ({ relPath, stats }) => {
+      hash.update(relPath).update(` ${fileType(stats)} ${stats.mode} ${stats.size} ${stats.mtimeNs} ${stats.ctimeNs} ${stats.ino}\n`);
+    },
+  });
+  return hash.digest("hex");
+}
+
+/** Whether anything wrote to the pristine store since it was made (only handoff should, and only after this check). */
+export function pristineTampered(store: PristineStore): string | null {
+  return fingerprintStore(store.path) === store.fingerprint ? null : "handoff's own copy of the repository's objects was modified during the run";
 }
 
 export async function createWorkspace(source: SourceRepo, pristine: PristineStore, workspacesDir: string, runId: string): Promise<Workspace> {
@@ -66,13 +85,15 @@ export async function createWorkspace(source: SourceRepo, pristine: PristineStor
   const tmp = join(root, "tmp");
   for (const dir of [workTree, home, tmp]) mkdirSync(dir, { mode: 0o700 });
 
-  // The agent's git dir borrows the pristine copy's objects (its own new objects stay in agent.git).
+  // A copy, not alternates: through alternates the agent's own git re-dates the pristine store's objects, and any
+  // change there must mean tampering (pristineTampered).
   await git({ cwd: root }, [
     "-c",
     "protocol.file.allow=always",
     "clone",
     "--bare",
-    "--shared",
+    "--local",
+    "--no-hardlinks",
     "--template=",
     "--quiet",
     "--",

@@ -1,0 +1,270 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { EXIT_CODES } from "../src/terminal.js";
+import { type CliOutcome, runCli, startCli } from "./helpers/cli.js";
+import { agentOutputDir, isRunning } from "./helpers/processes.js";
+import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
+import { agent, delegate } from "./helpers/run.js";
+
+const TASK = "fix the failing test";
+
+function gitIn(repo: string, ...args: string[]): string {
+  return execFileSync("git", ["-C", repo, ...args], { encoding: "utf8" });
+}
+
+function commitFile(repo: string, path: string, content: string): void {
+  writeFileSync(join(repo, path), content);
+  gitIn(repo, "add", "--", path);
+  gitIn(repo, "commit", "-q", "-m", `edit ${path}`);
+}
+
+/** A usage error: exit 2, nothing on stdout, exactly one line on stderr that says what is wrong. */
+function expectUsageError(outcome: CliOutcome, says: string | RegExp): void {
+  expect(outcome.code, outcome.stderr).toBe(2);
+  expect(outcome.stdout).toBe("");
+  expect(outcome.stderr.endsWith("\n")).toBe(true);
+  expect(outcome.stderr.trimEnd().split("\n"), outcome.stderr).toHaveLength(1);
+  expect(outcome.stderr).toMatch(/^handoff: /);
+  expect(outcome.stderr).toMatch(says);
+}
+
+interface CliRun {
+  readonly outcome: CliOutcome;
+  readonly runDir: string;
+  readonly resultText: string;
+  readonly result: Record<string, any>;
+}
+
+/** `handoff run` of the command backend on `repo`, approved, into a fresh runs dir, as run id `r`. */
+async function cliRun(repo: string, agentCmd: string, extra: readonly string[] = [], env: Record<string, string> = {}): Promise<CliRun> {
+  const runsDir = join(tempDir("handoff-cli-runs"), "runs");
+  const outcome = await runCli(
+    ["run", "-C", repo, "-b", "command", "--agent-cmd", agentCmd, "--yes", "--runs-dir", runsDir, "--run-id", "r", ...extra, "--", TASK],
+    { env },
+  );
+  const runDir = join(runsDir, "r");
+  const resultPath = join(runDir, "result.json");
+  const resultText = existsSync(resultPath) ? readFileSync(resultPath, "utf8") : "";
+  return { outcome, runDir, resultText, result: resultText ? JSON.parse(resultText) : {} };
+}
+
+describe("handoff (no command, help)", () => {
+  test("--help prints the usage and exits 0", async () => {
+    const outcome = await runCli(["--help"]);
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout).toContain("Usage:");
+    expect(outcome.stdout).toContain("handoff run");
+    expect(outcome.stderr).toBe("");
+  });
+});
+
+describe("handoff run", () => {
+  test("without --yes and without a TTY it refuses with exit 2, one line, and no run directory", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const runsDir = join(tempDir(), "runs");
+    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", agent("fixes-add.sh"), "--runs-dir", runsDir, "--", TASK]);
+    expectUsageError(outcome, /approval needed.*--yes/);
+    expect(existsSync(runsDir)).toBe(false);
+  });
+
+  test("--json prints exactly result.json on stdout and the progress on stderr; verified exits 0", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const run = await cliRun(repo, agent("fixes-add.sh"), ["--verify", "npm test", "--json"]);
+    expect(run.outcome.code, run.outcome.stderr).toBe(0);
+    expect(run.outcome.stdout).toBe(run.resultText);
+    expect(JSON.parse(run.outcome.stdout)).toMatchObject({ schemaVersion: 1, runId: "r", terminalReason: "verified" });
+    expect(run.outcome.stderr).toContain("handoff: run r: command on");
+    expect(run.outcome.stderr).toContain("[verify] $ npm test");
+  });
+
+  test.each([
+    ["no_changes", agent("does-nothing.sh"), []],
+    ["verification_failed", agent("breaks-add.sh"), []],
+    ["external_agent_error", agent("exits-nonzero.sh"), []],
+    ["policy_or_artifact_error", agent("fixes-add.sh"), ["--deny", "math.js"]],
+    ["source_repository_changed", `${agent("fixes-add-and-writes-source.sh")} test.js`, ["--env", "HANDOFF_TEST_SOURCE"]],
+    ["timeout", agent("spawns-sleeper-and-waits.sh"), ["--env", "HANDOFF_TEST_OUT", "--timeout", "2"]],
+  ] as const)("a run ending %s exits with its contract code and says so on stdout", async (reason, agentCmd, extra) => {
+    const out = agentOutputDir();
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const run = await cliRun(repo, agentCmd, ["--verify", "npm test", ...extra], { HANDOFF_TEST_SOURCE: repo, HANDOFF_TEST_OUT: out.dir });
+    expect(run.result.terminalReason).toBe(reason);
+    expect(run.outcome.code, run.outcome.stderr).toBe(EXIT_CODES[reason]);
+    expect(run.outcome.stdout.split("\n")[0]).toMatch(new RegExp(`^${reason}`));
+    expect(run.outcome.stdout).toContain(`run directory: ${run.runDir}`);
+    if (reason === "timeout") expect(isRunning(await out.sleeperPid())).toBe(false);
+  });
+
+  test.each(["SIGINT", "SIGTERM"] as const)("%s mid-agent exits 130, result.json says user_cancelled, and no process is left", async (signal) => {
+    const out = agentOutputDir();
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const runsDir = join(tempDir(), "runs");
+    const cli = startCli(
+      ["run", "-C", repo, "-b", "command", "--agent-cmd", agent("spawns-sleeper-and-waits.sh"), "--env", "HANDOFF_TEST_OUT", "--yes", "--runs-dir", runsDir, "--run-id", "r", "--", TASK],
+      { env: { HANDOFF_TEST_OUT: out.dir } },
+    );
+    const sleeper = await out.sleeperPid();
+    cli.child.kill(signal);
+    const outcome = await cli.done;
+
+    expect(outcome.code, outcome.stderr).toBe(130);
+    expect(outcome.stderr).toContain("interrupted");
+    const result = JSON.parse(readFileSync(join(runsDir, "r", "result.json"), "utf8"));
+    expect(result).toMatchObject({ terminalReason: "user_cancelled", detail: "interrupted", status: "cancelled" });
+    expect(isRunning(sleeper)).toBe(false);
+  });
+
+  test.each([
+    ["an unknown option", ["--frobnicate"], /--frobnicate/],
+    ["an unsafe --run-id", ["--run-id", "../x"], /--run-id '\.\.\/x'/],
+    ["a bad --timeout", ["--timeout", "soon"], /--timeout.*'soon'/],
+  ])("%s is a usage error: exit 2, one line, no run directory", async (_what, extra, says) => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const runsDir = join(tempDir(), "runs");
+    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", runsDir, ...extra, "--", TASK]);
+    expectUsageError(outcome, says);
+    expect(existsSync(runsDir)).toBe(false);
+    expect(existsSync(join(runsDir, "..", "x"))).toBe(false);
+  });
+
+  test("a directory that is not a git repository is a usage error", async () => {
+    const notRepo = tempDir("handoff-not-a-repo");
+    const runsDir = join(tempDir(), "runs");
+    const outcome = await runCli(["run", "-C", notRepo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", runsDir, "--", TASK]);
+    expectUsageError(outcome, /not inside a git repository/);
+    expect(existsSync(runsDir)).toBe(false);
+  });
+
+  test("a runs directory inside the source repository is a usage error", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", join(repo, "runs"), "--", TASK]);
+    expectUsageError(outcome, /inside the source repository/);
+    expect(existsSync(join(repo, "runs"))).toBe(false);
+  });
+
+  test("a dirty source without --allow-dirty is a usage error naming the dirty path", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    writeFileSync(join(repo, "math.js"), "// mine\n");
+    const runsDir = join(tempDir(), "runs");
+    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", runsDir, "--", TASK]);
+    expectUsageError(outcome, /uncommitted changes \(math\.js\).*--allow-dirty/);
+    expect(existsSync(runsDir)).toBe(false);
+  });
+
+  test(".handoff.json at the base commit supplies verify; an uncommitted edit of it does not count", async () => {
+    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, ".handoff.json": JSON.stringify({ verify: ["npm test"] }) });
+    writeFileSync(join(repo, ".handoff.json"), JSON.stringify({ verify: ["exit 1"] }));
+    const run = await cliRun(repo, agent("fixes-add.sh"), ["--allow-dirty"]);
+    expect(run.outcome.code, run.outcome.stderr).toBe(0);
+    expect(run.result.verification.commands.map((c: { command: string }) => c.command)).toEqual(["npm test"]);
+  });
+
+  test.each([
+    ["an unknown key", { verfy: ["npm test"] }, /'verfy'/],
+    ["a key of the wrong type", { timeout: "soon" }, /'timeout'/],
+  ])(".handoff.json with %s is a usage error naming the key", async (_what, config, says) => {
+    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, ".handoff.json": JSON.stringify(config) });
+    const runsDir = join(tempDir(), "runs");
+    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", runsDir, "--", TASK]);
+    expectUsageError(outcome, says);
+    expect(outcome.stderr).toContain(".handoff.json");
+    expect(existsSync(runsDir)).toBe(false);
+  });
+
+  test("--baseline tells a base that already fails from a bad patch: baseline_failed", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const run = await cliRun(repo, agent("breaks-add.sh"), ["--verify", "npm test", "--baseline"]);
+    expect(run.outcome.code).toBe(1);
+    expect(run.result).toMatchObject({ terminalReason: "verification_failed", detail: "baseline_failed" });
+    expect(run.result.verification.baseline.passed).toBe(false);
+  });
+});
+
+describe("handoff show", () => {
+  test("shows the verdict, the patch, the verification and the timings as text, markdown and json", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const { result, runDir } = await delegate(repo, agent("fixes-add.sh"), { verify: ["npm test"] });
+    const runsDir = join(runDir, "..");
+
+    const text = await runCli(["show", runDir]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain("verdict: verified, exit 0");
+    expect(text.stdout).toContain("M math.js +1 -1");
+    expect(text.stdout).toMatch(/ok {3}\[verify\] npm test: exit 0, \d+/);
+    expect(text.stdout).toContain("+  return a + b;");
+    expect(text.stdout).toMatch(/Timings\n {2}total [\d.]+ m?s/);
+
+    const markdown = await runCli(["show", result.runId, "--runs-dir", runsDir, "--format", "markdown"]);
+    expect(markdown.code, markdown.stderr).toBe(0);
+    expect(markdown.stdout).toContain(`# handoff run ${result.runId}`);
+    expect(markdown.stdout).toContain("## Verification (run by handoff, not the agent)");
+    expect(markdown.stdout).toContain("## Timings");
+    expect(markdown.stdout).toMatch(/```diff\n[^]*\+ {2}return a \+ b;[^]*```/);
+
+    const json = await runCli(["show", runDir, "--format", "json"]);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual(JSON.parse(readFileSync(join(runDir, "result.json"), "utf8")));
+  });
+
+  test("a run that does not exist, or a bad format, is a usage error", async () => {
+    expectUsageError(await runCli(["show", join(tempDir(), "nope")]), /no finished run/);
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const { runDir } = await delegate(repo, agent("does-nothing.sh"));
+    expectUsageError(await runCli(["show", runDir, "--format", "html"]), /--format must be/);
+  });
+});
+
+describe("handoff apply", () => {
+  test("applies a verified run's patch to the source: files changed and staged", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const { runDir } = await delegate(repo, agent("fixes-add.sh"), { verify: ["npm test"] });
+    const outcome = await runCli(["apply", runDir]);
+    expect(outcome.code, outcome.stderr).toBe(0);
+    expect(outcome.stdout).toBe("math.js\n");
+    expect(readFileSync(join(repo, "math.js"), "utf8")).toContain("return a + b;");
+    expect(gitIn(repo, "diff", "--cached", "--name-only")).toBe("math.js\n");
+    expect(gitIn(repo, "diff", "--name-only")).toBe("");
+  });
+
+  test("refuses a run that was not verified, and says why", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const { runDir } = await delegate(repo, agent("breaks-add.sh"), { verify: ["npm test"] });
+    const outcome = await runCli(["apply", runDir]);
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toMatch(/apply refused: .*ended verification_failed; only a verified run can be applied/);
+    expect(gitIn(repo, "status", "--porcelain")).toBe("");
+  });
+
+  test("refuses when a file the patch touches has uncommitted changes", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const { runDir } = await delegate(repo, agent("fixes-add.sh"), { verify: ["npm test"] });
+    writeFileSync(join(repo, "math.js"), "// my own work in progress\n");
+    const outcome = await runCli(["apply", runDir]);
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toMatch(/apply refused: the patch touches files with uncommitted changes: math\.js/);
+    expect(readFileSync(join(repo, "math.js"), "utf8")).toBe("// my own work in progress\n");
+  });
+
+  test("applies when HEAD moved but the patch still applies cleanly, and says HEAD moved", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const { runDir } = await delegate(repo, agent("fixes-add.sh"), { verify: ["npm test"] });
+    commitFile(repo, "README.md", "# fixture\n");
+    const outcome = await runCli(["apply", runDir]);
+    expect(outcome.code, outcome.stderr).toBe(0);
+    expect(outcome.stderr).toContain("HEAD had moved");
+    expect(readFileSync(join(repo, "math.js"), "utf8")).toContain("return a + b;");
+    expect(gitIn(repo, "diff", "--cached", "--name-only")).toBe("math.js\n");
+  });
+
+  test("refuses when HEAD moved and the patch no longer applies", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const { runDir } = await delegate(repo, agent("fixes-add.sh"), { verify: ["npm test"] });
+    commitFile(repo, "math.js", "export function add(a, b) {\n  return b - a;\n}\n");
+    const outcome = await runCli(["apply", runDir]);
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr).toMatch(/apply refused: the patch no longer applies cleanly/);
+    expect(gitIn(repo, "status", "--porcelain")).toBe("");
+  });
+});

@@ -1,0 +1,192 @@
+import { describe, expect, test } from "vitest";
+import type { AgentOutcome, ExternalAgentResult } from "../src/backend.js";
+import type { PolicyFinding } from "../src/findings.js";
+import type { CommandRecord } from "../src/shell-commands.js";
+import { EXIT_CODES, type RunFacts, TERMINAL_REASONS, type TerminalReason, decideOutcome, statusOf } from "../src/terminal.js";
+import type { BaselineOutcome, VerificationOutcome } from "../src/verify.js";
+
+/** The exit-code table of contract.md, copied by hand: the code must agree with the contract, not with itself. */
+const CONTRACT_EXIT_CODES: Record<TerminalReason, number> = {
+  verified: 0,
+  verification_failed: 1,
+  no_changes: 3,
+  policy_or_artifact_error: 4,
+  source_repository_changed: 5,
+  external_agent_error: 6,
+  timeout: 124,
+  user_cancelled: 130,
+};
+
+function command(overrides: Partial<CommandRecord> = {}): CommandRecord {
+  return { command: "npm test", phase: "verify", exitCode: 0, signal: null, timedOut: false, durationMs: 12, ...overrides };
+}
+
+function agentResult(outcome: AgentOutcome): ExternalAgentResult {
+  return {
+    outcome,
+    executable: "/bin/sh",
+    version: null,
+    sessionId: null,
+    exitCode: outcome.kind === "finished" ? 0 : 1,
+    signal: null,
+    finalMessage: "done",
+    usage: null,
+    stderrTail: "",
+    durationMs: 5,
+  };
+}
+
+const FAILED_TEST = command({ exitCode: 1 });
+const VIOLATION: PolicyFinding = { path: "evil.bin", rule: "binary", message: "binary files are not allowed" };
+
+/** The facts of a clean verified run; each test changes what it is about. */
+function facts(overrides: Partial<RunFacts> = {}): RunFacts {
+  return {
+    cancelled: null,
+    sourceChanged: [],
+    agent: agentResult({ kind: "finished" }),
+    artifactError: null,
+    patch: { empty: false, violations: [] },
+    verification: { kind: "passed", commands: [command()] },
+    baseline: null,
+    verifyCommandCount: 1,
+    setupFailed: null,
+    ...overrides,
+  };
+}
+
+/** Every bad thing at once except the one under test and what outranks it. */
+const EVERYTHING_WRONG: Partial<RunFacts> = {
+  cancelled: "interrupted",
+  setupFailed: command({ phase: "setup", command: "npm ci", exitCode: 1 }),
+  agent: agentResult({ kind: "failed", detail: "auth_failed", message: "not logged in", hint: "log in" }),
+  artifactError: { detail: "extract_failed", message: "extract failed" },
+  patch: { empty: false, violations: [VIOLATION] },
+  verification: { kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST },
+};
+
+function expectVerdict(input: RunFacts, terminalReason: TerminalReason, detail: string | null) {
+  const verdict = decideOutcome(input);
+  expect({ terminalReason: verdict.terminalReason, detail: verdict.detail }).toEqual({ terminalReason, detail });
+  expect(verdict.status).toBe(statusOf(terminalReason));
+  expect(verdict.summary).not.toBe("");
+  expect(verdict.summary).not.toContain("\n");
+  return verdict;
+}
+
+describe("decideOutcome precedence", () => {
+  test("a clean run is verified", () => {
+    expectVerdict(facts(), "verified", null);
+  });
+
+  test("a changed source overrides everything, and the summary names the paths", () => {
+    const verdict = expectVerdict(facts({ ...EVERYTHING_WRONG, sourceChanged: ["a.js", "b.js"] }), "source_repository_changed", "source_modified");
+    expect(verdict.summary).toContain("a.js, b.js");
+    expect(verdict.hint).not.toBeNull();
+  });
+
+  test("a changed source overrides a verified run; a long list is cut in the summary", () => {
+    const paths = ["1", "2", "3", "4", "5", "6", "7"].map((n) => `f${n}.js`);
+    const verdict = expectVerdict(facts({ sourceChanged: paths }), "source_repository_changed", "source_modified");
+    expect(verdict.summary).toContain("f5.js, …");
+    expect(verdict.summary).not.toContain("f6.js");
+  });
+
+  test("a cancel comes next: interrupted, or approval declined", () => {
+    expectVerdict(facts(EVERYTHING_WRONG), "user_cancelled", "interrupted");
+    expectVerdict(facts({ ...EVERYTHING_WRONG, cancelled: "approval_declined", agent: null }), "user_cancelled", "approval_declined");
+  });
+
+  test("a setup command failing before the agent is verification_failed (setup_failed)", () => {
+    expectVerdict(facts({ ...EVERYTHING_WRONG, cancelled: null }), "verification_failed", "setup_failed");
+  });
+
+  test("then the agent: a timeout (wall or idle) outranks the patch and the verification", () => {
+    const rest = { ...EVERYTHING_WRONG, cancelled: null, setupFailed: null };
+    expectVerdict(facts({ ...rest, agent: agentResult({ kind: "timed_out", limit: "wall" }) }), "timeout", "wall_timeout");
+    expectVerdict(facts({ ...rest, agent: agentResult({ kind: "timed_out", limit: "idle" }) }), "timeout", "idle_timeout");
+  });
+
+  test("an agent error keeps the backend's detail and hint, even if verification passed", () => {
+    const verdict = expectVerdict(facts({ ...EVERYTHING_WRONG, cancelled: null, setupFailed: null }), "external_agent_error", "auth_failed");
+    expect(verdict.hint).toBe("log in");
+    const failedButGreen = facts({ agent: agentResult({ kind: "failed", detail: "exit_code_3", message: "the agent exited with code 3", hint: null }) });
+    expectVerdict(failedButGreen, "external_agent_error", "exit_code_3");
+  });
+
+  test("an agent cancelled by the backend (without handoff's own cancel flag) is user_cancelled", () => {
+    expectVerdict(facts({ agent: agentResult({ kind: "cancelled" }) }), "user_cancelled", "interrupted");
+  });
+
+  test("then handoff's own artifacts: an artifact error, or no patch at all", () => {
+    const afterAgent = { ...EVERYTHING_WRONG, cancelled: null, setupFailed: null, agent: agentResult({ kind: "finished" }) };
+    expectVerdict(facts(afterAgent), "policy_or_artifact_error", "extract_failed");
+    expectVerdict(facts({ patch: null }), "policy_or_artifact_error", "no_patch");
+  });
+
+  test("then policy: the first violation names the detail, the rest are counted", () => {
+    const second: PolicyFinding = { path: "link", rule: "symlink", message: "symlinks are not allowed" };
+    const verdict = expectVerdict(facts({ patch: { empty: false, violations: [VIOLATION, second] }, verification: null }), "policy_or_artifact_error", "binary");
+    expect(verdict.summary).toContain("evil.bin");
+    expect(verdict.summary).toContain("and 1 more");
+  });
+
+  test("a violation outranks an empty patch; an empty patch is no_changes", () => {
+    expectVerdict(facts({ patch: { empty: true, violations: [VIOLATION] } }), "policy_or_artifact_error", "binary");
+    expectVerdict(facts({ patch: { empty: true, violations: [] }, verification: null }), "no_changes", null);
+  });
+});
+
+describe("decideOutcome on verification", () => {
+  const verified = (verification: VerificationOutcome | null, baseline: BaselineOutcome | null = null, verifyCommandCount = 1) =>
+    facts({ verification, baseline, verifyCommandCount });
+
+  test("passed with commands is verified; passed with none says so in the detail", () => {
+    expectVerdict(verified({ kind: "passed", commands: [command()] }), "verified", null);
+    const verdict = expectVerdict(verified({ kind: "passed", commands: [] }, null, 0), "verified", "no_verification_commands");
+    expect(verdict.hint).toContain("--verify");
+  });
+
+  test("a failing command is command_failed; a timed-out one is command_timed_out", () => {
+    expectVerdict(verified({ kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST }), "verification_failed", "command_failed");
+    const slow = command({ exitCode: null, signal: "SIGTERM", timedOut: true });
+    expectVerdict(verified({ kind: "command_failed", commands: [slow], failed: slow }), "verification_failed", "command_timed_out");
+  });
+
+  test("a failure on a base that already failed is baseline_failed; on a green base it is the patch's", () => {
+    const failed: VerificationOutcome = { kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST };
+    expectVerdict(verified(failed, { passed: false, commands: [FAILED_TEST] }), "verification_failed", "baseline_failed");
+    expectVerdict(verified(failed, { passed: true, commands: [command()] }), "verification_failed", "command_failed");
+  });
+
+  test("setup failing in the fresh checkout is setup_failed; verification editing tracked files is verification_changed_patch", () => {
+    const setup = command({ phase: "setup", command: "npm ci", exitCode: 1 });
+    expectVerdict(verified({ kind: "setup_failed", commands: [setup], failed: setup }), "verification_failed", "setup_failed");
+    expectVerdict(verified({ kind: "patch_changed", commands: [command()] }), "verification_failed", "verification_changed_patch");
+  });
+
+  test("a patch that does not round-trip is handoff's artifact error, not a verification failure", () => {
+    expectVerdict(verified({ kind: "apply_failed", message: "corrupt patch" }), "policy_or_artifact_error", "patch_does_not_apply");
+    expectVerdict(verified({ kind: "round_trip_mismatch", message: "index differs" }), "policy_or_artifact_error", "round_trip_mismatch");
+    expectVerdict(verified(null), "policy_or_artifact_error", "verification_not_run");
+  });
+
+  test("a cancel during verification is user_cancelled", () => {
+    expectVerdict(verified({ kind: "cancelled", commands: [] }), "user_cancelled", "interrupted");
+  });
+});
+
+describe("terminal reasons and exit codes", () => {
+  test("every terminal reason maps to the contract's exit code, and nothing else does", () => {
+    expect(EXIT_CODES).toEqual(CONTRACT_EXIT_CODES);
+    expect([...TERMINAL_REASONS].sort()).toEqual(Object.keys(CONTRACT_EXIT_CODES).sort());
+    const codes = Object.values(EXIT_CODES);
+    expect(new Set(codes).size).toBe(codes.length);
+    expect(codes).not.toContain(2); // reserved for usage errors, which never reach a terminal reason
+  });
+
+  test.each(TERMINAL_REASONS)("%s has the status the contract implies", (reason) => {
+    const expected = ["verified", "verification_failed", "no_changes"].includes(reason) ? "completed" : reason === "user_cancelled" ? "cancelled" : "failed";
+    expect(statusOf(reason)).toBe(expected);
+  });
+});
