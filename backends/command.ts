@@ -5,11 +5,28 @@ import type { AgentEvent } from "../src/events.js";
 
 /**
  * `--backend command --agent-cmd CMD`: any program as the agent. It runs with `/bin/sh -c` in the clone, the task
- * on stdin and in $HANDOFF_TASK. JSON lines become events (a `{"type":"message","text":…}` line is its final
+ * on stdin and in $HANDOFF_TASK (and `--model`, if given, in $HANDOFF_MODEL). JSON lines become events (a `{"type":"message","text":…}` line is its final
  * message); other lines become text events. Exit 0 means it finished; anything else is an agent error.
  */
-export function buildCommandAgentCommand(agentCmd: string, task: string): AgentCommand {
-  return { file: "/bin/sh", args: ["-c", agentCmd], stdin: task, env: { HANDOFF_TASK: task } };
+export function buildCommandAgentCommand(agentCmd: string, task: string, model: string | null = null): AgentCommand {
+  return { file: "/bin/sh", args: ["-c", agentCmd], stdin: task, env: { HANDOFF_TASK: task, ...(model ? { HANDOFF_MODEL: model } : {}) } };
+}
+
+/** POSIX shells exit 127 when the command is not found and 126 when it cannot be executed. */
+const SHELL_COULD_NOT_START = new Set([126, 127]);
+
+function explainShellFailure(result: ExternalAgentResult): ExternalAgentResult {
+  const { outcome } = result;
+  if (outcome.kind !== "failed" || result.exitCode === null || !SHELL_COULD_NOT_START.has(result.exitCode)) return result;
+  return {
+    ...result,
+    outcome: {
+      kind: "failed",
+      detail: "executable_unavailable",
+      message: `the agent command could not be started (the shell exited ${result.exitCode}: ${result.exitCode === 127 ? "not found" : "not executable"})`,
+      hint: "check --agent-cmd: the program must exist on PATH or by path, and be executable",
+    },
+  };
 }
 
 const MessageLine = z.looseObject({ type: z.literal("message"), text: z.string() });
@@ -48,10 +65,10 @@ export function createCommandParser(): StreamParser {
 export function commandBackend(agentCmd: string): ExternalAgentBackend {
   return {
     name: "command",
-    run(task: string, context: AgentContext): Promise<ExternalAgentResult> {
-      return runAgentCommand(
+    async run(task: string, context: AgentContext): Promise<ExternalAgentResult> {
+      const result = await runAgentCommand(
         {
-          command: buildCommandAgentCommand(agentCmd, task),
+          command: buildCommandAgentCommand(agentCmd, task, context.model),
           parser: createCommandParser(),
           executableLabel: agentCmd,
           version: null,
@@ -59,6 +76,7 @@ export function commandBackend(agentCmd: string): ExternalAgentBackend {
         },
         context,
       );
+      return explainShellFailure(result);
     },
   };
 }

@@ -9,12 +9,14 @@ export type BackendName = (typeof BACKEND_NAMES)[number];
 export interface BackendChoice {
   readonly name: string;
   readonly agentCmd?: string | null;
+  readonly bin?: string | null;
 }
 
 export function resolveBackend(choice: BackendChoice): ExternalAgentBackend {
   switch (choice.name) {
     case "command":
       if (!choice.agentCmd) throw new UsageError("missing_agent_cmd", "--backend command needs --agent-cmd CMD");
+      if (choice.bin) throw new UsageError("bin_with_command", "--bin does not apply to --backend command: put the program in --agent-cmd");
       return commandBackend(choice.agentCmd);
     case "codex":
     case "claude":

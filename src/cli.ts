@@ -11,6 +11,7 @@ import type { RecordedEvent } from "./events.js";
 import { killAllProcessGroups } from "./process.js";
 import { type ReportFormat, renderReport } from "./report.js";
 import { loadRun } from "./run-lookup.js";
+import { escapeControls } from "./path-names.js";
 import { ExternalCodingRunner } from "./runner.js";
 import { EXIT_CODES } from "./terminal.js";
 import { listBackends } from "./backends-report.js";
@@ -111,7 +112,12 @@ function readTask(positionals: readonly string[], taskFile: string | undefined):
 async function askOnTerminal(question: string): Promise<boolean> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {
-    const answer = await new Promise<string>((resolve) => rl.question(`${question} [y/N] `, resolve));
+    // Ctrl-C at the prompt is a "no": readline swallows the signal on a TTY.
+    const answer = await new Promise<string>((resolve) => {
+      rl.once("SIGINT", () => resolve(""));
+      rl.once("close", () => resolve(""));
+      rl.question(`${question} [y/N] `, resolve);
+    });
     return /^y(es)?$/i.test(answer.trim());
   } finally {
     rl.close();
@@ -119,7 +125,8 @@ async function askOnTerminal(question: string): Promise<boolean> {
 }
 
 function progressPrinter(json: boolean): (event: RecordedEvent) => void {
-  const write = (line: string) => process.stderr.write(`handoff: ${line}\n`);
+  // Agent text and paths can carry terminal controls (OSC 52, cursor moves): escaped before they reach stderr.
+  const write = (line: string) => process.stderr.write(`handoff: ${escapeControls(line)}\n`);
   return (event) => {
     switch (event.type) {
       case "run.started":

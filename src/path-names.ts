@@ -62,6 +62,14 @@ export function escapeControls(text: string): string {
     .replace(new RegExp(INVISIBLE.source, "gu"), (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/** Text for a terminal: every line escaped as by escapeControls, newlines and tabs kept. */
+export function displayText(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => line.split("\t").map(escapeControls).join("\t"))
+    .join("\n");
+}
+
 /** Case-folded NFC key: two paths with one key overwrite each other on macOS or Windows. */
 export function collisionKey(path: string): string {
   return path.normalize("NFC").toLowerCase();

@@ -3,16 +3,14 @@ import { join } from "node:path";
 import { parsePatch } from "diff";
 import { assertNever } from "./assert-never.js";
 import type { LoadedRun } from "./run-lookup.js";
-import { escapeControls } from "./path-names.js";
+import { displayText, escapeControls } from "./path-names.js";
 import { EXIT_CODES } from "./terminal.js";
 
 export type ReportFormat = "text" | "markdown" | "json";
 
 /** A patch for a person's eyes: control characters escaped (no terminal tricks), newlines and tabs kept. */
 export function printablePatch(patch: Buffer): string {
-  return patch
-    .toString("utf8")
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/gu, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  return displayText(patch.toString("utf8"));
 }
 
 function ms(value: number): string {
@@ -108,5 +106,6 @@ function renderText(run: LoadedRun, markdown: boolean): string {
     heading("changes.patch");
     out.push(markdown ? `\`\`\`diff\n${printablePatch(patch)}\`\`\`` : printablePatch(patch));
   }
-  return `${out.join("\n")}\n`;
+  // Everything printed passes through one escape: agent text, paths and messages can carry terminal controls.
+  return `${displayText(out.join("\n"))}\n`;
 }

@@ -1,5 +1,6 @@
 import { closeSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { UsageError } from "./errors.js";
 import type { Phase, RecordedEvent, RunnerEvent } from "./events.js";
 
 /** The artifact files every run writes, on every path. */
@@ -37,7 +38,14 @@ export class RunDirectory {
   static create(runsDir: string, runId: string): RunDirectory {
     mkdirSync(runsDir, { recursive: true, mode: 0o700 });
     const path = join(realpathSync(runsDir), runId);
-    mkdirSync(path, { mode: 0o700 });
+    try {
+      mkdirSync(path, { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") {
+        throw new UsageError("run_exists", `a run directory ${path} already exists; choose another --run-id`);
+      }
+      throw error;
+    }
     return new RunDirectory(path, runId);
   }
 

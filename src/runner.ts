@@ -43,7 +43,7 @@ export class ExternalCodingRunner {
     const config = await readConfig(source);
     const resolved = resolveOptions(options, config, source.topLevel);
     const backend: ExternalAgentBackend =
-      typeof options.backend === "object" ? options.backend : resolveBackend({ name: resolved.backendName, agentCmd: options.agentCmd });
+      typeof options.backend === "object" ? options.backend : resolveBackend({ name: resolved.backendName, agentCmd: options.agentCmd, bin: options.bin });
     const dirty = await listDirtyPaths(source);
     if (dirty.length > 0 && !options.allowDirty) throw new DirtySourceError(dirty);
     if (!options.yes && !options.approve) throw new ApprovalRequiredError();

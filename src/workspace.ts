@@ -3,6 +3,7 @@ import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync
 import { join } from "node:path";
 import { fileType, walkTree } from "./fs-walk.js";
 import { git } from "./git.js";
+import { readFileSafely } from "./safe-read.js";
 import type { SourceRepo } from "./source-repo.js";
 
 /**
@@ -144,7 +145,8 @@ export function gitfileTampered(workspace: Workspace): string | null {
   if (stats.isSymbolicLink()) return "ws/.git was replaced by a symbolic link";
   if (stats.isDirectory()) return "ws/.git was replaced by a directory";
   if (!stats.isFile()) return "ws/.git is no longer a regular file";
-  const content = readFileSync(path, "utf8");
+  const read = readFileSafely(path, 4096);
+  const content = read.kind === "bytes" ? read.bytes.toString("utf8") : `(${read.kind})`;
   if (content !== workspace.gitfile.content) return `ws/.git was rewritten to point elsewhere (${content.trim().slice(0, 200)})`;
   return null;
 }

@@ -208,6 +208,20 @@ describe("handoff show", () => {
     expect(JSON.parse(json.stdout)).toEqual(JSON.parse(readFileSync(join(runDir, "result.json"), "utf8")));
   });
 
+  test("P4: terminal controls from the agent are escaped in run progress and in show, never sent raw", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const run = await cliRun(repo, agent("prints-terminal-escapes.sh"), ["--verify", "npm test"]);
+    expect(run.result.terminalReason, run.outcome.stderr).toBe("verified");
+    expect(run.outcome.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/u);
+    expect(run.outcome.stderr).toContain("\\x1b]52;c;");
+    for (const format of ["text", "markdown"]) {
+      const shown = await runCli(["show", run.runDir, "--format", format]);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/u);
+      expect(shown.stdout).toContain("\\x1b[31mnothing to see");
+    }
+  });
+
   test("a run that does not exist, or a bad format, is a usage error", async () => {
     expectUsageError(await runCli(["show", join(tempDir(), "nope")]), /no finished run/);
     const repo = await makeRepo(FAILING_ADD_PROJECT);

@@ -1,5 +1,8 @@
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { FAILING_ADD_PROJECT, makeRepo } from "./helpers/repo.js";
+import { ExternalCodingRunner } from "../src/runner.js";
+import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate } from "./helpers/run.js";
 
 describe("handoff run with the command backend", () => {
@@ -42,5 +45,31 @@ describe("handoff run with the command backend", () => {
     expect(run.result.backend.exitCode).toBe(3);
     expect(run.patch).toContain("+// partial");
     expect(run.sourceChanged).toEqual([]);
+  });
+});
+
+describe("handoff run: input the command backend refuses or passes on", () => {
+  test("reusing a run id is a usage error and leaves the earlier run untouched", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const first = await delegate(repo, agent("fixes-add.sh"), { runId: "same-id" });
+    const before = readFileSync(join(first.runDir, "result.json"), "utf8");
+    await expect(
+      new ExternalCodingRunner().run({ repo, task: "again", backend: "command", agentCmd: "true", yes: true, runsDir: dirname(first.runDir), runId: "same-id" }),
+    ).rejects.toMatchObject({ name: "UsageError", code: "run_exists" });
+    expect(readFileSync(join(first.runDir, "result.json"), "utf8")).toBe(before);
+  });
+
+  test("--bin with the command backend is a usage error: the program belongs in --agent-cmd", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    await expect(
+      new ExternalCodingRunner().run({ repo, task: "t", backend: "command", agentCmd: "true", bin: "/usr/bin/true", yes: true, runsDir: join(tempDir(), "runs") }),
+    ).rejects.toMatchObject({ code: "bin_with_command" });
+  });
+
+  test("the model name reaches the command agent as $HANDOFF_MODEL", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const run = await delegate(repo, `echo "{\\"type\\":\\"message\\",\\"text\\":\\"model=$HANDOFF_MODEL\\"}"`, { model: "tiny-1" });
+    expect(run.result.terminalReason).toBe("no_changes");
+    expect(run.result.agent.finalMessage).toBe("model=tiny-1");
   });
 });

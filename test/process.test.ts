@@ -280,10 +280,11 @@ describe("the agent process in the pipeline", () => {
     expect(statSync(join(run.runDir, "events.jsonl")).size).toBeLessThan(64 * 1024);
   });
 
-  test("a command the shell cannot find ends external_agent_error, exit_code_127, with the shell's complaint kept", async () => {
+  test("a command the shell cannot find ends external_agent_error, executable_unavailable, with the shell's complaint kept", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const run = await delegate(repo, "/nonexistent/agent-cli --go");
-    expect(run.result).toMatchObject({ terminalReason: "external_agent_error", detail: "exit_code_127", status: "failed" });
+    expect(run.result).toMatchObject({ terminalReason: "external_agent_error", detail: "executable_unavailable", status: "failed" });
+    expect(run.result.hint).toContain("--agent-cmd");
     expect(run.result.backend.exitCode).toBe(127);
     expect(run.result.summary).toContain("127");
     const backendResult = JSON.parse(readFileSync(join(run.runDir, "backend-result.json"), "utf8"));
