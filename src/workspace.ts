@@ -44,21 +44,14 @@ export interface PristineStore {
 
 export async function createPristineStore(source: SourceRepo, parent: string): Promise<PristineStore> {
   const path = join(parent, "base.git");
-  await git({ cwd: parent }, [
-    "-c",
-    "protocol.file.allow=always",
-    "clone",
-    "--bare",
-    "--local",
-    "--no-hardlinks",
-    "--template=",
-    "--quiet",
-    "--",
-    source.topLevel,
-    path,
-  ]);
-  await git({ gitDir: path, cwd: parent }, ["remote", "remove", "origin"]);
+  await copyRepository(source.topLevel, path, parent);
   return { path, fingerprint: fingerprintStore(path) };
+}
+
+/** A bare clone whose object files are copied, never hard-linked, with no hooks and no origin left behind. */
+async function copyRepository(from: string, to: string, cwd: string): Promise<void> {
+  await git({ cwd }, ["-c", "protocol.file.allow=always", "clone", "--bare", "--local", "--no-hardlinks", "--template=", "--quiet", "--", from, to]);
+  await git({ gitDir: to, cwd }, ["remote", "remove", "origin"]);
 }
 
 function fingerprintStore(path: string): string {
@@ -88,21 +81,8 @@ export async function createWorkspace(source: SourceRepo, pristine: PristineStor
 
   // A copy, not alternates: through alternates the agent's own git re-dates the pristine store's objects, and any
   // change there must mean tampering (pristineTampered).
-  await git({ cwd: root }, [
-    "-c",
-    "protocol.file.allow=always",
-    "clone",
-    "--bare",
-    "--local",
-    "--no-hardlinks",
-    "--template=",
-    "--quiet",
-    "--",
-    pristine.path,
-    agentGitDir,
-  ]);
+  await copyRepository(pristine.path, agentGitDir, root);
   const agentTarget = { gitDir: agentGitDir, cwd: root };
-  await git(agentTarget, ["remote", "remove", "origin"]);
   await git(agentTarget, ["config", "core.bare", "false"]);
   await git(agentTarget, ["config", "user.name", "handoff agent"]);
   await git(agentTarget, ["config", "user.email", "agent@handoff.invalid"]);

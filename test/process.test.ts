@@ -99,7 +99,7 @@ describe("runProcess", () => {
     expect(isRunning(Number(readFileSync(pidFile, "utf8")))).toBe(false);
   });
 
-  test("a grandchild that left the group with setsid and holds stdout open does not keep handoff waiting", async () => {
+  test("P1 (partial): a grandchild that left the group with setsid and holds stdout open does not keep handoff waiting", async () => {
     const pidFile = join(tempDir(), "escaped.pid");
     // Containment of such a process needs a PID namespace (security.md §5); the process module only must not hang.
     onTestFinished(() => {
@@ -257,7 +257,7 @@ describe("the agent process in the pipeline", () => {
     expect(isRunning(sleeper)).toBe(false);
   });
 
-  test("a 48 MiB stderr flood is bounded: the run completes and keeps only a short tail", async () => {
+  test("P3: a 48 MiB stderr flood is bounded: the run completes and keeps only a short tail", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const run = await delegate(repo, agent("floods-stderr.sh"), { verify: ["npm test"] });
     expect(run.result.terminalReason).toBe("verified");
@@ -268,7 +268,7 @@ describe("the agent process in the pipeline", () => {
     expect(runDirBytes).toBeLessThan(1024 * 1024);
   });
 
-  test("an 18 MiB stdout line without a newline becomes a diagnostic event, not a crash", async () => {
+  test("P3: an 18 MiB stdout line without a newline becomes a diagnostic event, not a crash", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const run = await delegate(repo, agent("prints-huge-unterminated-line.sh"), { verify: ["npm test"] });
     expect(run.result.terminalReason).toBe("verified");
@@ -291,7 +291,7 @@ describe("the agent process in the pipeline", () => {
     expect(backendResult.stderrTail).toMatch(/\/nonexistent\/agent-cli.*not found/);
   });
 
-  test("the agent's environment is an allowlist: PATH, a private HOME and TMPDIR, the task, and names passed with env", async () => {
+  test("P5: the agent's environment is an allowlist: PATH, a private HOME and TMPDIR, the task, and names passed with env", async () => {
     const out = agentOutputDir();
     vi.stubEnv("SECRET_TOKEN", "sk-live-123");
     vi.stubEnv("MY_AGENT_KEY", "named-key");
@@ -311,5 +311,15 @@ describe("the agent process in the pipeline", () => {
     }
     expect(env.has("SECRET_TOKEN")).toBe(false);
     expect(text).not.toContain("sk-live-123");
+  });
+
+  test("P10: the agent runs in a session of its own, without a controlling terminal", async () => {
+    const out = agentOutputDir();
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    // /proc/PID/stat after the command name: state, ppid, pgrp, session, tty_nr (0 = no controlling terminal).
+    await delegate(repo, `cut -d')' -f2- /proc/$$/stat > "${out.dir}/stat"; echo $$ > "${out.dir}/pid"`);
+    const [, , , sessionId, ttyNr] = readFileSync(join(out.dir, "stat"), "utf8").trim().split(" ");
+    expect(sessionId).toBe(readFileSync(join(out.dir, "pid"), "utf8").trim());
+    expect(ttyNr).toBe("0");
   });
 });
