@@ -1,10 +1,9 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { parsePatch } from "diff";
-import { displayPath } from "./fs-walk.js";
 import type { PolicyFinding } from "./findings.js";
 import { git, splitNul } from "./git.js";
-import { checkPathName, escapeControls, findCollisions, windowsNameWarnings } from "./path-names.js";
+import { checkPathName, findCollisions, printablePath, windowsNameWarnings } from "./path-names.js";
 import { type CompiledPolicy } from "./policy.js";
 import { matchesAnyGlob } from "./glob.js";
 import { createPrivateGitDir, writeIndexCopy } from "./private-git.js";
@@ -90,7 +89,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     if (finding.excludeFromStaging) exclude.push(finding.rawPath);
   }
   if (ignoredList.length > 0) {
-    const shown = ignoredList.slice(0, 20).map((path) => escapeControls(displayPath(path)));
+    const shown = ignoredList.slice(0, 20).map((path) => printablePath(path));
     warnings.push({
       path: "",
       rule: "ignored_files_added",
@@ -127,7 +126,7 @@ function sha256(bytes: Buffer): string {
 
 function toPatchFile(change: RawChange): PatchFile {
   return {
-    path: escapeControls(displayPath(change.path)),
+    path: printablePath(change.path),
     change: change.status === "A" ? "added" : change.status === "D" ? "deleted" : "modified",
     additions: change.additions ?? 0,
     deletions: change.deletions ?? 0,
@@ -160,7 +159,7 @@ function judgeChanges(
   changes.forEach((change, index) => {
     const nameFindings = checkPathName(change.path);
     violations.push(...nameFindings);
-    const path = escapeControls(displayPath(change.path));
+    const path = printablePath(change.path);
     const file = toPatchFile(change);
     if (nameFindings.length > 0) return;
     if (file.change === "added") added.push(path);

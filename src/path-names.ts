@@ -62,6 +62,11 @@ export function escapeControls(text: string): string {
     .replace(new RegExp(INVISIBLE.source, "gu"), (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/** Raw path bytes as a person may safely see them: \xNN for non-UTF-8 bytes, then escapeControls. */
+export function printablePath(bytes: Buffer): string {
+  return escapeControls(displayPath(bytes));
+}
+
 /** Text for a terminal: every line escaped as by escapeControls, newlines and tabs kept. */
 export function displayText(text: string): string {
   return text

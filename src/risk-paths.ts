@@ -34,7 +34,7 @@ const RISKY: readonly { readonly rule: WarningRule; readonly globs: readonly str
 ];
 
 const COMPILED = RISKY.map((entry) => ({ ...entry, patterns: entry.globs.map(globToRegExp) }));
-const TEST_FILE = [/(^|\/)(tests?|__tests__|spec|specs)\//u, /(^|\/)tests?\.[^/]+$/u, /\.(test|spec)\.[^/]+$/u, /(^|\/)test_[^/]+\.py$/u, /_test\.(go|py|rb)$/u].map((r) => r);
+const TEST_FILE = [/(^|\/)(tests?|__tests__|spec|specs)\//u, /(^|\/)tests?\.[^/]+$/u, /\.(test|spec)\.[^/]+$/u, /(^|\/)test_[^/]+\.py$/u, /_test\.(go|py|rb)$/u];
 
 export function riskWarnings(path: string, change: "added" | "modified" | "deleted"): PolicyFinding[] {
   const findings: PolicyFinding[] = [];

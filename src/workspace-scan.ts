@@ -1,6 +1,6 @@
-import { displayPath, fileType, walkTree } from "./fs-walk.js";
+import { fileType, walkTree } from "./fs-walk.js";
 import type { PolicyFinding, ViolationRule } from "./findings.js";
-import { checkPathName, escapeControls } from "./path-names.js";
+import { checkPathName, printablePath } from "./path-names.js";
 import type { PatchPolicy } from "./policy.js";
 
 /**
@@ -25,7 +25,7 @@ export interface WorkspaceScan {
 export function scanWorkspace(workTree: string, policy: Pick<PatchPolicy, "maxWorkspaceEntries" | "maxDepth" | "maxFileBytes">): WorkspaceScan {
   const findings: ScanFinding[] = [];
   const add = (rawPath: Buffer, rule: ViolationRule, message: string, excludeFromStaging: boolean) =>
-    findings.push({ rawPath, path: escapeControls(displayPath(rawPath)), rule, message, excludeFromStaging });
+    findings.push({ rawPath, path: printablePath(rawPath), rule, message, excludeFromStaging });
 
   const summary = walkTree(workTree, {
     skipTopLevel: [".git"],
@@ -37,7 +37,8 @@ export function scanWorkspace(workTree: string, policy: Pick<PatchPolicy, "maxWo
       // Exactly `.git`: a case or Unicode variant is no repository to git on Linux, but a `.git` to macOS and
       // Windows, and is reported by its own name below (git_metadata_path).
       if (name.toString("latin1") === ".git") {
-        add(relPath, "nested_repository", "a nested git repository or gitfile", true);
+        // The repository is the directory holding `.git` (never the top level: that `.git` is skipped).
+        add(relPath.subarray(0, relPath.lastIndexOf(0x2f)), "nested_repository", "a nested git repository or gitfile", true);
         return "skip";
       }
       if (nameFindings.length > 0) {
@@ -67,18 +68,11 @@ export function scanWorkspace(workTree: string, policy: Pick<PatchPolicy, "maxWo
     },
   });
 
-  // A nested repository is its directory: the `.git` entry inside stands for it.
-  const nested = findings.filter((f) => f.rule === "nested_repository");
-  for (const finding of nested) {
-    const slash = finding.rawPath.lastIndexOf(0x2f);
-    if (slash > 0) Object.assign(finding, { rawPath: finding.rawPath.subarray(0, slash), path: escapeControls(displayPath(finding.rawPath.subarray(0, slash))) });
-  }
-
   let fatal: ScanFinding | null = null;
   if (summary.cutShort) {
     fatal = { rawPath: Buffer.alloc(0), path: "", rule: "workspace_too_large", message: `more than ${policy.maxWorkspaceEntries} entries in the workspace`, excludeFromStaging: false };
   } else if (summary.tooDeep.length > 0) {
-    fatal = { rawPath: summary.tooDeep[0]!, path: escapeControls(displayPath(summary.tooDeep[0]!)), rule: "workspace_too_deep", message: `directories nested deeper than ${policy.maxDepth}`, excludeFromStaging: false };
+    fatal = { rawPath: summary.tooDeep[0]!, path: printablePath(summary.tooDeep[0]!), rule: "workspace_too_deep", message: `directories nested deeper than ${policy.maxDepth}`, excludeFromStaging: false };
   }
   return { findings, entries: summary.entries, fatal };
 }
