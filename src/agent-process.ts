@@ -26,6 +26,11 @@ export type StreamVerdict =
 /** Turns one run's stdout lines into normalized events. One instance per run; never throws. */
 export interface StreamParser {
   push(line: string): AgentEvent[];
+  /**
+   * A failure the stream has already made certain while the CLI keeps running (Codex waits for a network forever):
+   * once this returns a verdict, the process is stopped and the verdict stands.
+   */
+  settledFailure?(): Extract<StreamVerdict, { kind: "failed" }> | null;
   finish(): {
     readonly verdict: StreamVerdict;
     readonly sessionId: string | null;
@@ -46,6 +51,8 @@ export interface TranslatorSpec {
 /** Runs a translator backend's command through the one process module and classifies the ending. */
 export async function runAgentCommand(spec: TranslatorSpec, context: AgentContext): Promise<ExternalAgentResult> {
   const splitter = new LfLineSplitter();
+  const stop = new AbortController();
+  let settled: Extract<StreamVerdict, { kind: "failed" }> | null = null;
   const stderrTail = new HeadTailBuffer(0, 16 * 1024);
   const forward = (framed: ReturnType<LfLineSplitter["push"]>) => {
     for (const record of framed) {
@@ -54,6 +61,10 @@ export async function runAgentCommand(spec: TranslatorSpec, context: AgentContex
         continue;
       }
       for (const event of spec.parser.push(record.text)) context.emit(event);
+      if (!settled && spec.parser.settledFailure) {
+        settled = spec.parser.settledFailure();
+        if (settled) stop.abort();
+      }
     }
   };
   const outcome = await runProcess({
@@ -64,15 +75,21 @@ export async function runAgentCommand(spec: TranslatorSpec, context: AgentContex
     stdin: spec.command.stdin,
     timeoutMs: Math.max(0, context.deadline - Date.now()),
     idleTimeoutMs: context.idleTimeoutMs,
-    signal: context.signal,
-    onStdout: (chunk) => forward(splitter.push(chunk)),
+    signal: AbortSignal.any([context.signal, stop.signal]),
+    onStdout: (chunk) => {
+      context.onStdout?.(chunk);
+      forward(splitter.push(chunk));
+    },
     onStderr: (chunk) => stderrTail.push(chunk),
   });
   forward(splitter.end());
   const stream = spec.parser.finish();
 
+  // Assigned inside the stdout callback, which TypeScript cannot see.
+  const early = settled as Extract<StreamVerdict, { kind: "failed" }> | null;
   let agentOutcome: AgentOutcome;
   if (outcome.timedOut) agentOutcome = { kind: "timed_out", limit: outcome.timedOut };
+  else if (early && !context.signal.aborted) agentOutcome = { kind: "failed", detail: early.detail, message: early.message, hint: early.hint };
   else if (outcome.cancelled) agentOutcome = { kind: "cancelled" };
   else if (outcome.spawnError) {
     agentOutcome = {

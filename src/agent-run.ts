@@ -3,7 +3,8 @@ import type { AgentContext, ExternalAgentBackend, ExternalAgentResult } from "./
 /** How long past its deadline a backend may take to stop before handoff stops waiting for it. */
 const OVERRUN_GRACE_MS = 10_000;
 
-function emptyResult(outcome: ExternalAgentResult["outcome"], durationMs: number): ExternalAgentResult {
+/** The result of an agent run that never got a process (or whose process handoff stopped waiting for). */
+export function resultWithoutProcess(outcome: ExternalAgentResult["outcome"], durationMs: number): ExternalAgentResult {
   return {
     outcome,
     executable: null,
@@ -27,14 +28,14 @@ export async function runAgentSafely(backend: ExternalAgentBackend, task: string
   let timer: NodeJS.Timeout | undefined;
   const overrun = new Promise<ExternalAgentResult>((resolve) => {
     timer = setTimeout(
-      () => resolve(emptyResult({ kind: "timed_out", limit: "wall" }, Date.now() - started)),
+      () => resolve(resultWithoutProcess({ kind: "timed_out", limit: "wall" }, Date.now() - started)),
       Math.max(0, context.deadline - Date.now()) + OVERRUN_GRACE_MS,
     );
   });
   try {
     return await Promise.race([backend.run(task, context), overrun]);
   } catch (error) {
-    return emptyResult(
+    return resultWithoutProcess(
       { kind: "failed", detail: "backend_crashed", message: `the ${backend.name} backend failed: ${(error as Error).message}`, hint: null },
       Date.now() - started,
     );

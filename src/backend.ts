@@ -15,6 +15,15 @@ export interface AgentContext {
   readonly model: string | null;
   /** The executable the user named with `--bin`, if any. */
   readonly executable: string | null;
+  /**
+   * A private, empty directory for the agent CLI's own state (its config dir, sessions, logs). It is outside the
+   * system temp dir (Codex refuses to install its sandbox helpers under it) and removed after the run.
+   */
+  readonly homeDir: string;
+  /** handoff's own environment, only to find the user's CLI login; never handed to the agent as a whole. */
+  readonly userEnv: Readonly<Record<string, string | undefined>>;
+  /** A tap on the agent's raw stdout, before parsing (used to record transcripts). */
+  readonly onStdout?: (chunk: Buffer) => void;
   /** Where each normalized event goes, in order (written to events.jsonl). */
   readonly emit: (event: AgentEvent) => void;
 }
@@ -35,6 +44,8 @@ export interface ExternalAgentResult {
   readonly signal: string | null;
   readonly finalMessage: string | null;
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number; readonly costUsd: number | null } | null;
+  /** Things the user should know that do not change the verdict (recorded as policy warnings). */
+  readonly warnings?: readonly { readonly rule: "cli_login_replaced"; readonly path: string; readonly message: string }[];
   /** Last bytes of the agent's stderr, for the report. */
   readonly stderrTail: string;
   readonly durationMs: number;

@@ -5,7 +5,7 @@ The agent owns its loop; handoff owns the workspace, the patch and the verdict.
 
 Usage:
   handoff run [options] [--] <task text...>      delegate one task (or --task-file FILE, - for stdin)
-  handoff backends [--json]                      which agent CLIs are installed here
+  handoff backends [--json]                      which agent CLIs are installed here, their versions, usable or why not
   handoff show <run-id|run-dir> [--format text|markdown|json] [--runs-dir DIR]
   handoff apply <run-id|run-dir> [-C repo] [--runs-dir DIR]
                                                  apply a verified run's changes.patch to the source repo
@@ -29,6 +29,8 @@ Run options:
       --runs-dir DIR      parent of run directories (default: $XDG_STATE_HOME/handoff/runs)
       --run-id ID         name of this run's directory
       --workspace-dir DIR where disposable clones live (default: $HANDOFF_WORKSPACE_DIR or the temp dir)
+      --cli-home-dir DIR  where each run's private agent-CLI home lives, outside the temp dir
+                          (default: $HANDOFF_CLI_HOME_DIR or $XDG_STATE_HOME/handoff/homes)
       --json              print result.json to stdout and nothing else there
       --keep-workspace    keep the clone for inspection
       --allow-dirty       run although the source has uncommitted changes (they are not part of the clone)

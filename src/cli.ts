@@ -3,7 +3,6 @@ import { createInterface } from "node:readline";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 
 type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig["options"]>;
-import { BACKEND_NAMES } from "../backends/index.js";
 import { applyRun } from "./apply.js";
 import { HELP, VERSION } from "./cli-help.js";
 import { ApplyRefusedError, UsageError } from "./errors.js";
@@ -90,6 +89,7 @@ const RUN_OPTIONS = {
   "runs-dir": { type: "string" },
   "run-id": { type: "string" },
   "workspace-dir": { type: "string" },
+  "cli-home-dir": { type: "string" },
   json: { type: "boolean" },
   "keep-workspace": { type: "boolean" },
   "allow-dirty": { type: "boolean" },
@@ -124,6 +124,14 @@ async function askOnTerminal(question: string): Promise<boolean> {
   }
 }
 
+/** The gist of a tool call's input for one progress line: its command or path. */
+function toolSummary(input: unknown): string {
+  if (typeof input !== "object" || input === null) return "";
+  const record = input as Record<string, unknown>;
+  const gist = [record.command, record.cmd, record.file_path, record.filePath, record.path].find((value) => typeof value === "string");
+  return typeof gist === "string" ? ` ${gist.split("\n")[0]!.slice(0, 120)}` : "";
+}
+
 function progressPrinter(json: boolean): (event: RecordedEvent) => void {
   // Agent text and paths can carry terminal controls (OSC 52, cursor moves): escaped before they reach stderr.
   const write = (line: string) => process.stderr.write(`handoff: ${escapeControls(line)}\n`);
@@ -147,6 +155,15 @@ function progressPrinter(json: boolean): (event: RecordedEvent) => void {
         break;
       case "agent.message":
         if (!json) write(`  agent: ${event.text.split("\n")[0]!.slice(0, 160)}`);
+        break;
+      case "agent.session":
+        if (!json) write(`  agent session ${event.sessionId}`);
+        break;
+      case "agent.tool.started":
+        if (!json) write(`  agent tool: ${event.name}${toolSummary(event.input)}`);
+        break;
+      case "agent.error":
+        if (!json) write(`  agent error: ${event.message.split("\n")[0]!.slice(0, 160)}`);
         break;
       default:
         break;
@@ -196,6 +213,7 @@ async function runCommand(args: readonly string[]): Promise<number> {
       runsDir: values["runs-dir"],
       runId: values["run-id"],
       workspacesDir: values["workspace-dir"],
+      cliHomesDir: values["cli-home-dir"],
       keepWorkspace: values["keep-workspace"],
       allowDirty: values["allow-dirty"],
       signal: controller.signal,
@@ -236,12 +254,12 @@ async function applyCommand(args: readonly string[]): Promise<number> {
 
 async function backendsCommand(args: readonly string[]): Promise<number> {
   const { values } = parse(args, { json: { type: "boolean" } } as const);
-  const report = await listBackends(BACKEND_NAMES);
+  const report = await listBackends();
   if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else {
     for (const entry of report) {
       process.stdout.write(
-        `${entry.name.padEnd(9)} ${entry.usable ? "usable  " : "unusable"} ${entry.executable ?? "-"}${entry.version ? ` (${entry.version})` : ""}${entry.hint ? `\n          ${entry.hint}` : ""}\n`,
+        `${entry.name.padEnd(9)} ${entry.usable ? "usable  " : "unusable"} ${entry.version ?? "-"}  ${entry.executable ?? "not found"}${entry.hint ? `\n          ${entry.hint}` : ""}\n`,
       );
     }
   }

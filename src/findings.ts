@@ -44,6 +44,8 @@ export type WarningRule =
   | "executable_bit"
   | "windows_unsafe_name"
   | "ignored_files_added"
-  | "dirty_source_not_cloned";
+  | "dirty_source_not_cloned"
+  /** The agent CLI replaced a linked login file (e.g. refreshed a token): the new one went away with its private home. */
+  | "cli_login_replaced";
 
 export type PolicyRule = ViolationRule | WarningRule;

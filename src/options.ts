@@ -37,6 +37,8 @@ export interface RunOptions {
   readonly runId?: string;
   /** Where disposable clones live (default: $HANDOFF_WORKSPACE_DIR, else the system temp dir). A tmpfs is fastest. */
   readonly workspacesDir?: string;
+  /** Where each run's private agent-CLI homes live (default: $HANDOFF_CLI_HOME_DIR, else $XDG_STATE_HOME/handoff/homes). */
+  readonly cliHomesDir?: string;
   readonly keepWorkspace?: boolean;
   readonly allowDirty?: boolean;
   /** Run the verify commands on the untouched base first. */
@@ -56,6 +58,13 @@ export const DEFAULTS = {
 export function defaultRunsDir(env: NodeJS.ProcessEnv = process.env): string {
   const state = env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith("/") ? env.XDG_STATE_HOME : join(homedir(), ".local", "state");
   return join(state, "handoff", "runs");
+}
+
+/** Not under the temp dir: Codex will not put its sandbox helpers there. */
+export function defaultCliHomesDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.HANDOFF_CLI_HOME_DIR) return resolve(env.HANDOFF_CLI_HOME_DIR);
+  const state = env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith("/") ? env.XDG_STATE_HOME : join(homedir(), ".local", "state");
+  return join(state, "handoff", "homes");
 }
 
 export function defaultWorkspacesDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -91,6 +100,7 @@ export interface ResolvedOptions {
   readonly policy: PatchPolicy;
   readonly runsDir: string;
   readonly workspacesDir: string;
+  readonly cliHomesDir: string;
   readonly envNames: readonly string[];
 }
 
@@ -109,6 +119,10 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   const workspacesDir = realPathOrAncestor(options.workspacesDir ?? defaultWorkspacesDir());
   if (isInside(workspacesDir, sourceTop)) {
     throw new UsageError("workspace_inside_repo", `the workspace directory ${workspacesDir} is inside the source repository`);
+  }
+  const cliHomesDir = realPathOrAncestor(options.cliHomesDir ?? defaultCliHomesDir());
+  if (isInside(cliHomesDir, sourceTop)) {
+    throw new UsageError("cli_homes_inside_repo", `the agent-CLI home directory ${cliHomesDir} is inside the source repository`);
   }
   const seconds = (value: number | undefined) => (value === undefined ? undefined : value * 1000);
   const positive = (name: string, value: number) => {
@@ -143,6 +157,7 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     },
     runsDir,
     workspacesDir,
+    cliHomesDir,
     envNames: options.env ?? [],
   };
 }

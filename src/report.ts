@@ -93,6 +93,14 @@ function renderText(run: LoadedRun, markdown: boolean): string {
     const mark = c.exitCode === 0 && !c.timedOut ? "ok  " : "FAIL";
     item(`${mark} ${c.phase ? `[${c.phase}] ` : ""}${code(escapeControls(c.command))}: ${c.timedOut ? "timed out" : `exit ${c.exitCode}`}, ${ms(c.durationMs)}`);
   }
+  const claim = r.agent.claim;
+  if (claim) {
+    const said = claim.tests === "pass" ? "the tests pass" : claim.tests === "fail" ? "the tests fail" : "it did not run the tests";
+    item(`the agent claimed ${said}: "${escapeControls(claim.quote)}"`);
+    if (r.verification.ran && claim.tests !== "not_run" && (claim.tests === "pass") !== (r.verification.passed === true)) {
+      item(`the claim does NOT match handoff's own verification (${r.verification.passed ? "passed" : "failed"})`);
+    }
+  }
   if (r.verification.baseline) item(`baseline on the untouched base: ${r.verification.baseline.passed ? "passed" : "failed"}`);
 
   heading("Timings");

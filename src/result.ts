@@ -52,6 +52,8 @@ export const RunResult = z.looseObject({
   agent: z.looseObject({
     finalMessage: z.string().nullable(),
     usage: z.looseObject({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number().nullable() }).nullable(),
+    /** What the final message claims about tests: a claim, never evidence. */
+    claim: z.looseObject({ tests: z.enum(["pass", "fail", "not_run"]), quote: z.string() }).nullable().optional(),
   }),
   sourceInvariant: z.looseObject({ matched: z.boolean(), changed: z.array(z.string()) }),
   timings: z.looseObject({ startedAt: z.string(), durationMs: z.number(), phases: z.record(z.string(), z.number()) }),

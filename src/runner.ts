@@ -77,6 +77,7 @@ class PipelineRun {
   setupRecords: CommandRecord[] = [];
   workspace: Workspace | null = null;
   scratch: string | null = null;
+  cliHome: string | null = null;
   pristine: PristineStore | null = null;
   extraWarnings: PolicyFinding[] = [];
 
@@ -161,6 +162,7 @@ class PipelineRun {
       allowDirty: this.request.allowDirty ?? false,
       keepWorkspace: this.request.keepWorkspace ?? false,
       workspacesDir: o.workspacesDir,
+      cliHomesDir: o.cliHomesDir,
     });
   }
 
@@ -201,7 +203,8 @@ class PipelineRun {
     const ws = this.workspace;
     if (!ws || this.cancelled) return;
 
-    const agentEnv = buildEnvironment({ home: ws.home, tmp: ws.tmp, extraNames: o.envNames });
+    // HANDOFF_RUN_ID marks every process the agent starts, so a leftover one can be found by its environment.
+    const agentEnv = buildEnvironment({ home: ws.home, tmp: ws.tmp, extraNames: o.envNames, set: { HANDOFF_RUN_ID: this.dir.runId } });
     if (o.setup.length > 0) {
       await this.phase("setup", async () => {
         this.setupRecords = await runShellCommands(o.setup, {
@@ -219,8 +222,10 @@ class PipelineRun {
       if (failed || this.cancelled) return;
     }
 
-    this.agentResult = (await this.phase("agent", () =>
-      runAgentSafely(this.backend, this.request.task, {
+    this.agentResult = (await this.phase("agent", () => {
+      mkdirSync(o.cliHomesDir, { recursive: true, mode: 0o700 });
+      this.cliHome = mkdtempSync(join(o.cliHomesDir, `${this.dir.runId}-`));
+      return runAgentSafely(this.backend, this.request.task, {
         cwd: ws.workTree,
         env: agentEnv,
         signal: this.request.signal ?? new AbortController().signal,
@@ -228,10 +233,13 @@ class PipelineRun {
         idleTimeoutMs: o.idleTimeoutMs,
         model: o.model,
         executable: this.request.bin ?? null,
+        homeDir: this.cliHome,
+        userEnv: { ...process.env },
         emit: (event) => this.emit(event),
-      }),
-    )) ?? null;
+      });
+    })) ?? null;
     this.facts.agent = this.agentResult;
+    for (const warning of this.agentResult?.warnings ?? []) this.extraWarnings.push({ ...warning });
     this.dir.writeJson("backend-result.json", { backend: this.backend.name, ...this.agentResult });
     if (this.cancelled) return;
 
@@ -305,6 +313,7 @@ class PipelineRun {
     this.dir.checkpoint("finish", { done: true, terminalReason: verdict.terminalReason, detail: verdict.detail });
     this.emit({ type: "run.finished", terminalReason: verdict.terminalReason, detail: verdict.detail });
     if (this.scratch) removeTree(this.scratch);
+    if (this.cliHome && !keep) removeTree(this.cliHome);
     if (this.workspace && !keep) removeTree(this.workspace.root);
     return result;
   }

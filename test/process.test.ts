@@ -181,6 +181,8 @@ describe("runAgentCommand", () => {
         idleTimeoutMs: 30_000,
         model: null,
         executable: null,
+        homeDir: tempDir(),
+        userEnv: {},
         emit: (event) => events.push(event),
       },
     );

@@ -17,13 +17,14 @@ export function agent(name: string): string {
 export interface Harness {
   readonly runsDir: string;
   readonly workspacesDir: string;
+  readonly cliHomesDir: string;
   /** Payloads planted by hostile agents touch files here; it must stay empty. */
   readonly markerDir: string;
 }
 
 export function makeHarness(): Harness {
   const root = tempDir("handoff-harness");
-  const harness = { runsDir: join(root, "runs"), workspacesDir: join(root, "ws"), markerDir: join(root, "markers") };
+  const harness = { runsDir: join(root, "runs"), workspacesDir: join(root, "ws"), cliHomesDir: join(root, "homes"), markerDir: join(root, "markers") };
   mkdirSync(harness.markerDir);
   return harness;
 }
@@ -61,6 +62,7 @@ export async function delegate(
     yes: true,
     runsDir: harness.runsDir,
     workspacesDir: harness.workspacesDir,
+    cliHomesDir: harness.cliHomesDir,
     env: ["HANDOFF_TEST_MARKERS", "HANDOFF_TEST_SOURCE"],
     ...options,
   });

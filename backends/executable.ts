@@ -1,0 +1,90 @@
+import { accessSync, constants, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
+import { runProcess } from "../src/process.js";
+import { removeTree } from "../src/workspace.js";
+
+/** The first executable `name` on `path` (a PATH string), or null. */
+export function which(name: string, path: string | undefined): string | null {
+  for (const dir of (path ?? "").split(delimiter)) {
+    if (!dir || !isAbsolute(dir)) continue;
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // next directory
+    }
+  }
+  return null;
+}
+
+export interface ResolvedExecutable {
+  readonly path: string;
+  /** PATH for the agent: with `--bin`, its directory comes first (npm's .bin dirs hold the CLI's runtime, e.g. bun for omp). */
+  readonly pathEnv: string;
+}
+
+/** `--bin` if given (it must be executable), else the CLI's name on PATH. */
+export function resolveExecutable(name: string, bin: string | null, pathEnv: string | undefined): ResolvedExecutable | null {
+  const path = pathEnv ?? "/usr/local/bin:/usr/bin:/bin";
+  if (bin) {
+    const absolute = resolve(bin);
+    try {
+      accessSync(absolute, constants.X_OK);
+    } catch {
+      return null;
+    }
+    return { path: absolute, pathEnv: `${dirname(absolute)}${delimiter}${path}` };
+  }
+  const found = which(name, path);
+  return found ? { path: found, pathEnv: path } : null;
+}
+
+export type VersionProbe = { readonly ok: true; readonly version: string } | { readonly ok: false; readonly reason: string };
+
+/**
+ * `<cli> --version` in a throwaway home: even `--version` makes some CLIs write state (Codex into CODEX_HOME,
+ * OpenCode into its XDG dirs), and none of that may land in the user's real home.
+ */
+export async function probeVersion(executable: string, pathEnv: string): Promise<VersionProbe> {
+  const home = mkdtempSync(join(tmpdir(), "handoff-probe-"));
+  let out = "";
+  let err = "";
+  try {
+    const outcome = await runProcess({
+      file: executable,
+      args: ["--version"],
+      cwd: home,
+      env: {
+        PATH: pathEnv,
+        HOME: home,
+        TMPDIR: home,
+        XDG_CONFIG_HOME: join(home, ".config"),
+        XDG_DATA_HOME: join(home, ".local/share"),
+        XDG_CACHE_HOME: join(home, ".cache"),
+        XDG_STATE_HOME: join(home, ".local/state"),
+        CODEX_HOME: home,
+        CLAUDE_CONFIG_DIR: join(home, ".claude"),
+        PI_CODING_AGENT_DIR: join(home, "agent"),
+        PI_OFFLINE: "1",
+      },
+      timeoutMs: 20_000,
+      onStdout: (chunk) => (out += chunk.toString("utf8")),
+      onStderr: (chunk) => (err += chunk.toString("utf8")),
+    });
+    // pi prints its version on stderr.
+    const printed = out.trim() !== "" ? out : err;
+    if (outcome.exitCode === 0 && printed.trim() !== "") return { ok: true, version: versionNumber(printed) };
+    const why = outcome.spawnError?.message ?? (outcome.timedOut ? "timed out" : err.trim().split("\n")[0] || `exit ${outcome.exitCode ?? outcome.signal}`);
+    return { ok: false, reason: `\`${executable} --version\` failed: ${why.slice(0, 200)}` };
+  } finally {
+    removeTree(home);
+  }
+}
+
+/** "codex-cli 0.171.0", "2.1.197 (Claude Code)", "omp/18.2.3" → the version number; other text as printed. */
+export function versionNumber(printed: string): string {
+  const first = printed.trim().split("\n")[0]!;
+  return (/\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?/.exec(first)?.[0] ?? first).slice(0, 100);
+}

@@ -1,0 +1,57 @@
+import { lstatSync, mkdirSync, readlinkSync, symlinkSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join } from "node:path";
+
+/** One file of the user's CLI login, to be visible inside the run's private CLI home. */
+export interface LoginLink {
+  /** Where the CLI will look for it, inside the private home. */
+  readonly at: string;
+  /** The user's own file. */
+  readonly target: string;
+}
+
+/** The user's home as handoff itself sees it (not the agent's private HOME). */
+export function userHome(userEnv: Readonly<Record<string, string | undefined>>): string {
+  return userEnv.HOME && isAbsolute(userEnv.HOME) ? userEnv.HOME : homedir();
+}
+
+/** An XDG base dir of the user's, with the spec's default. */
+export function userXdg(userEnv: Readonly<Record<string, string | undefined>>, name: "XDG_CONFIG_HOME" | "XDG_DATA_HOME", fallback: string): string {
+  const value = userEnv[name];
+  return value && isAbsolute(value) ? value : join(userHome(userEnv), fallback);
+}
+
+/**
+ * Makes the user's login visible to the CLI without handoff reading or copying it: a symlink per file that
+ * exists (checked with lstat, never opened). Returns the links made, for the record.
+ */
+export function linkLogins(links: readonly LoginLink[]): string[] {
+  const made: string[] = [];
+  for (const link of links) {
+    try {
+      lstatSync(link.target);
+    } catch {
+      continue;
+    }
+    mkdirSync(dirname(link.at), { recursive: true, mode: 0o700 });
+    symlinkSync(link.target, link.at);
+    made.push(link.at);
+  }
+  return made;
+}
+
+/**
+ * Links the CLI replaced during the run. A CLI that refreshes a token by writing a temp file and renaming it over
+ * the link leaves the new credential in the private home (removed after the run), while the user's file still holds
+ * the old one, which a single-use refresh token may have made stale.
+ */
+export function replacedLinks(links: readonly LoginLink[], made: readonly string[]): LoginLink[] {
+  return links.filter((link) => {
+    if (!made.includes(link.at)) return false;
+    try {
+      return readlinkSync(link.at) !== link.target;
+    } catch {
+      return true;
+    }
+  });
+}

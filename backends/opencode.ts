@@ -1,0 +1,270 @@
+import { join } from "node:path";
+import { z } from "zod";
+import type { AgentCommand, StreamParser, StreamVerdict } from "../src/agent-process.js";
+import type { AgentEvent } from "../src/events.js";
+import { type CliBackendDefinition, type CliHome, type CliInvocation, defineCliBackend } from "./cli-backend.js";
+import { OPENCODE } from "./cli-info.js";
+import { type AgentFailureDetail, classifyProviderError } from "./failures.js";
+import { clip, readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
+import { type LoginLink, userXdg } from "./login-links.js";
+
+/**
+ * OpenCode (`opencode-ai`, tested 1.18.33) as a translator backend: `opencode run --format json`, the task on stdin.
+ * See docs/backends/opencode.md for every decision below.
+ */
+
+/**
+ * `run --format json --dir <clone> [-m provider/model]`. The prompt goes on stdin: positional words with spaces are
+ * re-joined with literal quotes by OpenCode. No `--auto`: inside the project OpenCode allows everything by default,
+ * and an ask (e.g. a write outside the clone) is then auto-rejected, which the parser reports as permission_denied.
+ */
+export function opencodeArgs(invocation: Pick<CliInvocation, "cwd" | "model">): string[] {
+  return ["run", "--format", "json", "--dir", invocation.cwd, ...(invocation.model ? ["-m", invocation.model] : [])];
+}
+
+/** Switches that keep OpenCode on the user's own config, offline apart from the model provider, and quiet. */
+export const OPENCODE_FIXED_ENV: Readonly<Record<string, string>> = {
+  // A repo-committed opencode.json / .opencode/ would otherwise override the user's provider and base URL.
+  OPENCODE_DISABLE_PROJECT_CONFIG: "1",
+  OPENCODE_DISABLE_AUTOUPDATE: "1",
+  // The bundled models.dev snapshot is used instead of a fetch from models.opencode.ai on every run.
+  OPENCODE_DISABLE_MODELS_FETCH: "1",
+  OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+  OPENCODE_DISABLE_SHARE: "1",
+  // No ~/.claude/CLAUDE.md or Claude Code skills (the agent's HOME is private anyway).
+  OPENCODE_DISABLE_CLAUDE_CODE: "1",
+};
+
+/**
+ * The user's files in OpenCode's global config dir: the config (under all three names OpenCode loads) and the global
+ * AGENTS.md instructions. Linked one by one, so OpenCode's own writes there (.gitignore, a plugin install) stay private.
+ */
+const CONFIG_FILES = ["opencode.json", "opencode.jsonc", "config.json", "AGENTS.md"] as const;
+
+export function opencodeHome(homeDir: string, userEnv: Readonly<Record<string, string | undefined>>): CliHome {
+  const config = join(homeDir, "config");
+  const data = join(homeDir, "data");
+  const cache = join(homeDir, "cache");
+  const state = join(homeDir, "state");
+  const userConfig = join(userXdg(userEnv, "XDG_CONFIG_HOME", ".config"), "opencode");
+  const userData = join(userXdg(userEnv, "XDG_DATA_HOME", ".local/share"), "opencode");
+  const links: LoginLink[] = [
+    { at: join(data, "opencode", "auth.json"), target: join(userData, "auth.json") },
+    ...CONFIG_FILES.map((name) => ({ at: join(config, "opencode", name), target: join(userConfig, name) })),
+  ];
+  return {
+    env: { XDG_CONFIG_HOME: config, XDG_DATA_HOME: data, XDG_CACHE_HOME: cache, XDG_STATE_HOME: state, ...OPENCODE_FIXED_ENV },
+    dirs: [join(config, "opencode"), join(data, "opencode"), cache, state],
+    links,
+  };
+}
+
+/**
+ * OPENCODE_DISABLE_PROJECT_CONFIG also stops OpenCode reading the repo's AGENTS.md into its system prompt. Naming the
+ * clone's AGENTS.md as an instruction file (inline config; OpenCode adds it to the user's own `instructions`, and
+ * skips a missing file) gives the agent the repo's instructions back without letting the repo configure anything.
+ */
+export function opencodeCommandEnv(cwd: string): Record<string, string> {
+  return { OPENCODE_CONFIG_CONTENT: JSON.stringify({ instructions: [join(cwd, "AGENTS.md")] }) };
+}
+
+export function opencodeCommand(invocation: CliInvocation): AgentCommand {
+  return { file: invocation.executable, args: opencodeArgs(invocation), stdin: invocation.task, env: opencodeCommandEnv(invocation.cwd) };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The stream: one JSON object per line, `{type, timestamp, sessionID, part | error}`.
+
+const Envelope = z.looseObject({ type: z.string(), sessionID: z.string().optional() });
+
+const TextLine = z.looseObject({ part: z.looseObject({ text: z.string() }) });
+
+const ToolLine = z.looseObject({
+  part: z.looseObject({
+    tool: z.string(),
+    callID: z.string().optional(),
+    id: z.string().optional(),
+    state: z.looseObject({
+      status: z.string(),
+      input: z.unknown().optional(),
+      output: z.unknown().optional(),
+      error: z.unknown().optional(),
+    }),
+  }),
+});
+
+const count = z.number().nonnegative().catch(0);
+
+const StepFinishLine = z.looseObject({
+  part: z.looseObject({
+    reason: z.string().optional(),
+    tokens: z
+      .looseObject({
+        input: count.optional(),
+        output: count.optional(),
+        reasoning: count.optional(),
+        cache: z.looseObject({ read: count.optional(), write: count.optional() }).optional(),
+      })
+      .optional(),
+    cost: z.number().optional(),
+  }),
+});
+
+const ErrorLine = z.looseObject({
+  error: z.looseObject({
+    name: z.string().optional(),
+    data: z
+      .looseObject({
+        message: z.unknown().optional(),
+        statusCode: z.number().int().optional(),
+        metadata: z.looseObject({ code: z.unknown().optional() }).optional(),
+      })
+      .optional(),
+  }),
+});
+
+/** The words OpenCode puts in a tool's error when it auto-rejected a permission ask (run mode without --auto). */
+const REJECTED = /rejected permission/i;
+
+/** What OpenCode says when it keeps the cause to its log (seen for `-m mock/nope` and `-m nope/nope`). */
+const HIDDEN_CAUSE = /^Unexpected server error\b/i;
+
+const HIDDEN_CAUSE_HINT =
+  "OpenCode did not say why (an unknown --model or provider is the usual cause): check `opencode models` lists the model, or run `opencode run --print-logs` yourself to see the cause";
+
+/** Reads an OpenCode `error` event: the HTTP status when it relays one, then its name and words. */
+export function classifyOpencodeError(name: string, message: string, status: number | null, code: string | null): AgentFailureDetail {
+  if (name === "ProviderAuthError") return "auth_failed";
+  // OpenCode's own catch-all (an unknown model or provider, a broken config…): its words are not the provider's.
+  if (HIDDEN_CAUSE.test(message)) return "agent_reported_error";
+  const detail = classifyProviderError(code ? `${message} (${code})` : message, status);
+  if (detail !== "agent_reported_error") return detail;
+  // An APIError is by definition the provider call failing (e.g. "Connection reset by server" on a cut stream).
+  if (name === "APIError") return "provider_error";
+  if (/operation timed out/i.test(message)) return "provider_error";
+  return detail;
+}
+
+function stringOf(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === undefined || value === null) return "";
+  return JSON.stringify(value);
+}
+
+export function createOpencodeParser(): StreamParser {
+  let sessionId: string | null = null;
+  let finalMessage: string | null = null;
+  let usage: { inputTokens: number; outputTokens: number; costUsd: number | null } | null = null;
+  let lastStepReason: string | null = null;
+  let failure: { detail: string; message: string; hint: string | null } | null = null;
+  let rejection: string | null = null;
+
+  function handle(type: string, line: unknown): AgentEvent[] {
+    switch (type) {
+      case "step_start":
+        return []; // a step boundary; its snapshot hash is OpenCode-internal
+      case "text": {
+        const parsed = TextLine.safeParse(line);
+        if (!parsed.success) return [shapeDiagnostic(type, parsed.error, line)];
+        finalMessage = parsed.data.part.text;
+        return [{ type: "agent.message", text: parsed.data.part.text }];
+      }
+      case "reasoning": {
+        const parsed = TextLine.safeParse(line);
+        if (!parsed.success) return [shapeDiagnostic(type, parsed.error, line)];
+        return [{ type: "agent.reasoning", text: parsed.data.part.text }];
+      }
+      case "tool_use": {
+        const parsed = ToolLine.safeParse(line);
+        if (!parsed.success) return [shapeDiagnostic(type, parsed.error, line)];
+        const { part } = parsed.data;
+        const id = part.callID ?? part.id ?? part.tool;
+        const ok = part.state.status === "completed";
+        const said = stringOf(ok ? part.state.output : (part.state.error ?? part.state.output));
+        if (!ok && REJECTED.test(said) && rejection === null) rejection = `${part.tool} ${clip(stringOf(part.state.input), 300)}`;
+        return [
+          { type: "agent.tool.started", id, name: part.tool, input: part.state.input },
+          { type: "agent.tool.finished", id, ok, output: clip(said) },
+        ];
+      }
+      case "step_finish": {
+        const parsed = StepFinishLine.safeParse(line);
+        if (!parsed.success) return [shapeDiagnostic(type, parsed.error, line)];
+        const { part } = parsed.data;
+        lastStepReason = part.reason ?? "unknown";
+        const tokens = part.tokens;
+        const input = (tokens?.input ?? 0) + (tokens?.cache?.read ?? 0) + (tokens?.cache?.write ?? 0);
+        const output = (tokens?.output ?? 0) + (tokens?.reasoning ?? 0);
+        const cost = part.cost ?? null;
+        usage = {
+          inputTokens: (usage?.inputTokens ?? 0) + input,
+          outputTokens: (usage?.outputTokens ?? 0) + output,
+          costUsd: cost === null ? (usage?.costUsd ?? null) : (usage?.costUsd ?? 0) + cost,
+        };
+        // This step's own numbers (as codex does per turn): the events add up to finish().usage.
+        return [{ type: "agent.usage", inputTokens: input, outputTokens: output, costUsd: cost }];
+      }
+      case "error": {
+        const parsed = ErrorLine.safeParse(line);
+        if (!parsed.success) {
+          failure ??= { detail: "agent_reported_error", message: "opencode reported an error of an unexpected shape", hint: null };
+          return [shapeDiagnostic(type, parsed.error, line), { type: "agent.error", message: clip(JSON.stringify(line), 2000) }];
+        }
+        const { error } = parsed.data;
+        const name = error.name ?? "Error";
+        const message = stringOf(error.data?.message) || name;
+        const status = error.data?.statusCode ?? null;
+        const code = typeof error.data?.metadata?.code === "string" ? error.data.metadata.code : null;
+        const text = `${name}${status !== null ? ` (HTTP ${status})` : ""}: ${message}`;
+        failure ??= {
+          detail: classifyOpencodeError(name, message, status, code),
+          message: `opencode reported ${clip(text, 1000)}`,
+          hint: HIDDEN_CAUSE.test(message) ? HIDDEN_CAUSE_HINT : null,
+        };
+        return [{ type: "agent.error", message: clip(text, 2000) }];
+      }
+      default:
+        return [unknownTypeDiagnostic(type, line)];
+    }
+  }
+
+  return {
+    push(line: string): AgentEvent[] {
+      if (line.trim() === "") return [];
+      const read = readJsonLine(line);
+      if (!read.ok) return [read.event];
+      const envelope = Envelope.safeParse(read.value);
+      if (!envelope.success) return [shapeDiagnostic("(no type)", envelope.error, read.value)];
+      const events: AgentEvent[] = [];
+      if (sessionId === null && envelope.data.sessionID) {
+        sessionId = envelope.data.sessionID;
+        events.push({ type: "agent.session", sessionId });
+      }
+      events.push(...handle(envelope.data.type, read.value));
+      return events;
+    },
+    finish() {
+      let verdict: StreamVerdict;
+      if (failure) verdict = { kind: "failed", ...failure };
+      else if (rejection !== null) {
+        verdict = {
+          kind: "failed",
+          detail: "permission_denied",
+          message: `opencode auto-rejected a permission request and stopped: ${rejection}`,
+          hint: null,
+        };
+      } else if (lastStepReason !== null && lastStepReason !== "tool-calls") verdict = { kind: "finished" };
+      else verdict = { kind: "incomplete" };
+      return { verdict, sessionId, finalMessage, usage };
+    },
+  };
+}
+
+export const opencodeDefinition: CliBackendDefinition = {
+  info: OPENCODE,
+  home: opencodeHome,
+  command: opencodeCommand,
+  parser: () => createOpencodeParser(),
+};
+
+export const opencodeBackend = defineCliBackend(opencodeDefinition);

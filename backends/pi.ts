@@ -1,0 +1,70 @@
+import { isAbsolute, join } from "node:path";
+import type { AgentCommand } from "../src/agent-process.js";
+import { type CliBackendDefinition, type CliHome, type CliInvocation, defineCliBackend } from "./cli-backend.js";
+import { PI } from "./cli-info.js";
+import { type LoginLink, userHome } from "./login-links.js";
+import { createPiStreamParser } from "./pi-stream.js";
+
+/**
+ * pi (`@mariozechner/pi-coding-agent`, tested 0.73.1): `pi --mode json`, the task on stdin.
+ * See docs/backends/pi.md for why each flag is there.
+ */
+
+/** The user's files linked into the private agent dir: the /login store, custom providers, settings (default model, retries). */
+export const PI_LOGIN_FILES = ["auth.json", "models.json", "settings.json"] as const;
+
+/** `~` and `~/…` as pi itself expands them in PI_CODING_AGENT_DIR. */
+function expandHome(value: string, userEnv: Readonly<Record<string, string | undefined>>): string | null {
+  if (value === "~") return userHome(userEnv);
+  if (value.startsWith("~/")) return join(userHome(userEnv), value.slice(2));
+  return isAbsolute(value) ? value : null;
+}
+
+/** The user's own pi agent dir: `$PI_CODING_AGENT_DIR` when set, else `~/.pi/agent`. */
+export function userPiAgentDir(userEnv: Readonly<Record<string, string | undefined>>): string {
+  const configured = userEnv.PI_CODING_AGENT_DIR ? expandHome(userEnv.PI_CODING_AGENT_DIR, userEnv) : null;
+  return configured ?? join(userHome(userEnv), ".pi", "agent");
+}
+
+export function piHome(homeDir: string, userEnv: Readonly<Record<string, string | undefined>>): CliHome {
+  const agentDir = join(homeDir, "pi");
+  const mine = userPiAgentDir(userEnv);
+  const links: LoginLink[] = PI_LOGIN_FILES.map((name) => ({ at: join(agentDir, name), target: join(mine, name) }));
+  return {
+    // PI_OFFLINE: no version check, no package update check, no install telemetry at startup.
+    env: { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" },
+    dirs: [agentDir, join(agentDir, "sessions")],
+    links,
+  };
+}
+
+/**
+ * `--mode json --no-extensions --session-dir <private>/sessions [--model provider/id]`. The task goes on stdin (pi
+ * reads a piped stdin to EOF and uses it as the first message). `--no-extensions`: a repo's `.pi/extensions/*.ts`
+ * (or `extensions`/`packages` in its `.pi/settings.json`) is code pi would load, and `pi.registerProvider` there can
+ * re-point the user's provider at another URL. `--session-dir`: a repo's `.pi/settings.json` `sessionDir` would
+ * otherwise put the session transcript wherever it says, outside the clone included.
+ */
+export function piArgs(invocation: Pick<CliInvocation, "homeDir" | "model">): string[] {
+  return [
+    "--mode",
+    "json",
+    "--no-extensions",
+    "--session-dir",
+    join(invocation.homeDir, "pi", "sessions"),
+    ...(invocation.model ? ["--model", invocation.model] : []),
+  ];
+}
+
+export function piCommand(invocation: CliInvocation): AgentCommand {
+  return { file: invocation.executable, args: piArgs(invocation), stdin: invocation.task };
+}
+
+export const piDefinition: CliBackendDefinition = {
+  info: PI,
+  home: piHome,
+  command: piCommand,
+  parser: () => createPiStreamParser({ cli: PI.name }),
+};
+
+export const piBackend = defineCliBackend(piDefinition);

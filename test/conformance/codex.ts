@@ -1,0 +1,38 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { ConformanceCli } from "../helpers/conformance.js";
+
+/** The variable the user's provider config names as its key; handoff passes it through with --env. */
+export const CODEX_KEY_VAR = "HANDOFF_TEST_CODEX_KEY";
+
+/**
+ * The user's own `~/.codex/config.toml` as a user of a custom Responses-API provider writes it. `gpt-5.5` is a model
+ * of Codex's bundled catalog, so Codex offers its apply_patch tool (an unknown name gets no apply_patch). Retries
+ * off, so a 429 or a 500 fails at once instead of after five backoffs.
+ */
+export function codexUserConfig(modelUrl: string): string {
+  return [
+    'model_provider = "scripted"',
+    'model = "gpt-5.5"',
+    "",
+    "[model_providers.scripted]",
+    'name = "scripted model"',
+    `base_url = ${JSON.stringify(`${modelUrl}/v1`)}`,
+    'wire_api = "responses"',
+    `env_key = "${CODEX_KEY_VAR}"`,
+    "request_max_retries = 0",
+    "stream_max_retries = 0",
+    "",
+  ].join("\n");
+}
+
+export const codexCli: ConformanceCli = {
+  name: "codex",
+  setupUserHome(home, modelUrl) {
+    const dir = join(home, ".codex");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "config.toml"), codexUserConfig(modelUrl));
+  },
+  args: ["--env", CODEX_KEY_VAR],
+  env: { [CODEX_KEY_VAR]: "sk-handoff-conformance" },
+};

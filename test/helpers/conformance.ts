@@ -1,0 +1,208 @@
+import { existsSync, readFileSync, readdirSync, rmSync, mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describe, expect, onTestFinished, test } from "vitest";
+import { type ModelScript, type ScriptedModel, startScriptedModel } from "../../scripted-model/index.js";
+import { RunResult } from "../../src/result.js";
+import { runCli } from "./cli.js";
+import { FAILING_ADD_PROJECT, fingerprintTree, diffFingerprints, makeRepo, tempDir } from "./repo.js";
+
+/**
+ * The real-CLI conformance suite: each agent CLI, installed at its pinned version under test/agent-clis/<name>,
+ * runs through the whole `handoff run` pipeline against the scripted model on 127.0.0.1.
+ */
+
+const AGENT_CLIS = resolve(import.meta.dirname, "../agent-clis");
+/** Codex will not install its sandbox helpers under the temp dir, so CLI homes live in the checkout (gitignored). */
+const CLI_HOMES = resolve(import.meta.dirname, "../../.test-homes");
+
+export type CliName = "codex" | "claude" | "opencode" | "pi" | "omp";
+
+/** The pinned CLI's executable, or null when test/agent-clis/<name> was not installed. */
+export function agentCliBin(name: CliName): string | null {
+  const bin = join(AGENT_CLIS, name, "node_modules", ".bin", name);
+  return existsSync(bin) ? bin : null;
+}
+
+/** Every installed pinned CLI's .bin directory, for tests that look CLIs up on PATH. */
+export function agentCliPath(): string {
+  return (["codex", "claude", "opencode", "pi", "omp"] as const).map((name) => join(AGENT_CLIS, name, "node_modules", ".bin")).join(":");
+}
+
+/** CI sets HANDOFF_CONFORMANCE=required: there a missing CLI is a failure, not a skip. */
+export function conformanceEnabled(name: CliName): boolean {
+  if (agentCliBin(name)) return true;
+  if (process.env.HANDOFF_CONFORMANCE === "required") {
+    throw new Error(`test/agent-clis/${name} is not installed: run npm ci --prefix test/agent-clis/${name}`);
+  }
+  return false;
+}
+
+export interface ConformanceCli {
+  readonly name: CliName;
+  /** Writes the user's own CLI config (provider pointing at the scripted model, credentials) into a fake user home. */
+  setupUserHome(home: string, modelUrl: string): void;
+  /** Extra `handoff run` arguments (e.g. --model, --env NAME). */
+  readonly args?: readonly string[];
+  /** Extra environment for handoff (e.g. the key that --env passes through). */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+export interface CliRunOutcome {
+  readonly code: number | null;
+  readonly stderr: string;
+  readonly result: RunResult;
+  readonly events: Array<Record<string, unknown>>;
+  readonly backendResult: Record<string, unknown>;
+  readonly model: ScriptedModel;
+  /** Processes still alive with this run's HANDOFF_RUN_ID in their environment (must be empty). */
+  readonly leftovers: number[];
+  /** Files of the fake user home that changed (the user's login must stay as it was). */
+  readonly userHomeChanged: string[];
+}
+
+/** pids whose environment carries HANDOFF_RUN_ID=<runId>. */
+export function processesOfRun(runId: string): number[] {
+  const marker = Buffer.from(`HANDOFF_RUN_ID=${runId}\0`);
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/environ`).includes(marker)) pids.push(Number(entry));
+    } catch {
+      // gone, or not ours
+    }
+  }
+  return pids;
+}
+
+const USER_ENV_RESET = {
+  XDG_CONFIG_HOME: "",
+  XDG_DATA_HOME: "",
+  XDG_CACHE_HOME: "",
+  XDG_STATE_HOME: "",
+  CODEX_HOME: "",
+  CLAUDE_CONFIG_DIR: "",
+  PI_CODING_AGENT_DIR: "",
+} as const;
+
+/** One `handoff run` of the fixture project (failing `add`) with a pinned CLI and a scripted model. */
+export async function runWithCli(
+  cli: ConformanceCli,
+  script: ModelScript,
+  options: { readonly idleTimeoutSec?: number; readonly timeoutSec?: number; readonly files?: Record<string, string> } = {},
+): Promise<CliRunOutcome> {
+  const bin = agentCliBin(cli.name);
+  if (!bin) throw new Error(`${cli.name} is not installed`);
+  const model = await startScriptedModel({ script });
+  onTestFinished(() => model.close());
+  const repo = await makeRepo(options.files ?? FAILING_ADD_PROJECT);
+  const userHome = tempDir(`handoff-user-${cli.name}`);
+  cli.setupUserHome(userHome, model.url);
+  const homeBefore = fingerprintTree(userHome);
+  const runsDir = join(tempDir("handoff-runs"), "runs");
+  mkdirSync(CLI_HOMES, { recursive: true });
+  const runId = `conf-${cli.name}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+  onTestFinished(() => {
+    for (const entry of readdirSync(CLI_HOMES)) if (entry.startsWith(runId)) rmSync(join(CLI_HOMES, entry), { recursive: true, force: true });
+  });
+  const outcome = await runCli(
+    [
+      "run", "-C", repo, "--backend", cli.name, "--bin", bin, "--verify", "npm test", "--yes", "--json",
+      "--runs-dir", runsDir, "--run-id", runId,
+      "--timeout", String(options.timeoutSec ?? 120), "--idle-timeout", String(options.idleTimeoutSec ?? 60),
+      ...(cli.args ?? []), "--", "make add() return the sum",
+    ],
+    { env: { ...USER_ENV_RESET, HOME: userHome, HANDOFF_CLI_HOME_DIR: CLI_HOMES, ...cli.env } },
+  );
+  const runDir = join(runsDir, runId);
+  const parsed = RunResult.safeParse(JSON.parse(outcome.stdout || "null"));
+  if (!parsed.success) throw new Error(`no result on stdout (exit ${outcome.code}): ${outcome.stderr.slice(-2000)}`);
+  const events = readFileSync(join(runDir, "events.jsonl"), "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  return {
+    code: outcome.code,
+    stderr: outcome.stderr,
+    result: parsed.data,
+    events,
+    backendResult: JSON.parse(readFileSync(join(runDir, "backend-result.json"), "utf8")) as Record<string, unknown>,
+    model,
+    leftovers: processesOfRun(runId),
+    userHomeChanged: diffFingerprints(homeBefore, fingerprintTree(userHome)),
+  };
+}
+
+export const FIXED_MATH = "export function add(a, b) {\n  return a + b;\n}\n";
+
+/** What every run must show whatever its verdict: no process left, the user's login untouched, a session id recorded everywhere. */
+export function expectCleanRun(run: CliRunOutcome, options: { readonly session?: boolean } = {}): void {
+  expect(run.leftovers, "processes left behind").toEqual([]);
+  expect(run.userHomeChanged, "the user's own CLI config changed").toEqual([]);
+  if (options.session !== false) {
+    const sessionId = run.result.backend.sessionId;
+    expect(sessionId, "session id in result.json").toMatch(/\S/);
+    expect(run.backendResult.sessionId).toBe(sessionId);
+    expect(run.events.some((event) => event.type === "agent.session" && event.sessionId === sessionId), "agent.session in events.jsonl").toBe(true);
+  }
+}
+
+export interface ConformanceExpectations {
+  /** Cases where this CLI's stream cannot reveal a session id (say why in the CLI's docs page). */
+  readonly noSessionIn?: ReadonlyArray<"hang">;
+}
+
+/** The standard cases every backend must pass against its real CLI. */
+export function describeConformance(cli: ConformanceCli, expectations: ConformanceExpectations = {}): void {
+  describe.runIf(conformanceEnabled(cli.name))(`${cli.name} (real CLI, scripted model)`, () => {
+    const CASE = { timeout: 180_000 };
+    test("a scripted fix ends verified, with usage and the agent's claim recorded", CASE, async () => {
+      const run = await runWithCli(cli, { steps: [{ write: { path: "math.js", content: FIXED_MATH } }, { say: "Fixed add(). All tests pass." }] });
+      expect(run.result.terminalReason, run.stderr).toBe("verified");
+      expect(run.code).toBe(0);
+      expect(run.result.patch?.files.map((file) => file.path)).toEqual(["math.js"]);
+      expect(run.result.agent.finalMessage).toContain("All tests pass");
+      expect(run.result.agent.usage?.outputTokens).toBeGreaterThan(0);
+      expect(run.result.backend.version).toMatch(/^\d+\.\d+\.\d+/);
+      expect(run.model.requests.some((request) => !request.side && request.hasAuth), "the model saw the user's credential").toBe(true);
+      expectCleanRun(run);
+    });
+
+    test("a model that edits nothing ends no_changes", CASE, async () => {
+      const run = await runWithCli(cli, { steps: [{ say: "Nothing needs changing." }] });
+      expect(run.result.terminalReason, run.stderr).toBe("no_changes");
+      expect(run.code).toBe(3);
+      expectCleanRun(run);
+    });
+
+    test("a 401 from the provider ends external_agent_error with auth_failed and a login hint", CASE, async () => {
+      const run = await runWithCli(cli, { steps: [{ fail: { status: 401 } }] });
+      expect(run.result.terminalReason, run.stderr).toBe("external_agent_error");
+      expect(run.result.detail).toBe("auth_failed");
+      expect(run.result.hint).toMatch(/log in/);
+      expect(run.code).toBe(6);
+      expectCleanRun(run);
+    });
+
+    test("a 429 from the provider ends external_agent_error with rate_limited", CASE, async () => {
+      const run = await runWithCli(cli, { steps: [{ fail: { status: 429 } }] });
+      expect(run.result.terminalReason, run.stderr).toBe("external_agent_error");
+      expect(run.result.detail).toBe("rate_limited");
+      expect(run.code).toBe(6);
+      expectCleanRun(run);
+    });
+
+    test("a provider that never answers ends in timeout via the idle timeout, with no process left", CASE, async () => {
+      const run = await runWithCli(cli, { steps: [{ hang: true }] }, { idleTimeoutSec: 5 });
+      expect(run.result.terminalReason, run.stderr).toBe("timeout");
+      expect(run.result.detail).toBe("idle_timeout");
+      expect(run.code).toBe(124);
+      expectCleanRun(run, { session: !expectations.noSessionIn?.includes("hang") });
+    });
+
+    test("a model that writes a symlink ends policy_or_artifact_error", CASE, async () => {
+      const run = await runWithCli(cli, { steps: [{ run: { command: "ln -s /etc/passwd passwd-link" } }, { say: "Linked it." }] });
+      expect(run.result.terminalReason, run.stderr).toBe("policy_or_artifact_error");
+      expect(run.result.detail).toBe("symlink");
+      expect(run.code).toBe(4);
+      expectCleanRun(run);
+    });
+  });
+}

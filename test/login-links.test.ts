@@ -1,0 +1,66 @@
+import { lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describe, expect, test } from "vitest";
+import { resolveBackend } from "../backends/index.js";
+import { linkLogins, replacedLinks } from "../backends/login-links.js";
+import type { AgentEvent } from "../src/events.js";
+import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
+
+describe("the user's CLI login in a run's private home", () => {
+  test("links each login file that exists and skips the ones that do not", () => {
+    const user = tempDir();
+    const home = tempDir();
+    writeFileSync(join(user, "auth.json"), "{}");
+    const made = linkLogins([
+      { at: join(home, "cfg", "auth.json"), target: join(user, "auth.json") },
+      { at: join(home, "cfg", "config.toml"), target: join(user, "config.toml") },
+    ]);
+    expect(made).toEqual([join(home, "cfg", "auth.json")]);
+    expect(lstatSync(made[0]!).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(made[0]!)).toBe(join(user, "auth.json"));
+    expect(lstatSync(join(home, "cfg")).mode & 0o777).toBe(0o700);
+  });
+
+  test("notices a link the CLI replaced with a file of its own", () => {
+    const user = tempDir();
+    const home = tempDir();
+    writeFileSync(join(user, "a.json"), "{}");
+    writeFileSync(join(user, "b.json"), "{}");
+    const links = [
+      { at: join(home, "a.json"), target: join(user, "a.json") },
+      { at: join(home, "b.json"), target: join(user, "b.json") },
+    ];
+    const made = linkLogins(links);
+    writeFileSync(join(home, "b.tmp"), "new");
+    // rename over the link, as a CLI saving a refreshed token does
+    renameSync(join(home, "b.tmp"), join(home, "b.json"));
+    expect(replacedLinks(links, made).map((link) => link.target)).toEqual([join(user, "b.json")]);
+  });
+
+  test("a CLI that refreshes its login through the link leaves the user's file alone and the run warns", async () => {
+    const userHome = tempDir("handoff-user");
+    mkdirSync(join(userHome, ".claude"));
+    writeFileSync(join(userHome, ".claude", ".credentials.json"), '{"old":true}\n');
+    const scratch = tempDir();
+    const homeDir = join(scratch, "cli-home");
+    mkdirSync(homeDir);
+    const events: AgentEvent[] = [];
+    const result = await resolveBackend({ name: "claude" }).run("task", {
+      cwd: await makeRepo(FAILING_ADD_PROJECT),
+      env: { PATH: "/usr/bin:/bin", HOME: join(scratch, "home"), TMPDIR: scratch },
+      signal: new AbortController().signal,
+      deadline: Date.now() + 30_000,
+      idleTimeoutMs: 30_000,
+      model: null,
+      executable: resolve(import.meta.dirname, "../fixtures/fake-clis/claude-refreshes-login.sh"),
+      homeDir,
+      userEnv: { HOME: userHome },
+      emit: (event) => events.push(event),
+    });
+    expect(result.outcome.kind).toBe("finished");
+    expect(readFileSync(join(userHome, ".claude", ".credentials.json"), "utf8")).toBe('{"old":true}\n');
+    expect(result.warnings).toEqual([
+      expect.objectContaining({ rule: "cli_login_replaced", path: join(userHome, ".claude", ".credentials.json"), message: expect.stringContaining("claude setup-token") }),
+    ]);
+  });
+});
