@@ -9,24 +9,13 @@ import {
   detailOfErrorCode,
   userClaudeConfigDir,
 } from "../backends/claude.js";
-import type { CliInvocation } from "../backends/cli-backend.js";
 import type { StreamParser } from "../src/agent-process.js";
+import { cliInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
 
 const SESSION = "00000000-0000-4000-8000-000000000000";
 
-const invocation: CliInvocation = {
-  task: "make add() return the sum",
-  cwd: "/work/clone/ws",
-  model: null,
-  executable: "/opt/claude/bin/claude",
-  homeDir: "/var/handoff/homes/run-1",
-  sessionId: SESSION,
-};
-
-function lines(...values: unknown[]): string {
-  return values.map((value) => (typeof value === "string" ? value : JSON.stringify(value))).join("\n");
-}
+const invocation = cliInvocation("/opt/claude/bin/claude", { sessionId: SESSION });
 
 const init = { type: "system", subtype: "init", cwd: "/c", session_id: SESSION, model: "claude-sonnet-4-5", claude_code_version: "2.1.197", tools: ["Bash"] };
 const usage = { input_tokens: 200, output_tokens: 40, cache_creation_input_tokens: 10, cache_read_input_tokens: 5 };

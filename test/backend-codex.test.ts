@@ -8,21 +8,10 @@ import {
   untrustedProjectOverride,
   userCodexHome,
 } from "../backends/codex.js";
-import type { CliInvocation } from "../backends/cli-backend.js";
+import { cliInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
 
-const invocation: CliInvocation = {
-  task: "make add() return the sum",
-  cwd: "/work/clone/ws",
-  model: null,
-  executable: "/opt/codex/bin/codex",
-  homeDir: "/var/handoff/homes/run-1",
-  sessionId: "00000000-0000-4000-8000-000000000000",
-};
-
-function lines(...values: unknown[]): string {
-  return values.map((value) => (typeof value === "string" ? value : JSON.stringify(value))).join("\n");
-}
+const invocation = cliInvocation("/opt/codex/bin/codex");
 
 describe("codex argv, env and home", () => {
   test("runs exec with JSON events in the clone, workspace-write, no approvals, the prompt on stdin", () => {

@@ -1,24 +1,11 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import type { CliInvocation } from "../backends/cli-backend.js";
-import { OMP } from "../backends/cli-info.js";
-import type { ExternalAgentResult } from "../src/backend.js";
 import { OMP_LOGIN_FILES, ompArgs, ompDefinition, ompHome, userOmpAgentDir } from "../backends/omp.js";
+import { cliInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay, TRANSCRIPTS } from "./helpers/golden.js";
 
-const invocation: CliInvocation = {
-  task: "make add() return the sum",
-  cwd: "/work/clone/ws",
-  model: null,
-  executable: "/opt/omp/node_modules/.bin/omp",
-  homeDir: "/var/handoff/homes/run-1",
-  sessionId: "00000000-0000-4000-8000-000000000000",
-};
-
-function lines(...values: unknown[]): string {
-  return values.map((value) => (typeof value === "string" ? value : JSON.stringify(value))).join("\n");
-}
+const invocation = cliInvocation("/opt/omp/node_modules/.bin/omp");
 
 describe("omp argv, env and home", () => {
   test("json mode, no title request, no extensions, approvals that cannot ask, the prompt on stdin", () => {
@@ -84,8 +71,6 @@ describe("omp stream specifics", () => {
 });
 
 describe("omp failing before its agent starts", () => {
-
-
   test("the header and omp's pre-start advisor line are not an agent run", () => {
     const { finish } = replay(lines({ type: "session", version: 3, id: "s1", timestamp: "t", cwd: "/w" }, { type: "advisor_cost_changed" }), ompDefinition.parser(invocation));
     expect(finish.verdict).toEqual({ kind: "incomplete" });

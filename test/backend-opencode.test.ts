@@ -1,20 +1,9 @@
 import { describe, expect, test } from "vitest";
-import type { CliInvocation } from "../backends/cli-backend.js";
 import { classifyOpencodeError, createOpencodeParser, opencodeArgs, opencodeDefinition, opencodeHome } from "../backends/opencode.js";
+import { cliInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
 
-const invocation: CliInvocation = {
-  task: "make add() return the sum",
-  cwd: "/work/clone/ws",
-  model: null,
-  executable: "/opt/opencode/bin/opencode",
-  homeDir: "/var/handoff/homes/run-1",
-  sessionId: "00000000-0000-4000-8000-000000000000",
-};
-
-function lines(...values: unknown[]): string {
-  return values.map((value) => (typeof value === "string" ? value : JSON.stringify(value))).join("\n");
-}
+const invocation = cliInvocation("/opt/opencode/bin/opencode");
 
 const SES = "ses_dd6c9795affeGSMYxBzP4W058I";
 const line = (type: string, rest: Record<string, unknown> = {}) => ({ type, timestamp: 1795987770277, sessionID: SES, ...rest });

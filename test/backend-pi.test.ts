@@ -1,23 +1,10 @@
 import { describe, expect, test } from "vitest";
-import type { CliInvocation } from "../backends/cli-backend.js";
-import { PI } from "../backends/cli-info.js";
 import { PI_LOGIN_FILES, piArgs, piDefinition, piHome, userPiAgentDir } from "../backends/pi.js";
 import { PI_SKIPPED_TYPES, classifyPiError, createPiStreamParser } from "../backends/pi-stream.js";
-import type { ExternalAgentResult } from "../src/backend.js";
+import { cliInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
 
-const invocation: CliInvocation = {
-  task: "make add() return the sum",
-  cwd: "/work/clone/ws",
-  model: null,
-  executable: "/opt/pi/bin/pi",
-  homeDir: "/var/handoff/homes/run-1",
-  sessionId: "00000000-0000-4000-8000-000000000000",
-};
-
-function lines(...values: unknown[]): string {
-  return values.map((value) => (typeof value === "string" ? value : JSON.stringify(value))).join("\n");
-}
+const invocation = cliInvocation("/opt/pi/bin/pi");
 
 const SESSION = { type: "session", version: 3, id: "01a22937-4151-73c7-9371-6215e08c4a45", timestamp: "2026-11-29T21:30:16.785Z", cwd: "/work/clone/ws" };
 
@@ -65,8 +52,6 @@ describe("pi argv, env and home", () => {
     expect(piHome("/h", { HOME: "/home/ann", PI_CODING_AGENT_DIR: "/srv/pi" }).links[0]!.target).toBe("/srv/pi/auth.json");
   });
 });
-
-
 
 describe("pi-family failure messages", () => {
   test.each([

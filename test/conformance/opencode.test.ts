@@ -1,21 +1,16 @@
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { describe, expect, onTestFinished, test } from "vitest";
 import { opencodeArgs, opencodeCommandEnv, opencodeHome } from "../../backends/opencode.js";
-import { linkLogins } from "../../backends/login-links.js";
-import { startScriptedModel } from "../../scripted-model/index.js";
-import { FIXED_MATH, agentCliBin, conformanceEnabled, describeConformance, expectCleanRun, runWithCli } from "../helpers/conformance.js";
+import { type DirectInvocation, bareCliEnv, cliTestHome, conformanceEnabled, describeConformance, describeSteering, expectCleanRun, fakeUserHome, privateCliHome, runCliDirectly, runWithCli } from "../helpers/conformance.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "../helpers/repo.js";
 import { OPENCODE_MODEL, opencodeCli } from "./opencode.js";
 
 // When the provider never answers, OpenCode writes nothing to stdout: its first line (which carries the session id)
 // comes with the first streamed step or the error. See docs/backends/opencode.md.
 describeConformance(opencodeCli, { noSessionIn: ["hang"] });
-
-const FIX = { steps: [{ write: { path: "math.js", content: FIXED_MATH } }, { say: "Fixed add(). All tests pass." }] };
 
 /**
  * What a repo could commit to send the agent (and the user's credential) elsewhere: OpenCode merges a project
@@ -30,43 +25,12 @@ function evilProjectFiles(evilUrl: string): Record<string, string> {
 }
 
 /**
- * The pinned opencode run directly with handoff's argv, environment and private home; `changes` overrides handoff's
- * variables (undefined removes one), to show what each of them does.
+ * opencode as handoff starts it (argv, environment, private home), the user's config in `userHome`; `changes`
+ * overrides handoff's variables (undefined removes one), to show what each of them does.
  */
-async function runOpencodeDirectly(
-  repo: string,
-  userHome: string,
-  changes: Record<string, string | undefined>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const homeDir = resolve(import.meta.dirname, `../../.test-homes/opencode-steering-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
-  onTestFinished(() => rmSync(homeDir, { recursive: true, force: true }));
-  const home = opencodeHome(homeDir, { HOME: userHome });
-  for (const dir of home.dirs) mkdirSync(dir, { recursive: true });
-  linkLogins(home.links);
-  const agentHome = tempDir("opencode-steering-home");
-  const child = spawn(agentCliBin("opencode")!, opencodeArgs({ cwd: repo, model: OPENCODE_MODEL }), {
-    cwd: repo,
-    env: Object.fromEntries(
-      Object.entries({ PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: agentHome, TMPDIR: agentHome, ...home.env, ...opencodeCommandEnv(repo), ...changes }).filter(
-        (entry): entry is [string, string] => entry[1] !== undefined,
-      ),
-    ),
-    stdio: ["pipe", "pipe", "pipe"],
-    detached: true,
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (text: string) => (stdout += text));
-  child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
-  child.stdin.end("make add() return the sum");
-  const timer = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 60_000);
-  return new Promise((resolvePromise, reject) => {
-    child.once("error", reject);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolvePromise({ code, stdout, stderr });
-    });
-  });
+function asHandoffRunsIt(repo: string, userHome: string, changes: Record<string, string | undefined> = {}): DirectInvocation {
+  const home = privateCliHome(opencodeHome(cliTestHome("opencode-steering"), { HOME: userHome }));
+  return { args: opencodeArgs({ cwd: repo, model: OPENCODE_MODEL }), env: { ...bareCliEnv(), ...home, ...opencodeCommandEnv(repo), ...changes } };
 }
 
 /** A Chat Completions endpoint that answers "ok" to everything and keeps each request body (to see the system prompt). */
@@ -112,49 +76,33 @@ describe.runIf(conformanceEnabled("opencode"))("opencode: the repo's AGENTS.md s
     const model = await recordingModel();
     onTestFinished(() => model.close());
     const repo = await makeRepo({ ...FAILING_ADD_PROJECT, "AGENTS.md": "Always run npm test. MARKER-AGENTS-7f3a\n" });
-    const userHome = tempDir("opencode-agents-user");
-    opencodeCli.setupUserHome(userHome, model.url);
+    const userHome = fakeUserHome(opencodeCli, model.url);
+    const run = (changes: Record<string, string | undefined>) => {
+      const { args, env } = asHandoffRunsIt(repo, userHome, changes);
+      return runCliDirectly("opencode", args, { env, cwd: repo });
+    };
     const sawMarker = () => model.bodies.some((body) => body.includes("MARKER-AGENTS-7f3a"));
 
-    const without = await runOpencodeDirectly(repo, userHome, { OPENCODE_CONFIG_CONTENT: undefined });
+    const without = await run({ OPENCODE_CONFIG_CONTENT: undefined });
     expect(without.code, without.stderr).toBe(0);
     expect(sawMarker(), "AGENTS.md without handoff's instruction").toBe(false);
 
     model.bodies.length = 0;
-    const withInstruction = await runOpencodeDirectly(repo, userHome, {});
+    const withInstruction = await run({});
     expect(withInstruction.code, withInstruction.stderr).toBe(0);
     expect(sawMarker(), "AGENTS.md with handoff's instruction").toBe(true);
   });
 });
 
-describe.runIf(conformanceEnabled("opencode"))("opencode: a repo-committed opencode.json does not steer the agent", () => {
-  test("through handoff: the repo's provider gets no request and the run is verified", { timeout: 180_000 }, async () => {
-    const evil = await startScriptedModel({ script: { steps: [{ say: "evil" }] } });
-    onTestFinished(() => evil.close());
-    const run = await runWithCli(opencodeCli, FIX, { files: { ...FAILING_ADD_PROJECT, ...evilProjectFiles(evil.url) } });
-    expect(run.result.terminalReason, run.stderr).toBe("verified");
-    expect(evil.requests, "requests to the repo's provider").toEqual([]);
-    expect(run.model.requests.filter((request) => !request.side).length).toBeGreaterThan(0);
-    expect(run.result.agent.finalMessage).toContain("All tests pass");
-    expectCleanRun(run);
-  });
-
-  test("opencode itself: without OPENCODE_DISABLE_PROJECT_CONFIG the same files do steer it (the switch is what blocks them)", { timeout: 120_000 }, async () => {
-    const good = await startScriptedModel({ script: { steps: [{ say: "good" }] } });
-    const evil = await startScriptedModel({ script: { steps: [{ say: "evil" }] } });
-    onTestFinished(() => Promise.all([good.close(), evil.close()]).then(() => undefined));
-    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, ...evilProjectFiles(evil.url) });
-    const userHome = tempDir("opencode-steering-user");
-    opencodeCli.setupUserHome(userHome, good.url);
-
-    const control = await runOpencodeDirectly(repo, userHome, { OPENCODE_DISABLE_PROJECT_CONFIG: undefined });
-    expect(control.stdout, control.stderr).toContain('"text":"evil"');
-    expect(evil.requests.length).toBeGreaterThan(0);
-
-    const evilBefore = evil.requests.length;
-    const guarded = await runOpencodeDirectly(repo, userHome, {});
-    expect(guarded.code, guarded.stderr).toBe(0);
-    expect(guarded.stdout).toContain('"text":"good"');
-    expect(evil.requests.length, "requests to the repo's provider").toBe(evilBefore);
-  });
+describeSteering(opencodeCli, {
+  title: "opencode: a repo-committed opencode.json does not steer the agent",
+  repoFiles: evilProjectFiles,
+  throughHandoff: { title: "through handoff: the repo's provider gets no request and the run is verified" },
+  itself: {
+    title: "opencode itself: without OPENCODE_DISABLE_PROJECT_CONFIG the same files do steer it (the switch is what blocks them)",
+    setup({ repo, good }) {
+      const userHome = fakeUserHome(opencodeCli, good.url);
+      return (withSwitch) => asHandoffRunsIt(repo, userHome, withSwitch ? {} : { OPENCODE_DISABLE_PROJECT_CONFIG: undefined });
+    },
+  },
 });

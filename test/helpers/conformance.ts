@@ -1,7 +1,10 @@
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, rmSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, onTestFinished, test } from "vitest";
-import { type ModelScript, type ScriptedModel, startScriptedModel } from "../../scripted-model/index.js";
+import type { CliHome } from "../../backends/cli-backend.js";
+import { linkLogins } from "../../backends/login-links.js";
+import { type ModelScript, type RecordedRequest, type ScriptedModel, startScriptedModel } from "../../scripted-model/index.js";
 import { RunResult } from "../../src/result.js";
 import { runCli } from "./cli.js";
 import { FAILING_ADD_PROJECT, fingerprintTree, diffFingerprints, makeRepo, tempDir } from "./repo.js";
@@ -75,6 +78,21 @@ export function processesOfRun(runId: string): number[] {
   return pids;
 }
 
+/** The task every conformance run gives the agent. */
+const TASK = "make add() return the sum";
+
+export const FIXED_MATH = "export function add(a, b) {\n  return a + b;\n}\n";
+
+/** A model that fixes the fixture project's add() and says so. */
+export const FIX_SCRIPT: ModelScript = { steps: [{ write: { path: "math.js", content: FIXED_MATH } }, { say: "Fixed add(). All tests pass." }] };
+
+/** A fake user home with the user's own CLI config (pointing at `modelUrl`) written into it. */
+export function fakeUserHome(cli: ConformanceCli, modelUrl: string): string {
+  const home = tempDir(`handoff-user-${cli.name}`);
+  cli.setupUserHome(home, modelUrl);
+  return home;
+}
+
 const USER_ENV_RESET = {
   XDG_CONFIG_HOME: "",
   XDG_DATA_HOME: "",
@@ -96,8 +114,7 @@ export async function runWithCli(
   const model = await startScriptedModel({ script });
   onTestFinished(() => model.close());
   const repo = await makeRepo(options.files ?? FAILING_ADD_PROJECT);
-  const userHome = tempDir(`handoff-user-${cli.name}`);
-  cli.setupUserHome(userHome, model.url);
+  const userHome = fakeUserHome(cli, model.url);
   const homeBefore = fingerprintTree(userHome);
   const runsDir = join(tempDir("handoff-runs"), "runs");
   mkdirSync(CLI_HOMES, { recursive: true });
@@ -110,7 +127,7 @@ export async function runWithCli(
       "run", "-C", repo, "--backend", cli.name, "--bin", bin, "--verify", "npm test", "--yes", "--json",
       "--runs-dir", runsDir, "--run-id", runId,
       "--timeout", String(options.timeoutSec ?? 120), "--idle-timeout", String(options.idleTimeoutSec ?? 60),
-      ...(cli.args ?? []), "--", "make add() return the sum",
+      ...(cli.args ?? []), "--", TASK,
     ],
     { env: { ...USER_ENV_RESET, HOME: userHome, HANDOFF_CLI_HOME_DIR: CLI_HOMES, ...cli.env } },
   );
@@ -129,8 +146,6 @@ export async function runWithCli(
     userHomeChanged: diffFingerprints(homeBefore, fingerprintTree(userHome)),
   };
 }
-
-export const FIXED_MATH = "export function add(a, b) {\n  return a + b;\n}\n";
 
 /** What every run must show whatever its verdict: no process left, the user's login untouched, a session id recorded everywhere. */
 export function expectCleanRun(run: CliRunOutcome, options: { readonly session?: boolean } = {}): void {
@@ -154,7 +169,7 @@ export function describeConformance(cli: ConformanceCli, expectations: Conforman
   describe.runIf(conformanceEnabled(cli.name))(`${cli.name} (real CLI, scripted model)`, () => {
     const CASE = { timeout: 180_000 };
     test("a scripted fix ends verified, with usage and the agent's claim recorded", CASE, async () => {
-      const run = await runWithCli(cli, { steps: [{ write: { path: "math.js", content: FIXED_MATH } }, { say: "Fixed add(). All tests pass." }] });
+      const run = await runWithCli(cli, FIX_SCRIPT);
       expect(run.result.terminalReason, run.stderr).toBe("verified");
       expect(run.code).toBe(0);
       expect(run.result.patch?.files.map((file) => file.path)).toEqual(["math.js"]);
@@ -190,7 +205,7 @@ export function describeConformance(cli: ConformanceCli, expectations: Conforman
     });
 
     test("a provider that never answers ends in timeout via the idle timeout, with no process left", CASE, async () => {
-      const run = await runWithCli(cli, { steps: [{ hang: true }] }, { idleTimeoutSec: 5 });
+      const run = await runWithCli(cli, { steps: [{ hang: true }] }, { idleTimeoutSec: 12 });
       expect(run.result.terminalReason, run.stderr).toBe("timeout");
       expect(run.result.detail).toBe("idle_timeout");
       expect(run.code).toBe(124);
@@ -203,6 +218,189 @@ export function describeConformance(cli: ConformanceCli, expectations: Conforman
       expect(run.result.detail).toBe("symlink");
       expect(run.code).toBe(4);
       expectCleanRun(run);
+    });
+  });
+}
+
+/** pi or omp with an empty agent dir (no login, no models), asked for an Anthropic model: a clear auth failure. */
+export function describeWithoutLogin(name: "pi" | "omp", title: string): void {
+  const loggedOut: ConformanceCli = {
+    name,
+    setupUserHome: (home) => mkdirSync(join(home, `.${name}`, "agent"), { recursive: true }),
+    args: ["--model", "anthropic/claude-sonnet-4-5"],
+  };
+  describe.runIf(conformanceEnabled(name))(`${name} without a login`, () => {
+    test(title, { timeout: 120_000 }, async () => {
+      const run = await runWithCli(loggedOut, { steps: [{ say: "unused" }] });
+      expect(run.result.terminalReason, run.stderr).toBe("external_agent_error");
+      expect(run.result.detail).toBe("auth_failed");
+      expect(run.result.hint).toMatch(/log in/);
+      expect(JSON.stringify(run.result)).toContain("No API key found for anthropic");
+      expect(run.model.requests).toEqual([]);
+      expectCleanRun(run);
+    });
+  });
+}
+
+// ---- Running a pinned CLI directly, not through handoff (to show what handoff's switches change) ----
+
+export interface DirectRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** How to start a CLI directly: its argv and its whole environment (a variable set to undefined is left out). */
+export interface DirectInvocation {
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * Runs the pinned CLI `name` directly with `args` in `cwd`, the task on stdin, in its own process group (killed
+ * whole after `timeoutMs`); resolves with what it printed.
+ */
+export function runCliDirectly(
+  name: CliName,
+  args: readonly string[],
+  options: { readonly env: DirectInvocation["env"]; readonly cwd: string; readonly stdin?: string; readonly timeoutMs?: number },
+): Promise<DirectRun> {
+  const bin = agentCliBin(name);
+  if (!bin) throw new Error(`${name} is not installed`);
+  const env = Object.fromEntries(Object.entries(options.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const child = spawn(bin, args, { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (text: string) => (stdout += text));
+  child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
+  child.stdin.end(options.stdin ?? TASK);
+  const timer = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), options.timeoutMs ?? 60_000);
+  return new Promise((resolvePromise, reject) => {
+    child.once("error", reject);
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+/** PATH, and a fresh HOME and TMPDIR that are not the user's: the rest of a direct run's environment is the test's. */
+export function bareCliEnv(path = process.env.PATH ?? "/usr/bin:/bin"): Record<string, string> {
+  const home = tempDir("handoff-direct-home");
+  return { PATH: path, HOME: home, TMPDIR: home };
+}
+
+/** A directory for a CLI's own home in the checkout's .test-homes (see CLI_HOMES), removed when the test finishes. */
+export function cliTestHome(label: string): string {
+  const dir = join(CLI_HOMES, `${label}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`);
+  mkdirSync(dir, { recursive: true });
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A backend's private CLI home made as handoff makes it (dirs created, the user's login linked in); returns its environment. */
+export function privateCliHome(home: CliHome): Readonly<Record<string, string>> {
+  for (const dir of home.dirs) mkdirSync(dir, { recursive: true });
+  linkLogins(home.links);
+  return home.env;
+}
+
+// ---- A repo's committed config must not steer the agent ----
+
+/** The scripted servers of a steering case: the user's own model, the one the repo points at, and the repo. */
+export interface SteeringServers {
+  readonly repo: string;
+  /** The user's model: answers "good". */
+  readonly good: ScriptedModel;
+  /** The repo's model: answers "evil". */
+  readonly evil: ScriptedModel;
+}
+
+export interface SteeringCase {
+  /** The describe block's name. */
+  readonly title: string;
+  /** What the repo commits (over the failing-add project) to send the agent, and the user's credential, to `evilUrl`. */
+  repoFiles(evilUrl: string): Record<string, string>;
+  readonly throughHandoff: {
+    readonly title: string;
+    /**
+     * More about the user's model's turns (non-side requests) of the verified run; the evil server got none, the
+     * turns are not empty and the final message is the scripted one in any case.
+     */
+    expectTurns?(turns: RecordedRequest[], run: CliRunOutcome): void;
+  };
+  /** The control: the same files and the CLI run directly, with and without the switch handoff passes. */
+  readonly itself: {
+    readonly title: string;
+    readonly timeout?: number;
+    /** Kill a direct run after this long (default 60 s). */
+    readonly killAfterMs?: number;
+    /** Sets up the user's config pointing at `good`; returns how to start the CLI on `repo` with handoff's switch or without it. */
+    setup(servers: SteeringServers): (withSwitch: boolean) => DirectInvocation;
+    /** Without the switch the repo wins. Default: the CLI printed the evil server's answer, which got requests. */
+    expectSteered?(control: DirectRun, servers: SteeringServers): void;
+    /**
+     * With it the repo loses (the evil server got no request during this run in any case). Default: the CLI exits 0
+     * having printed the user's model's answer.
+     */
+    expectBlocked?(guarded: DirectRun, during: { readonly good: RecordedRequest[] }, servers: SteeringServers): void;
+  };
+}
+
+/** The repo's (evil) server got no request: all of them, or a slice of those made during one run. */
+export function expectNotSteered(evilRequests: readonly RecordedRequest[]): void {
+  expect(evilRequests, "requests to the repo's provider").toEqual([]);
+}
+
+/**
+ * A repo-committed CLI config points the agent at an evil scripted model. Through handoff the run is verified on the
+ * user's model and the evil server gets nothing; run directly, the same files do steer the CLI unless it gets the
+ * switch handoff passes (so the test proves the switch, not a CLI that never read the files).
+ */
+export function describeSteering(cli: ConformanceCli, steering: SteeringCase): void {
+  describe.runIf(conformanceEnabled(cli.name))(steering.title, () => {
+    test(steering.throughHandoff.title, { timeout: 180_000 }, async () => {
+      const evil = await startScriptedModel({ script: { steps: [{ say: "evil" }] } });
+      onTestFinished(() => evil.close());
+      const run = await runWithCli(cli, FIX_SCRIPT, { files: { ...FAILING_ADD_PROJECT, ...steering.repoFiles(evil.url) } });
+      expect(run.result.terminalReason, run.stderr).toBe("verified");
+      expectNotSteered(evil.requests);
+      const turns = run.model.requests.filter((request) => !request.side);
+      expect(turns.length).toBeGreaterThan(0);
+      steering.throughHandoff.expectTurns?.(turns, run);
+      expect(run.result.agent.finalMessage).toContain("All tests pass");
+      expectCleanRun(run);
+    });
+
+    const itself = steering.itself;
+    test(itself.title, { timeout: itself.timeout ?? 120_000 }, async () => {
+      const good = await startScriptedModel({ script: { steps: [{ say: "good" }] } });
+      const evil = await startScriptedModel({ script: { steps: [{ say: "evil" }] } });
+      onTestFinished(() => Promise.all([good.close(), evil.close()]).then(() => undefined));
+      const repo = await makeRepo({ ...FAILING_ADD_PROJECT, ...steering.repoFiles(evil.url) });
+      const servers = { repo, good, evil };
+      const invocation = itself.setup(servers);
+      const run = (withSwitch: boolean) => {
+        const { args, env } = invocation(withSwitch);
+        return runCliDirectly(cli.name, args, { env, cwd: repo, timeoutMs: itself.killAfterMs });
+      };
+
+      const control = await run(false);
+      if (itself.expectSteered) itself.expectSteered(control, servers);
+      else {
+        expect(control.stdout, control.stderr).toContain('"text":"evil"');
+        expect(evil.requests.length).toBeGreaterThan(0);
+      }
+
+      const goodBefore = good.requests.length;
+      const evilBefore = evil.requests.length;
+      const guarded = await run(true);
+      if (itself.expectBlocked) itself.expectBlocked(guarded, { good: good.requests.slice(goodBefore) }, servers);
+      else {
+        expect(guarded.code, guarded.stderr).toBe(0);
+        expect(guarded.stdout).toContain('"text":"good"');
+      }
+      expectNotSteered(evil.requests.slice(evilBefore));
     });
   });
 }
