@@ -35,7 +35,7 @@ export function agentCliPath(): string {
 export function conformanceEnabled(name: CliName): boolean {
   if (agentCliBin(name)) return true;
   if (process.env.HANDOFF_CONFORMANCE === "required") {
-    throw new Error(`test/agent-clis/${name} is not installed: run npm ci --prefix test/agent-clis/${name}`);
+    throw new Error(`test/agent-clis/${name} is not installed: run npm run agent-clis`);
   }
   return false;
 }
