@@ -7,7 +7,7 @@ import { type CliBackendDefinition, type CliHome, type CliInvocation, defineCliB
 import { CLAUDE } from "./cli-info.js";
 import { type AgentFailureDetail, classifyProviderError } from "./failures.js";
 import { clip, readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
-import { type LoginLink, userHome } from "./login-links.js";
+import { sameNameLinks, userHome } from "./login-links.js";
 
 /**
  * Claude Code (`claude -p --output-format stream-json --verbose`, tested with 2.1.197). See docs/backends/claude.md
@@ -37,7 +37,7 @@ export function userClaudeConfigDir(userEnv: Readonly<Record<string, string | un
 export function claudeHome(homeDir: string, userEnv: Readonly<Record<string, string | undefined>>): CliHome {
   const home = join(homeDir, "claude");
   const mine = userClaudeConfigDir(userEnv);
-  const links: LoginLink[] = CLAUDE_LOGIN_FILES.map((name) => ({ at: join(home, name), target: join(mine, name) }));
+  const links = sameNameLinks(CLAUDE_LOGIN_FILES, home, mine);
   return {
     env: {
       CLAUDE_CONFIG_DIR: home,

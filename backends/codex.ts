@@ -7,7 +7,7 @@ import { type CliBackendDefinition, type CliHome, type CliInvocation, defineCliB
 import { CODEX } from "./cli-info.js";
 import { type AgentFailureDetail, classifyProviderError } from "./failures.js";
 import { clip, readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
-import { type LoginLink, userHome } from "./login-links.js";
+import { sameNameLinks, userHome } from "./login-links.js";
 
 /**
  * OpenAI Codex CLI (`codex exec --json`, tested with 0.171.0). See docs/backends/codex.md for why each flag is there.
@@ -25,7 +25,7 @@ export function userCodexHome(userEnv: Readonly<Record<string, string | undefine
 export function codexHome(homeDir: string, userEnv: Readonly<Record<string, string | undefined>>): CliHome {
   const home = join(homeDir, "codex");
   const mine = userCodexHome(userEnv);
-  const links: LoginLink[] = CODEX_LOGIN_FILES.map((name) => ({ at: join(home, name), target: join(mine, name) }));
+  const links = sameNameLinks(CODEX_LOGIN_FILES, home, mine);
   return { env: { CODEX_HOME: home }, dirs: [home], links };
 }
 

@@ -21,6 +21,11 @@ export function userXdg(userEnv: Readonly<Record<string, string | undefined>>, n
   return value && isAbsolute(value) ? value : join(userHome(userEnv), fallback);
 }
 
+/** The same file names in the user's dir and in the private one: each `name` in `into` links to `name` in `from`. */
+export function sameNameLinks(names: readonly string[], into: string, from: string): LoginLink[] {
+  return names.map((name) => ({ at: join(into, name), target: join(from, name) }));
+}
+
 /**
  * Makes the user's login visible to the CLI without handoff reading or copying it: a symlink per file that
  * exists (checked with lstat, never opened). Returns the links made, for the record.

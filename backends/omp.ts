@@ -2,7 +2,7 @@ import { isAbsolute, join } from "node:path";
 import type { AgentCommand } from "../src/agent-process.js";
 import { type CliBackendDefinition, type CliHome, type CliInvocation, defineCliBackend } from "./cli-backend.js";
 import { OMP } from "./cli-info.js";
-import { type LoginLink, userHome } from "./login-links.js";
+import { sameNameLinks, userHome } from "./login-links.js";
 import { createPiStreamParser } from "./pi-stream.js";
 
 /**
@@ -28,7 +28,7 @@ export function userOmpAgentDir(userEnv: Readonly<Record<string, string | undefi
 export function ompHome(homeDir: string, userEnv: Readonly<Record<string, string | undefined>>): CliHome {
   const agentDir = join(homeDir, "omp");
   const mine = userOmpAgentDir(userEnv);
-  const links: LoginLink[] = OMP_LOGIN_FILES.map((name) => ({ at: join(agentDir, name), target: join(mine, name) }));
+  const links = sameNameLinks(OMP_LOGIN_FILES, agentDir, mine);
   // omp also writes ~/.omp/logs, ~/.omp/gpu_cache.json and bun's ~/.bun: the agent's HOME is already private.
   return { env: { PI_CODING_AGENT_DIR: agentDir }, dirs: [agentDir], links };
 }

@@ -2,7 +2,7 @@ import { isAbsolute, join } from "node:path";
 import type { AgentCommand } from "../src/agent-process.js";
 import { type CliBackendDefinition, type CliHome, type CliInvocation, defineCliBackend } from "./cli-backend.js";
 import { PI } from "./cli-info.js";
-import { type LoginLink, userHome } from "./login-links.js";
+import { sameNameLinks, userHome } from "./login-links.js";
 import { createPiStreamParser } from "./pi-stream.js";
 
 /**
@@ -29,7 +29,7 @@ export function userPiAgentDir(userEnv: Readonly<Record<string, string | undefin
 export function piHome(homeDir: string, userEnv: Readonly<Record<string, string | undefined>>): CliHome {
   const agentDir = join(homeDir, "pi");
   const mine = userPiAgentDir(userEnv);
-  const links: LoginLink[] = PI_LOGIN_FILES.map((name) => ({ at: join(agentDir, name), target: join(mine, name) }));
+  const links = sameNameLinks(PI_LOGIN_FILES, agentDir, mine);
   return {
     // PI_OFFLINE: no version check, no package update check, no install telemetry at startup.
     env: { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" },
