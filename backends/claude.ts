@@ -1,4 +1,4 @@
-import { isAbsolute, join } from "node:path";
+import { join } from "node:path";
 import { z } from "zod";
 import type { AgentCommand, StreamParser, StreamVerdict } from "../src/agent-process.js";
 import type { ExternalAgentResult } from "../src/backend.js";
@@ -7,7 +7,7 @@ import { type CliBackendDefinition, type CliHome, type CliInvocation, defineCliB
 import { CLAUDE } from "./cli-info.js";
 import { type AgentFailureDetail, classifyProviderError } from "./failures.js";
 import { clip, readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
-import { sameNameLinks, userHome } from "./login-links.js";
+import { sameNameLinks, userDir } from "./login-links.js";
 
 /**
  * Claude Code (`claude -p --output-format stream-json --verbose`, tested with 2.1.197). See docs/backends/claude.md
@@ -30,8 +30,7 @@ export const CLAUDE_ALLOWED_TOOLS = ["Bash", "Read", "Glob", "Grep"] as const;
 
 /** The user's own Claude config dir: `$CLAUDE_CONFIG_DIR` when set to an absolute path, else `~/.claude`. */
 export function userClaudeConfigDir(userEnv: Readonly<Record<string, string | undefined>>): string {
-  const configured = userEnv.CLAUDE_CONFIG_DIR;
-  return configured && isAbsolute(configured) ? configured : join(userHome(userEnv), ".claude");
+  return userDir(userEnv, "CLAUDE_CONFIG_DIR", ".claude");
 }
 
 export function claudeHome(homeDir: string, userEnv: Readonly<Record<string, string | undefined>>): CliHome {

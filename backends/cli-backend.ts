@@ -5,7 +5,7 @@ import { type AgentCommand, type StreamParser, runAgentCommand } from "../src/ag
 import { resultWithoutProcess } from "../src/agent-run.js";
 import type { CliInfo } from "./cli-info.js";
 import { probeVersion, resolveExecutable } from "./executable.js";
-import { classifyProviderError, hintFor } from "./failures.js";
+import { classifyProviderError, hintFor, installHint } from "./failures.js";
 import { type LoginLink, linkLogins, replacedLinks } from "./login-links.js";
 
 /** Everything a backend needs to build one command line: pure data, so argv can be tested without a process. */
@@ -41,20 +41,6 @@ function unavailable(info: CliInfo, bin: string | null, durationMs: number): Ext
   return { ...resultWithoutProcess(outcome, durationMs), executable: bin };
 }
 
-/** Counts the lines a parser was given, so "exited before writing anything" can be told apart from a broken stream. */
-function countingParser(parser: StreamParser): StreamParser & { readonly lines: () => number } {
-  let lines = 0;
-  return {
-    push(line) {
-      if (line.trim() !== "") lines += 1;
-      return parser.push(line);
-    },
-    finish: () => parser.finish(),
-    ...(parser.settledFailure ? { settledFailure: () => parser.settledFailure!() } : {}),
-    lines: () => lines,
-  };
-}
-
 /** The stderr line that says why: an `error:`/`fatal:` line if there is one (omp prints its error under a source excerpt), else the first. */
 function stderrReason(text: string): string {
   const lines = text.split("\n").map((line) => line.trim()).filter((line) => line !== "");
@@ -69,7 +55,8 @@ export function defineCliBackend(definition: CliBackendDefinition): ExternalAgen
       const started = Date.now();
       const executable = resolveExecutable(info.executable, context.executable, context.env.PATH);
       if (!executable) return unavailable(info, context.executable, Date.now() - started);
-      const probe = await probeVersion(executable.path, executable.pathEnv);
+      // Only recorded, and read again if the run failed: it runs beside the agent, not before it.
+      const probing = probeVersion(executable.path, executable.pathEnv);
       const home = definition.home(context.homeDir, context.userEnv);
       for (const dir of home.dirs) mkdirSync(dir, { recursive: true, mode: 0o700 });
       const linked = linkLogins(home.links);
@@ -82,34 +69,35 @@ export function defineCliBackend(definition: CliBackendDefinition): ExternalAgen
         sessionId: randomUUID(),
       };
       const command = definition.command(invocation);
-      const parser = countingParser(definition.parser(invocation));
-      const result = await runAgentCommand(
+      const ran = await runAgentCommand(
         {
           command: { ...command, env: { ...home.env, ...command.env, PATH: executable.pathEnv } },
-          parser,
+          parser: definition.parser(invocation),
           executableLabel: executable.path,
-          version: probe.ok ? probe.version : null,
-          installHint: hintFor("executable_unavailable", info) ?? info.install,
+          version: null,
+          installHint: installHint(info),
         },
         context,
       );
+      const probe = await probing;
+      const result = { ...ran, version: probe.ok ? probe.version : null };
       const warnings = replacedLinks(home.links, linked).map((link) => ({
         rule: "cli_login_replaced" as const,
         path: link.target,
-        message: `${info.name} replaced its linked login file during the run (a token refresh?); the new file was discarded with the run's private home, so ${info.name} may ask you to log in again. ${info.name === "claude" ? "For unattended use, create a long-lived token with `claude setup-token` and pass it with --env CLAUDE_CODE_OAUTH_TOKEN." : ""}`.trim(),
+        message: `${info.name} replaced its linked login file during the run (a token refresh?); the new file was discarded with the run's private home, so ${info.name} may ask you to log in again.${info.unattendedLogin ? ` ${info.unattendedLogin}` : ""}`,
       }));
-      const explained = explain(result, parser.lines(), probe.ok ? null : probe.reason, info);
+      const explained = explain(result, probe.ok ? null : probe.reason, info);
       return warnings.length > 0 ? { ...explained, warnings } : explained;
     },
   };
 }
 
 /** Fills in what the stream could not say: why a CLI died before writing anything, and a hint for every failure. */
-function explain(result: ExternalAgentResult, lines: number, probeFailure: string | null, info: CliInfo): ExternalAgentResult {
+function explain(result: ExternalAgentResult, probeFailure: string | null, info: CliInfo): ExternalAgentResult {
   const { outcome } = result;
   if (outcome.kind !== "failed") return result;
   let { detail, message } = outcome;
-  const silentExit = lines === 0 && result.exitCode !== 0 && detail !== "executable_unavailable";
+  const silentExit = result.stdoutLines === 0 && result.exitCode !== 0 && detail !== "executable_unavailable";
   // A CLI that failed at startup after a header line (pi and omp print their session first) says why on stderr only.
   const brokenOff = !silentExit && detail === "malformed_event_stream" && result.exitCode !== null && result.exitCode !== 0 && stderrReason(result.stderrTail) !== "";
   if (silentExit || brokenOff) {

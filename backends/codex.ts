@@ -1,4 +1,4 @@
-import { isAbsolute, join } from "node:path";
+import { join } from "node:path";
 import { z } from "zod";
 import type { AgentCommand, StreamParser, StreamVerdict } from "../src/agent-process.js";
 import type { ExternalAgentResult } from "../src/backend.js";
@@ -7,7 +7,7 @@ import { type CliBackendDefinition, type CliHome, type CliInvocation, defineCliB
 import { CODEX } from "./cli-info.js";
 import { type AgentFailureDetail, classifyProviderError } from "./failures.js";
 import { clip, readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
-import { sameNameLinks, userHome } from "./login-links.js";
+import { sameNameLinks, userDir } from "./login-links.js";
 
 /**
  * OpenAI Codex CLI (`codex exec --json`, tested with 0.171.0). See docs/backends/codex.md for why each flag is there.
@@ -18,8 +18,7 @@ export const CODEX_LOGIN_FILES = ["auth.json", "config.toml"] as const;
 
 /** The user's own Codex home: `$CODEX_HOME` when set to an absolute path, else `~/.codex`. */
 export function userCodexHome(userEnv: Readonly<Record<string, string | undefined>>): string {
-  const configured = userEnv.CODEX_HOME;
-  return configured && isAbsolute(configured) ? configured : join(userHome(userEnv), ".codex");
+  return userDir(userEnv, "CODEX_HOME", ".codex");
 }
 
 export function codexHome(homeDir: string, userEnv: Readonly<Record<string, string | undefined>>): CliHome {
@@ -71,9 +70,8 @@ export function codexCommand(invocation: CliInvocation): AgentCommand {
  * text for an HTTP 500), "stream disconnected before completion: …" (a broken or idle SSE stream).
  */
 export function classifyCodexError(message: string): AgentFailureDetail {
-  const status = /\b(?:unexpected status|last status:)\s*(\d{3})\b/i.exec(message);
-  if (status) return classifyProviderError(message, Number(status[1]));
-  if (/stream disconnected before completion|experiencing high demand/i.test(message)) return "provider_error";
+  // Codex words an HTTP 500 without its status.
+  if (/experiencing high demand/i.test(message)) return "provider_error";
   return classifyProviderError(message);
 }
 

@@ -1,23 +1,9 @@
 import { accessSync, constants, mkdtempSync } from "node:fs";
+import { which } from "../src/which.js";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
+import { delimiter, dirname, join, resolve } from "node:path";
 import { runProcess } from "../src/process.js";
 import { removeTree } from "../src/workspace.js";
-
-/** The first executable `name` on `path` (a PATH string), or null. */
-export function which(name: string, path: string | undefined): string | null {
-  for (const dir of (path ?? "").split(delimiter)) {
-    if (!dir || !isAbsolute(dir)) continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // next directory
-    }
-  }
-  return null;
-}
 
 export interface ResolvedExecutable {
   readonly path: string;

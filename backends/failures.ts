@@ -15,6 +15,8 @@ export type AgentFailureDetail =
   | "malformed_event_stream"
   | "agent_reported_error";
 
+const BROKEN_STREAM = /stream disconnected|^terminated$|econnreset|closed unexpectedly|premature close|stream ended|incomplete (response|stream)|operation timed out/i;
+
 /** Reads an error the CLI relayed from its model provider: the HTTP status when the CLI gives one, else the words. */
 export function classifyProviderError(message: string, status: number | null = null): AgentFailureDetail {
   if (status === 401 || status === 403) return "auth_failed";
@@ -23,18 +25,24 @@ export function classifyProviderError(message: string, status: number | null = n
     return "auth_failed";
   }
   if (/\b429\b|rate[ _-]?limit|too many requests|quota|usage limit/i.test(message)) return "rate_limited";
-  if (/econnrefused|connection ?refused|unable to connect|cannot connect|could not connect|error sending request|enotfound|eai_again|getaddrinfo|fetch failed|network|connection failed|socket hang up/i.test(message)) {
+  // A stream that broke after the provider answered: before the network words, which such messages also use.
+  if (BROKEN_STREAM.test(message.trim())) return "provider_error";
+  if (/connection error|econnrefused|connection ?refused|unable to connect|cannot connect|could not connect|error sending request|enotfound|eai_again|getaddrinfo|fetch failed|network|connection failed|socket hang up/i.test(message)) {
     return "network_unreachable";
   }
   if ((status !== null && status >= 500) || /\b5\d\d\b|server error|overloaded|stream disconnected|internal error/i.test(message)) return "provider_error";
   return "agent_reported_error";
 }
 
+export function installHint(info: CliInfo): string {
+  return `install ${info.name}: ${info.install}; or point --bin at it`;
+}
+
 /** One line a person can act on, for each sub-reason. */
 export function hintFor(detail: string, info: CliInfo): string | null {
   switch (detail) {
     case "executable_unavailable":
-      return `install ${info.name}: ${info.install}; or point --bin at it`;
+      return installHint(info);
     case "auth_failed":
       return info.login;
     case "rate_limited":

@@ -15,8 +15,8 @@ export function userHome(userEnv: Readonly<Record<string, string | undefined>>):
   return userEnv.HOME && isAbsolute(userEnv.HOME) ? userEnv.HOME : homedir();
 }
 
-/** An XDG base dir of the user's, with the spec's default. */
-export function userXdg(userEnv: Readonly<Record<string, string | undefined>>, name: "XDG_CONFIG_HOME" | "XDG_DATA_HOME", fallback: string): string {
+/** A dir of the user's named by an environment variable (`CODEX_HOME`, `XDG_CONFIG_HOME`…) when it is absolute, else `~/<fallback>`. */
+export function userDir(userEnv: Readonly<Record<string, string | undefined>>, name: string, fallback: string): string {
   const value = userEnv[name];
   return value && isAbsolute(value) ? value : join(userHome(userEnv), fallback);
 }

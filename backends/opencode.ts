@@ -6,7 +6,7 @@ import { type CliBackendDefinition, type CliHome, type CliInvocation, defineCliB
 import { OPENCODE } from "./cli-info.js";
 import { type AgentFailureDetail, classifyProviderError } from "./failures.js";
 import { clip, readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
-import { type LoginLink, userXdg } from "./login-links.js";
+import { type LoginLink, userDir } from "./login-links.js";
 
 /**
  * OpenCode (`opencode-ai`, tested 1.18.33) as a translator backend: `opencode run --format json`, the task on stdin.
@@ -46,8 +46,8 @@ export function opencodeHome(homeDir: string, userEnv: Readonly<Record<string, s
   const data = join(homeDir, "data");
   const cache = join(homeDir, "cache");
   const state = join(homeDir, "state");
-  const userConfig = join(userXdg(userEnv, "XDG_CONFIG_HOME", ".config"), "opencode");
-  const userData = join(userXdg(userEnv, "XDG_DATA_HOME", ".local/share"), "opencode");
+  const userConfig = join(userDir(userEnv, "XDG_CONFIG_HOME", ".config"), "opencode");
+  const userData = join(userDir(userEnv, "XDG_DATA_HOME", ".local/share"), "opencode");
   const links: LoginLink[] = [
     { at: join(data, "opencode", "auth.json"), target: join(userData, "auth.json") },
     ...CONFIG_FILES.map((name) => ({ at: join(config, "opencode", name), target: join(userConfig, name) })),

@@ -2,8 +2,7 @@ import { z } from "zod";
 import type { StreamParser, StreamVerdict } from "../src/agent-process.js";
 import type { ExternalAgentResult } from "../src/backend.js";
 import type { AgentEvent } from "../src/events.js";
-import type { CliInfo } from "./cli-info.js";
-import { type AgentFailureDetail, classifyProviderError, hintFor } from "./failures.js";
+import { classifyProviderError } from "./failures.js";
 import { clip, readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
 
 /**
@@ -97,23 +96,6 @@ const CompactionEnd = z.looseObject({ errorMessage: z.string().nullish() });
 
 /** Tools whose successful call changed a file at `args.path` (pi and omp name them alike). */
 const FILE_TOOLS: Readonly<Record<string, string>> = { write: "write", edit: "edit" };
-
-/**
- * What an assistant message's `errorMessage` means. omp gives the HTTP status (`errorStatus`); pi only the text,
- * which starts with the status for an HTTP error ("401 invalid x-api-key", "429 …"). A connection that broke after
- * the response began ("terminated" from undici in pi, "ECONNRESET … closed unexpectedly" in omp) is the provider's
- * failure; pi says "Connection error." when nothing answered at all.
- */
-export function classifyPiError(message: string, status: number | null = null): AgentFailureDetail {
-  const leading = /^\s*(\d{3})\b/.exec(message);
-  const code = status ?? (leading ? Number(leading[1]) : null);
-  if (code !== null && code >= 400) return classifyProviderError(message, code);
-  if (/^terminated$|econnreset|closed unexpectedly|premature close|stream ended|incomplete (response|stream)/i.test(message.trim())) {
-    return "provider_error";
-  }
-  if (/^connection error\.?$/i.test(message.trim())) return "network_unreachable";
-  return classifyProviderError(message);
-}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null;
@@ -298,7 +280,8 @@ export function createPiStreamParser(options: PiStreamOptions): StreamParser {
     if (!end) return { kind: "failed", detail: "agent_reported_error", message: `${cli} ended without a model response`, hint: null };
     if ((end.stopReason === "error" || end.stopReason === "aborted") && end.errorMessage !== OMP_SILENT_ABORT) {
       const message = end.errorMessage ?? `the model request ended with stopReason '${end.stopReason}'`;
-      const detail = end.stopReason === "aborted" && !end.errorMessage ? "agent_reported_error" : classifyPiError(message, end.errorStatus);
+      // omp gives the HTTP status (`errorStatus`); pi only the text, which starts with it ("401 invalid x-api-key").
+      const detail = end.stopReason === "aborted" && !end.errorMessage ? "agent_reported_error" : classifyProviderError(message, end.errorStatus);
       return { kind: "failed", detail, message: clip(message, 1000), hint: null };
     }
     return { kind: "finished" };

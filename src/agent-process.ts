@@ -52,10 +52,12 @@ export interface TranslatorSpec {
 export async function runAgentCommand(spec: TranslatorSpec, context: AgentContext): Promise<ExternalAgentResult> {
   const splitter = new LfLineSplitter();
   const stop = new AbortController();
+  let stdoutLines = 0;
   let settled: Extract<StreamVerdict, { kind: "failed" }> | null = null;
   const stderrTail = new HeadTailBuffer(0, 16 * 1024);
   const forward = (framed: ReturnType<LfLineSplitter["push"]>) => {
     for (const record of framed) {
+      if (record.kind === "oversized" || record.text.trim() !== "") stdoutLines += 1;
       if (record.kind === "oversized") {
         context.emit({ type: "diagnostic", message: `an output line of ${record.bytes} bytes was too long to parse`, raw: record.head });
         continue;
@@ -110,6 +112,7 @@ export async function runAgentCommand(spec: TranslatorSpec, context: AgentContex
     signal: outcome.signal,
     finalMessage: stream.finalMessage,
     usage: stream.usage,
+    stdoutLines,
     stderrTail: stderrTail.tailText(4096),
     durationMs: outcome.durationMs,
   };

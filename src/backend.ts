@@ -46,6 +46,8 @@ export interface ExternalAgentResult {
   readonly usage: { readonly inputTokens: number; readonly outputTokens: number; readonly costUsd: number | null } | null;
   /** Things the user should know that do not change the verdict (recorded as policy warnings). */
   readonly warnings?: readonly { readonly rule: "cli_login_replaced"; readonly path: string; readonly message: string }[];
+  /** Non-empty lines the agent wrote on stdout (0 tells "died before saying anything" from a broken stream). */
+  readonly stdoutLines?: number;
   /** Last bytes of the agent's stderr, for the report. */
   readonly stderrTail: string;
   readonly durationMs: number;

@@ -39,11 +39,6 @@ function verificationCommands(outcome: VerificationOutcome | null): readonly Com
   return outcome.commands;
 }
 
-function claimEntry(message: string | null) {
-  const claim = readTestClaim(message);
-  return claim ? { tests: claim.tests, quote: claim.quote } : null;
-}
-
 /** result.json as the contract spells it (schema version 1). */
 export function buildRunResult(inputs: ResultInputs): RunResult {
   const { verdict, agent, extraction, verification } = inputs;
@@ -79,7 +74,7 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
       commands: commands.map(commandEntry),
       baseline: inputs.baseline ? { passed: inputs.baseline.passed, commands: inputs.baseline.commands.map(commandEntry) } : null,
     },
-    agent: { finalMessage: agent?.finalMessage ?? null, usage: agent?.usage ?? null, claim: claimEntry(agent?.finalMessage ?? null) },
+    agent: { finalMessage: agent?.finalMessage ?? null, usage: agent?.usage ?? null, claim: readTestClaim(agent?.finalMessage ?? null) },
     sourceInvariant: { matched: inputs.sourceChanged.length === 0, changed: [...inputs.sourceChanged] },
     timings: {
       startedAt: inputs.startedAt.toISOString(),

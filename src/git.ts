@@ -1,7 +1,7 @@
-import { accessSync, constants } from "node:fs";
-import { delimiter, dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { GitCommandError } from "./errors.js";
 import { captureProcess } from "./process.js";
+import { which } from "./which.js";
 
 /**
  * The one hardened way handoff calls git (security.md §4): argv arrays, a clean environment, an explicit git dir
@@ -91,19 +91,7 @@ let gitExecutable: string | undefined;
 
 /** Resolves `git` once, from the PATH handoff was started with; later calls run with a minimal PATH. */
 export function resolveGitExecutable(): string {
-  if (gitExecutable) return gitExecutable;
-  for (const dir of (process.env.PATH ?? "/usr/bin:/bin").split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, "git");
-    try {
-      accessSync(candidate, constants.X_OK);
-      gitExecutable = candidate;
-      return candidate;
-    } catch {
-      // keep looking
-    }
-  }
-  gitExecutable = "/usr/bin/git";
+  gitExecutable ??= which("git", process.env.PATH ?? "/usr/bin:/bin") ?? "/usr/bin/git";
   return gitExecutable;
 }
 

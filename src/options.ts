@@ -55,16 +55,19 @@ export const DEFAULTS = {
   verifyTimeoutMs: 900_000,
 } as const;
 
-export function defaultRunsDir(env: NodeJS.ProcessEnv = process.env): string {
+/** `$XDG_STATE_HOME/handoff` (absolute only), else `~/.local/state/handoff`. */
+function stateDir(env: NodeJS.ProcessEnv): string {
   const state = env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith("/") ? env.XDG_STATE_HOME : join(homedir(), ".local", "state");
-  return join(state, "handoff", "runs");
+  return join(state, "handoff");
+}
+
+export function defaultRunsDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(stateDir(env), "runs");
 }
 
 /** Not under the temp dir: Codex will not put its sandbox helpers there. */
 export function defaultCliHomesDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.HANDOFF_CLI_HOME_DIR) return resolve(env.HANDOFF_CLI_HOME_DIR);
-  const state = env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith("/") ? env.XDG_STATE_HOME : join(homedir(), ".local", "state");
-  return join(state, "handoff", "homes");
+  return env.HANDOFF_CLI_HOME_DIR ? resolve(env.HANDOFF_CLI_HOME_DIR) : join(stateDir(env), "homes");
 }
 
 export function defaultWorkspacesDir(env: NodeJS.ProcessEnv = process.env): string {

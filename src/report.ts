@@ -8,11 +8,6 @@ import { EXIT_CODES } from "./terminal.js";
 
 export type ReportFormat = "text" | "markdown" | "json";
 
-/** A patch for a person's eyes: control characters escaped (no terminal tricks), newlines and tabs kept. */
-export function printablePatch(patch: Buffer): string {
-  return displayText(patch.toString("utf8"));
-}
-
 function ms(value: number): string {
   return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : `${value} ms`;
 }
@@ -112,7 +107,9 @@ function renderText(run: LoadedRun, markdown: boolean): string {
 
   if (patch.length > 0) {
     heading("changes.patch");
-    out.push(markdown ? `\`\`\`diff\n${printablePatch(patch)}\`\`\`` : printablePatch(patch));
+    // As bytes decoded: the one escape below covers the patch too, newlines and tabs kept.
+    const text = patch.toString("utf8");
+    out.push(markdown ? `\`\`\`diff\n${text}\`\`\`` : text);
   }
   // Everything printed passes through one escape: agent text, paths and messages can carry terminal controls.
   return `${displayText(out.join("\n"))}\n`;

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { PI_LOGIN_FILES, piArgs, piDefinition, piHome, userPiAgentDir } from "../backends/pi.js";
-import { PI_SKIPPED_TYPES, classifyPiError, createPiStreamParser } from "../backends/pi-stream.js";
+import { classifyProviderError } from "../backends/failures.js";
+import { PI_SKIPPED_TYPES, createPiStreamParser } from "../backends/pi-stream.js";
 import { cliInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
 
@@ -74,7 +75,7 @@ describe("pi-family failure messages", () => {
     ["No API key found for mock", null, "auth_failed"],
     ["Deadline exceeded", null, "agent_reported_error"],
   ] as const)("%j (status %j) is %s", (message, status, detail) => {
-    expect(classifyPiError(message, status)).toBe(detail);
+    expect(classifyProviderError(message, status)).toBe(detail);
   });
 });
 
