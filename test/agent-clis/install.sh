@@ -5,8 +5,9 @@ cd "$(dirname "$0")"
 pids=()
 for dir in */; do
   # npm ci refuses the opencode and omp lockfiles: they name those CLIs' builds for other platforms, which this
-  # registry does not have (optional, never installed on Linux). npm install then installs the locked versions.
-  (cd "$dir" && { npm ci --no-audit --no-fund --loglevel=silent >/dev/null 2>&1 || npm install --no-audit --no-fund --loglevel=error >/dev/null; }) & pids+=($!)
+  # registry does not have (optional, never installed on Linux). npm install still installs the locked versions.
+  case "${dir%/}" in opencode | omp) how=install ;; *) how=ci ;; esac
+  (cd "$dir" && npm "$how" --no-audit --no-fund --loglevel=error >/dev/null) & pids+=($!)
 done
 for pid in "${pids[@]}"; do wait "$pid"; done
 for dir in */; do echo "installed ${dir%/}: $(PATH="$PWD/${dir}node_modules/.bin:$PATH" "${dir}node_modules/.bin/${dir%/}" --version 2>&1 | head -1)"; done
