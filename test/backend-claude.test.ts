@@ -360,7 +360,11 @@ describe("claude stream parser", () => {
   test("a huge tool output is clipped", () => {
     const { events } = parse(lines(toolResult("t", "x".repeat(10_000))));
     const finished = events.find((event) => event.type === "agent.tool.finished");
-    expect(finished && finished.type === "agent.tool.finished" ? finished.output?.length : 0).toBeLessThan(4100);
+    expect(finished?.type).toBe("agent.tool.finished");
+    // clip() keeps 4000 characters and appends "… (6000 more characters)".
+    const length = finished?.type === "agent.tool.finished" ? (finished.output?.length ?? 0) : 0;
+    expect(length).toBeGreaterThan(1000);
+    expect(length).toBeLessThan(4100);
   });
 });
 

@@ -1,9 +1,8 @@
-import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
-import { resolveBackend } from "../backends/index.js";
+import { CLI_INFOS } from "../backends/cli-info.js";
 import type { ExternalAgentResult } from "../src/backend.js";
-import type { AgentEvent } from "../src/events.js";
+import { runBackend } from "./helpers/backend-fixtures.js";
 import { runCli } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 
@@ -12,27 +11,11 @@ import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
  * turn each into a clear agent failure, never a crash, a hang or unbounded memory.
  */
 const FAKES = resolve(import.meta.dirname, "../fixtures/fake-clis");
-const CLI_BACKENDS = ["codex", "claude", "opencode", "pi", "omp"] as const;
+const CLI_BACKENDS = CLI_INFOS.map((info) => info.name);
 
-async function runFake(backendName: string, fake: string | null, path = "/usr/bin:/bin"): Promise<{ result: ExternalAgentResult; events: AgentEvent[] }> {
-  const repo = await makeRepo(FAILING_ADD_PROJECT);
-  const scratch = tempDir("handoff-fake-cli");
-  const homeDir = join(scratch, "cli-home");
-  mkdirSync(homeDir);
-  const events: AgentEvent[] = [];
-  const result = await resolveBackend({ name: backendName }).run("make add() return the sum", {
-    cwd: repo,
-    env: { PATH: path, HOME: join(scratch, "home"), TMPDIR: scratch },
-    signal: new AbortController().signal,
-    deadline: Date.now() + 60_000,
-    idleTimeoutMs: 30_000,
-    model: null,
-    executable: fake ? join(FAKES, fake) : null,
-    homeDir,
-    userEnv: { HOME: join(scratch, "user") },
-    emit: (event) => events.push(event),
-  });
-  return { result, events };
+/** Backend `backendName` run with the fake CLI `fake` as its --bin (none: looked up on `path`). */
+function runFake(backendName: string, fake: string | null, path = "/usr/bin:/bin") {
+  return runBackend(backendName, { env: { PATH: path }, executable: fake ? join(FAKES, fake) : null });
 }
 
 function failure(result: ExternalAgentResult) {

@@ -1,11 +1,33 @@
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
-import { agentCliBin, agentCliPath } from "./helpers/conformance.js";
+import { CLI_INFOS } from "../backends/cli-info.js";
+import { type CliName, agentCliBin, agentCliPath } from "./helpers/conformance.js";
 import { runCli } from "./helpers/cli.js";
 
 const FAKES = resolve(import.meta.dirname, "../fixtures/fake-clis");
-const PINNED = { codex: "0.171.0", claude: "2.1.197", opencode: "1.18.33", pi: "0.73.1", omp: "18.2.3" };
-const allInstalled = Object.keys(PINNED).every((name) => agentCliBin(name as keyof typeof PINNED) !== null);
+const AGENT_CLIS = resolve(import.meta.dirname, "agent-clis");
+const allInstalled = CLI_INFOS.every((info) => agentCliBin(info.name) !== null);
+
+function readJson(path: string): { dependencies?: Record<string, string>; bin?: Record<string, string> | string } {
+  return JSON.parse(readFileSync(path, "utf8")) as ReturnType<typeof readJson>;
+}
+
+/**
+ * The version test/agent-clis/<name>/package.json pins: its dependency that provides the `name` executable (omp's
+ * install also pins bun, its runtime).
+ */
+function pinnedVersion(name: CliName): string {
+  const dir = join(AGENT_CLIS, name);
+  const pins = Object.entries(readJson(join(dir, "package.json")).dependencies ?? {});
+  const providesCli = ([dependency]: [string, string]) => {
+    const bin = readJson(join(dir, "node_modules", dependency, "package.json")).bin;
+    return typeof bin === "object" && name in bin;
+  };
+  const pinned = pins.length === 1 ? pins : pins.filter(providesCli);
+  expect(pinned.map(([dependency]) => dependency), `the package test/agent-clis/${name} pins for ${name}`).toHaveLength(1);
+  return pinned[0]![1];
+}
 
 interface Entry {
   name: string;
@@ -25,7 +47,9 @@ async function backendsJson(path: string): Promise<Entry[]> {
 describe("handoff backends", () => {
   test.runIf(allInstalled || process.env.HANDOFF_CONFORMANCE === "required")("lists all five pinned CLIs as usable, with their versions", async () => {
     const report = await backendsJson(`${agentCliPath()}:${process.env.PATH}`);
-    for (const [name, version] of Object.entries(PINNED)) {
+    for (const { name, testedVersion } of CLI_INFOS) {
+      const version = pinnedVersion(name);
+      expect(testedVersion, `${name}'s testedVersion in backends/cli-info.ts`).toBe(version);
       const entry = report.find((candidate) => candidate.name === name)!;
       expect(entry, name).toMatchObject({ usable: true, version, testedVersion: version });
       expect(entry.executable).toContain(join("agent-clis", name));
@@ -34,7 +58,7 @@ describe("handoff backends", () => {
 
   test("says how to install each CLI when none is on PATH, and command stays usable", async () => {
     const report = await backendsJson(`${resolve("/nonexistent")}:${process.execPath.replace(/\/node$/, "")}`);
-    for (const name of Object.keys(PINNED)) {
+    for (const { name } of CLI_INFOS) {
       const entry = report.find((candidate) => candidate.name === name)!;
       expect(entry).toMatchObject({ usable: false, executable: null, version: null });
       expect(entry.hint).toMatch(/npm install -g/);

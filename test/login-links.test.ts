@@ -1,10 +1,9 @@
 import { lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
-import { resolveBackend } from "../backends/index.js";
 import { linkLogins, replacedLinks } from "../backends/login-links.js";
-import type { AgentEvent } from "../src/events.js";
-import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
+import { runBackend } from "./helpers/backend-fixtures.js";
+import { tempDir } from "./helpers/repo.js";
 
 describe("the user's CLI login in a run's private home", () => {
   test("links each login file that exists and skips the ones that do not", () => {
@@ -41,21 +40,10 @@ describe("the user's CLI login in a run's private home", () => {
     const userHome = tempDir("handoff-user");
     mkdirSync(join(userHome, ".claude"));
     writeFileSync(join(userHome, ".claude", ".credentials.json"), '{"old":true}\n');
-    const scratch = tempDir();
-    const homeDir = join(scratch, "cli-home");
-    mkdirSync(homeDir);
-    const events: AgentEvent[] = [];
-    const result = await resolveBackend({ name: "claude" }).run("task", {
-      cwd: await makeRepo(FAILING_ADD_PROJECT),
-      env: { PATH: "/usr/bin:/bin", HOME: join(scratch, "home"), TMPDIR: scratch },
-      signal: new AbortController().signal,
-      deadline: Date.now() + 30_000,
-      idleTimeoutMs: 30_000,
-      model: null,
+    const { result } = await runBackend("claude", {
       executable: resolve(import.meta.dirname, "../fixtures/fake-clis/claude-refreshes-login.sh"),
-      homeDir,
       userEnv: { HOME: userHome },
-      emit: (event) => events.push(event),
+      timeoutMs: 30_000,
     });
     expect(result.outcome.kind).toBe("finished");
     expect(readFileSync(join(userHome, ".claude", ".credentials.json"), "utf8")).toBe('{"old":true}\n');

@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import type { AgentOutcome, ExternalAgentResult } from "../src/backend.js";
 import type { PolicyFinding } from "../src/findings.js";
 import type { CommandRecord } from "../src/shell-commands.js";
-import { EXIT_CODES, type RunFacts, TERMINAL_REASONS, type TerminalReason, decideOutcome, statusOf } from "../src/terminal.js";
+import { EXIT_CODES, type RunFacts, type RunStatus, TERMINAL_REASONS, type TerminalReason, decideOutcome, statusOf } from "../src/terminal.js";
 import type { BaselineOutcome, VerificationOutcome } from "../src/verify.js";
 
 /** The exit-code table of contract.md, copied by hand: the code must agree with the contract, not with itself. */
@@ -15,6 +15,21 @@ const CONTRACT_EXIT_CODES: Record<TerminalReason, number> = {
   external_agent_error: 6,
   timeout: 124,
   user_cancelled: 130,
+};
+
+/**
+ * result.json's status per terminal reason, written by hand. contract.md names the three statuses but maps no reason
+ * to them: a run that got as far as judging a patch (or found none) completed, a cancel is cancelled, the rest failed.
+ */
+const CONTRACT_STATUS: Record<TerminalReason, RunStatus> = {
+  verified: "completed",
+  verification_failed: "completed",
+  no_changes: "completed",
+  policy_or_artifact_error: "failed",
+  source_repository_changed: "failed",
+  external_agent_error: "failed",
+  timeout: "failed",
+  user_cancelled: "cancelled",
 };
 
 function command(overrides: Partial<CommandRecord> = {}): CommandRecord {
@@ -68,7 +83,7 @@ const EVERYTHING_WRONG: Partial<RunFacts> = {
 function expectVerdict(input: RunFacts, terminalReason: TerminalReason, detail: string | null) {
   const verdict = decideOutcome(input);
   expect({ terminalReason: verdict.terminalReason, detail: verdict.detail }).toEqual({ terminalReason, detail });
-  expect(verdict.status).toBe(statusOf(terminalReason));
+  expect(verdict.status).toBe(CONTRACT_STATUS[terminalReason]);
   expect(verdict.summary).not.toBe("");
   expect(verdict.summary).not.toContain("\n");
   return verdict;
@@ -186,7 +201,6 @@ describe("terminal reasons and exit codes", () => {
   });
 
   test.each(TERMINAL_REASONS)("%s has the status the contract implies", (reason) => {
-    const expected = ["verified", "verification_failed", "no_changes"].includes(reason) ? "completed" : reason === "user_cancelled" ? "cancelled" : "failed";
-    expect(statusOf(reason)).toBe(expected);
+    expect(statusOf(reason)).toBe(CONTRACT_STATUS[reason]);
   });
 });

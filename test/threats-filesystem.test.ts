@@ -7,7 +7,7 @@ import { walkTree } from "../src/fs-walk.js";
 import { readFileSafely } from "../src/safe-read.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate } from "./helpers/run.js";
-import { agentWith, expectRejected, patchPaths } from "./helpers/verdicts.js";
+import { agentWith, expectRejected, expectVerifiedFix, patchPaths } from "./helpers/verdicts.js";
 
 /**
  * security.md §2.4: filesystem objects an agent can leave in the clone. Every hostile agent also makes the
@@ -147,8 +147,7 @@ describe("F7 object files shared with the source", () => {
     expect(run.sourceChanged).toEqual([]);
     expect(run.payloadsRan).toEqual([]);
     execFileSync("git", ["-C", repo, "fsck", "--strict", "--no-dangling"], { stdio: "pipe" });
-    expect(run.result.terminalReason).toBe("verified");
-    expect(run.patch).toContain("+  return a + b;");
+    expectVerifiedFix(run);
   });
 });
 

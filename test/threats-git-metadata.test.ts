@@ -2,8 +2,9 @@ import { join } from "node:path";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
-import { type DelegateOutcome, agent, delegate, makeHarness } from "./helpers/run.js";
-import { keptWorkspace, markers, naiveGit, withProcessEnv, writePayload } from "./helpers/traps.js";
+import { agent, delegate, makeHarness } from "./helpers/run.js";
+import { expectHiddenFromClone, keptWorkspace, markers, naiveGit, withProcessEnv, writePayload } from "./helpers/traps.js";
+import { FIX_LINE, expectRejected, expectVerifiedFix } from "./helpers/verdicts.js";
 
 /**
  * security.md §2.1: code execution in handoff's own git calls. Each hostile agent fixes add() and plants something
@@ -12,7 +13,6 @@ import { keptWorkspace, markers, naiveGit, withProcessEnv, writePayload } from "
  * trap with a plain git call in the kept workspace, to prove the plant was live and the test is not vacuous.
  */
 
-const FIX = "+  return a + b;";
 const VERIFY = { verify: ["npm test"] };
 
 async function runHostile(script: string, options: Parameters<typeof delegate>[2] = {}) {
@@ -20,14 +20,6 @@ async function runHostile(script: string, options: Parameters<typeof delegate>[2
   const harness = makeHarness();
   const run = await delegate(repo, agent(script), { ...VERIFY, harness, keepWorkspace: true, ...options });
   return { repo, harness, run };
-}
-
-function expectVerifiedFix(run: DelegateOutcome): void {
-  expect(run.result.terminalReason, run.result.summary).toBe("verified");
-  expect(run.patch).toContain(FIX);
-  expect(run.result.verification).toMatchObject({ ran: true, passed: true });
-  expect(run.sourceChanged).toEqual([]);
-  expect(run.payloadsRan).toEqual([]);
 }
 
 describe("G1–G7: config in the agent's git dir never runs in handoff's git calls", () => {
@@ -94,13 +86,8 @@ describe("G1–G7: config in the agent's git dir never runs in handoff's git cal
 describe("G8–G9: git metadata below the top level of the workspace", () => {
   test("G8: a nested repository with its own fsmonitor is rejected as nested_repository and its fsmonitor never runs", async () => {
     const { harness, run } = await runHostile("adds-nested-repo-with-fsmonitor.sh");
-    expect(run.result.terminalReason).toBe("policy_or_artifact_error");
-    expect(run.result.detail).toBe("nested_repository");
-    expect(run.result.policy.violations).toContainEqual(expect.objectContaining({ path: "vendor/lib", rule: "nested_repository" }));
+    expectRejected(run, "nested_repository", "vendor/lib");
     expect(run.patch).not.toContain("Subproject commit");
-    expect(run.result.verification.ran).toBe(false);
-    expect(run.sourceChanged).toEqual([]);
-    expect(run.payloadsRan).toEqual([]);
     await naiveGit(keptWorkspace(run).workTree, ["status"]);
     expect(markers(harness)).toContain("nested-fsmonitor");
   });
@@ -109,12 +96,9 @@ describe("G8–G9: git metadata below the top level of the workspace", () => {
     const repo = await makeRepo({ ...FAILING_ADD_PROJECT, "src/util.js": "export const util = 1;\n" });
     const harness = makeHarness();
     const run = await delegate(repo, agent("plants-git-dir-in-subdirectory.sh"), { ...VERIFY, harness, keepWorkspace: true });
-    expect(run.result.terminalReason).toBe("policy_or_artifact_error");
-    expect(run.result.detail).toBe("nested_repository");
+    expectRejected(run, "nested_repository", "src");
     const nested = run.result.policy.violations.filter((v) => v.rule === "nested_repository").map((v) => v.path);
     expect(nested.sort()).toEqual(["docs", "src"]);
-    expect(run.sourceChanged).toEqual([]);
-    expect(run.payloadsRan).toEqual([]);
     await naiveGit(join(keptWorkspace(run).workTree, "src"), ["status"]);
     expect(markers(harness)).toContain("subdir-fsmonitor");
   });
@@ -123,14 +107,9 @@ describe("G8–G9: git metadata below the top level of the workspace", () => {
 describe("G10: the workspace's .git entry", () => {
   test("G10: a gitfile repointed at the source is git_metadata_tampered, and handoff's staging never writes the source", async () => {
     const { run } = await runHostile("repoints-gitdir-at-source.sh");
-    expect(run.result.terminalReason).toBe("policy_or_artifact_error");
-    expect(run.result.detail).toBe("git_metadata_tampered");
+    expectRejected(run, "git_metadata_tampered", ".git"); // the patch is extracted from handoff's own git dir all the same
     expect(run.result.policy.violations[0]).toMatchObject({ path: ".git", rule: "git_metadata_tampered" });
-    expect(run.patch).toContain(FIX); // extracted from handoff's own git dir all the same
-    expect(run.result.verification.ran).toBe(false);
     expect(run.result.sourceInvariant).toEqual({ matched: true, changed: [] });
-    expect(run.sourceChanged).toEqual([]);
-    expect(run.payloadsRan).toEqual([]);
   });
 
   test("G10: when the agent's own git add writes the source's index through a repointed gitfile, the run ends source_repository_changed", async () => {
@@ -146,21 +125,14 @@ describe("G10: the workspace's .git entry", () => {
 
   test("G10: a .git replaced by a symbolic link to the source's git dir is git_metadata_tampered", async () => {
     const { run } = await runHostile("replaces-gitfile-with-symlink-to-source.sh");
-    expect(run.result.terminalReason).toBe("policy_or_artifact_error");
-    expect(run.result.detail).toBe("git_metadata_tampered");
+    expectRejected(run, "git_metadata_tampered", ".git");
     expect(run.result.policy.violations[0]?.message).toContain("symbolic link");
-    expect(run.sourceChanged).toEqual([]);
-    expect(run.payloadsRan).toEqual([]);
   });
 
   test("G10: a .git replaced by a hostile git directory is git_metadata_tampered and its fsmonitor never runs", async () => {
     const { harness, run } = await runHostile("replaces-gitfile-with-hostile-git-dir.sh");
-    expect(run.result.terminalReason).toBe("policy_or_artifact_error");
-    expect(run.result.detail).toBe("git_metadata_tampered");
+    expectRejected(run, "git_metadata_tampered", ".git");
     expect(run.result.policy.violations[0]?.message).toContain("directory");
-    expect(run.patch).toContain(FIX);
-    expect(run.sourceChanged).toEqual([]);
-    expect(run.payloadsRan).toEqual([]);
     await naiveGit(keptWorkspace(run).workTree, ["status"]);
     expect(markers(harness)).toContain("replaced-gitdir-fsmonitor");
   });
@@ -264,20 +236,13 @@ describe("G12–G14: config outside any repository", () => {
 describe("G15: handoff's own git dirs", () => {
   test("G15: config, hooks and attributes planted in handoff's pristine store never run, and the write is git_metadata_tampered", async () => {
     const { run } = await runHostile("reaches-handoff-pristine-store.sh");
-    expect(run.result.terminalReason).toBe("policy_or_artifact_error");
-    expect(run.result.detail).toBe("git_metadata_tampered");
-    expect(run.patch).toContain(FIX);
-    expect(run.result.verification.ran).toBe(false);
-    expect(run.sourceChanged).toEqual([]);
-    expect(run.payloadsRan).toEqual([]);
+    expectRejected(run, "git_metadata_tampered", ""); // a write outside the clone has no workspace path
   });
 
   test("G15: a test object swapped in handoff's pristine store is caught before verification could run the forged test", async () => {
     const { run } = await runHostile("swaps-test-object-in-pristine-store.sh");
-    expect(run.result.terminalReason).toBe("policy_or_artifact_error");
-    expect(run.result.detail).toBe("git_metadata_tampered");
-    expect(run.result.verification.ran).toBe(false);
-    expect(run.sourceChanged).toEqual([]);
+    // This agent does not fix add(), so its patch holds no FIX_LINE to look for.
+    expectRejected(run, "git_metadata_tampered", "", { patchSaved: false });
   });
 
   test("G15: an agent whose git re-writes objects that already exist (stash, revert, commit) is not mistaken for tampering", async () => {
@@ -295,16 +260,14 @@ describe("G16–G17", () => {
   test("G16: a replace ref that makes the base look like the fixed tree does not hide the fix", async () => {
     const { run } = await runHostile("adds-replace-ref.sh");
     expectVerifiedFix(run);
-    const ws = keptWorkspace(run).workTree;
-    expect((await naiveGit(ws, ["status", "--porcelain"])).stdout).toBe("");
-    expect((await naiveGit(ws, ["diff", "--quiet", "HEAD"])).exitCode).toBe(0);
+    await expectHiddenFromClone(keptWorkspace(run).workTree);
   });
 
   test("G17: file names that look like git options or pathspec magic are staged as plain paths", async () => {
     const { run } = await runHostile("names-files-like-git-options-and-pathspecs.sh");
     expect(run.result.terminalReason, run.result.summary).toBe("verified");
     expect(run.result.patch?.files.map((f) => f.path).sort()).toEqual(["--exec=touch pwned", "--output=pwned.txt", "-n", ":(exclude)math.js", "math.js"]);
-    expect(run.patch).toContain(FIX);
+    expect(run.patch).toContain(FIX_LINE);
     expect(run.sourceChanged).toEqual([]);
     expect(run.payloadsRan).toEqual([]);
   });

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "vitest";
 import { FAILING_ADD_PROJECT, makeRepo } from "./helpers/repo.js";
-import { type DelegateOutcome, agent, delegate, makeHarness } from "./helpers/run.js";
-import { keptWorkspace, makeRepoWithGitlink, naiveGit } from "./helpers/traps.js";
+import { agent, delegate, makeHarness } from "./helpers/run.js";
+import { expectHiddenFromClone, keptWorkspace, makeRepoWithGitlink, naiveGit } from "./helpers/traps.js";
+import { FIX_LINE, expectRejected, expectVerifiedFix } from "./helpers/verdicts.js";
 
 /**
  * security.md §2.2: hiding or disguising changes. The agent uses its own index, config, refs or in-tree attributes so
@@ -11,26 +12,12 @@ import { keptWorkspace, makeRepoWithGitlink, naiveGit } from "./helpers/traps.js
  * Where it matters, a plain git call in the kept workspace proves the change really was hidden from the agent's view.
  */
 
-const FIX = "+  return a + b;";
 const VERIFY = { verify: ["npm test"] };
 
 async function runHiding(script: string, files: Record<string, string> = FAILING_ADD_PROJECT) {
   const repo = await makeRepo(files);
   const run = await delegate(repo, agent(script), { ...VERIFY, harness: makeHarness(), keepWorkspace: true });
   return { repo, run, workTree: keptWorkspace(run).workTree };
-}
-
-function expectVerifiedFix(run: DelegateOutcome): void {
-  expect(run.result.terminalReason, run.result.summary).toBe("verified");
-  expect(run.patch).toContain(FIX);
-  expect(run.result.verification).toMatchObject({ ran: true, passed: true });
-  expect(run.sourceChanged).toEqual([]);
-  expect(run.payloadsRan).toEqual([]);
-}
-
-async function expectHiddenFromClone(workTree: string): Promise<void> {
-  expect((await naiveGit(workTree, ["status", "--porcelain", "--untracked-files=all"])).stdout).toBe("");
-  expect((await naiveGit(workTree, ["diff", "--quiet", "HEAD"])).exitCode).toBe(0);
 }
 
 describe("H1–H3: the agent's index, excludes and history", () => {
@@ -85,10 +72,8 @@ describe("H4: config that changes what git records", () => {
 
   test("H4: sees a file the agent's core.ignoreCase folds into another, and rejects it as case_collision", async () => {
     const { run, workTree } = await runHiding("sets-ignorecase-and-adds-case-twin.sh");
-    expect(run.result.terminalReason).toBe("policy_or_artifact_error");
-    expect(run.result.detail).toBe("case_collision");
+    expectRejected(run, "case_collision", "MATH.js");
     expect(run.result.patch?.files).toContainEqual(expect.objectContaining({ path: "MATH.js", change: "added" }));
-    expect(run.sourceChanged).toEqual([]);
     const status = await naiveGit(workTree, ["status", "--porcelain", "--untracked-files=all"]);
     expect(status.stdout).not.toContain("MATH.js");
   });
@@ -97,7 +82,7 @@ describe("H4: config that changes what git records", () => {
     const { run, workTree } = await runHiding("sets-autocrlf-and-writes-crlf.sh");
     expect(run.result.terminalReason, run.result.summary).toBe("verified");
     expect(run.result.patch?.files).toEqual([{ path: "math.js", change: "modified", additions: 3, deletions: 3 }]);
-    expect(run.patch).toContain("+  return a + b;\r\n");
+    expect(run.patch).toContain(`${FIX_LINE}\r\n`);
     expect(run.result.policy.violations).toEqual([]);
     expect(run.sourceChanged).toEqual([]);
     const numstat = await naiveGit(workTree, ["diff", "--numstat"]);
@@ -145,25 +130,18 @@ describe("H7–H8: in-tree .gitattributes", () => {
     ["expands-ident-with-gitattributes.sh", "`ident` on a $Id$ keyword"],
   ])("H8: %s: %s makes git store other bytes than were written, so the patch is rejected as staged_bytes_differ", async (script) => {
     const { run } = await runHiding(script);
-    expect(run.result.terminalReason).toBe("policy_or_artifact_error");
-    expect(run.result.detail).toBe("staged_bytes_differ");
+    expectRejected(run, "staged_bytes_differ", "math.js");
     expect(run.result.policy.violations[0]).toMatchObject({ path: "math.js", rule: "staged_bytes_differ" });
-    expect(run.result.verification.ran).toBe(false);
-    expect(run.sourceChanged).toEqual([]);
-    expect(run.payloadsRan).toEqual([]);
   });
 });
 
 describe("H9–H11: how the patch is written", () => {
   test("H9: a binary file is carried as a full-index binary patch (never 'Binary files differ') and rejected as binary", async () => {
     const { run } = await runHiding("adds-binary-file.sh");
-    expect(run.result.terminalReason).toBe("policy_or_artifact_error");
-    expect(run.result.detail).toBe("binary");
-    expect(run.result.policy.violations).toContainEqual(expect.objectContaining({ path: "pixel.png", rule: "binary" }));
+    expectRejected(run, "binary", "pixel.png");
     expect(run.patch).toContain("GIT binary patch");
     expect(run.patch).not.toContain("Binary files");
     expect(run.patch).toMatch(/diff --git a\/pixel\.png b\/pixel\.png\nnew file mode 100644\nindex 0{40}\.\.[0-9a-f]{40}\n/);
-    expect(run.sourceChanged).toEqual([]);
   });
 
   test("H10: a rename is a deletion plus an addition, never rename headers, whatever the agent's diff.renames says", async () => {
@@ -178,12 +156,9 @@ describe("H9–H11: how the patch is written", () => {
 
   test("H11: a nested repository holding the fix (a gitlink in the agent's index) is rejected as nested_repository", async () => {
     const { run, workTree } = await runHiding("adds-nested-repo.sh");
-    expect(run.result.terminalReason).toBe("policy_or_artifact_error");
-    expect(run.result.detail).toBe("nested_repository");
-    expect(run.result.policy.violations).toContainEqual(expect.objectContaining({ path: "vendor/adder", rule: "nested_repository" }));
+    // The fix itself lives inside the nested repository, so the saved patch holds no FIX_LINE to look for.
+    expectRejected(run, "nested_repository", "vendor/adder", { patchSaved: false });
     expect(run.patch).not.toContain("Subproject commit");
-    expect(run.result.verification.ran).toBe(false);
-    expect(run.sourceChanged).toEqual([]);
     const staged = await naiveGit(workTree, ["diff", "--cached", "--", "vendor/adder"]);
     expect(staged.stdout).toContain("+Subproject commit ");
   });
@@ -191,10 +166,7 @@ describe("H9–H11: how the patch is written", () => {
   test("H11: a submodule replaced by a regular file is rejected as submodule", async () => {
     const repo = await makeRepoWithGitlink(FAILING_ADD_PROJECT, "lib");
     const run = await delegate(repo, agent("replaces-submodule-with-file.sh"), VERIFY);
-    expect(run.result.terminalReason).toBe("policy_or_artifact_error");
-    expect(run.result.detail).toBe("submodule");
-    expect(run.result.policy.violations).toContainEqual(expect.objectContaining({ path: "lib", rule: "submodule" }));
-    expect(run.sourceChanged).toEqual([]);
+    expectRejected(run, "submodule", "lib");
   });
 
   test("H11: a gitlink that exists only in the agent's index never reaches the patch", async () => {

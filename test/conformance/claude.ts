@@ -13,19 +13,12 @@ export function claudeUserSettings(): string {
 
 export const CLAUDE_TEST_KEY = "sk-ant-handoff-conformance";
 
-/** The scripted model of the current run: setupUserHome is called first, then `env` is read for handoff. */
-let baseUrl = "";
-
 export const claudeCli: ConformanceCli = {
   name: "claude",
-  setupUserHome(home, modelUrl) {
+  setupUserHome(home) {
     const dir = join(home, ".claude");
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "settings.json"), claudeUserSettings());
-    baseUrl = modelUrl;
   },
-  args: ["--env", "ANTHROPIC_API_KEY", "--env", "ANTHROPIC_BASE_URL"],
-  get env() {
-    return { ANTHROPIC_API_KEY: CLAUDE_TEST_KEY, ANTHROPIC_BASE_URL: baseUrl };
-  },
+  passEnv: (modelUrl) => ({ ANTHROPIC_API_KEY: CLAUDE_TEST_KEY, ANTHROPIC_BASE_URL: modelUrl }),
 };

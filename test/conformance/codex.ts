@@ -33,6 +33,5 @@ export const codexCli: ConformanceCli = {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "config.toml"), codexUserConfig(modelUrl));
   },
-  args: ["--env", CODEX_KEY_VAR],
-  env: { [CODEX_KEY_VAR]: "sk-handoff-conformance" },
+  passEnv: () => ({ [CODEX_KEY_VAR]: "sk-handoff-conformance" }),
 };

@@ -40,5 +40,5 @@ export const opencodeCli: ConformanceCli = {
     // What `opencode auth login` (provider "mock", API key) writes: the credential lives here, not in the config.
     writeFileSync(join(data, "auth.json"), `${JSON.stringify({ mock: { type: "api", key: OPENCODE_KEY } })}\n`, { mode: 0o600 });
   },
-  args: ["-m", OPENCODE_MODEL],
+  model: OPENCODE_MODEL,
 };

@@ -1,4 +1,10 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import type { CliInvocation } from "../../backends/cli-backend.js";
+import { resolveBackend } from "../../backends/index.js";
+import type { ExternalAgentResult } from "../../src/backend.js";
+import type { AgentEvent } from "../../src/events.js";
+import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./repo.js";
 
 /**
  * What the backend unit tests hand a CLI backend: the task, a clone, a run's private home dir and handoff's session
@@ -19,4 +25,44 @@ export function cliInvocation(executable: string, overrides: Partial<CliInvocati
 /** A stream of JSON lines as a CLI prints it: each value as JSON, a string as it is (to write a bad line). */
 export function lines(...values: unknown[]): string {
   return values.map((value) => (typeof value === "string" ? value : JSON.stringify(value))).join("\n");
+}
+
+export interface BackendRunOverrides {
+  /** The agent's working directory (default: a fresh clone of the failing-add fixture project). */
+  readonly cwd?: string;
+  /** Variables over the default environment (PATH=/usr/bin:/bin, HOME and TMPDIR in a temp dir). */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly model?: string | null;
+  /** The CLI to run, as `--bin` names it (default: none, so the backend looks it up on PATH). */
+  readonly executable?: string | null;
+  /** The CLI's private home (default: an empty dir in a temp dir). */
+  readonly homeDir?: string;
+  /** handoff's own environment, where the backend finds the user's login (default: HOME in a temp dir). */
+  readonly userEnv?: Readonly<Record<string, string | undefined>>;
+  /** Wall-clock limit (default 60 s) and limit on silence (default 30 s). */
+  readonly timeoutMs?: number;
+  readonly idleTimeoutMs?: number;
+  readonly onStdout?: (chunk: Buffer) => void;
+}
+
+/** Runs backend `name` on the task as the runner would, everything in temp dirs; returns its result and every event it emitted. */
+export async function runBackend(name: string, overrides: BackendRunOverrides = {}): Promise<{ result: ExternalAgentResult; events: AgentEvent[] }> {
+  const scratch = tempDir("handoff-backend-run");
+  const homeDir = overrides.homeDir ?? join(scratch, "cli-home");
+  mkdirSync(homeDir, { recursive: true });
+  const events: AgentEvent[] = [];
+  const result = await resolveBackend({ name }).run("make add() return the sum", {
+    cwd: overrides.cwd ?? (await makeRepo(FAILING_ADD_PROJECT)),
+    env: { PATH: "/usr/bin:/bin", HOME: join(scratch, "home"), TMPDIR: scratch, ...overrides.env },
+    signal: new AbortController().signal,
+    deadline: Date.now() + (overrides.timeoutMs ?? 60_000),
+    idleTimeoutMs: overrides.idleTimeoutMs ?? 30_000,
+    model: overrides.model ?? null,
+    executable: overrides.executable ?? null,
+    homeDir,
+    userEnv: overrides.userEnv ?? { HOME: join(scratch, "user") },
+    onStdout: overrides.onStdout,
+    emit: (event) => events.push(event),
+  });
+  return { result, events };
 }

@@ -1,10 +1,11 @@
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, rmSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, onTestFinished, test } from "vitest";
 import type { CliHome } from "../../backends/cli-backend.js";
+import { CLI_INFOS, type CliInfo } from "../../backends/cli-info.js";
 import { linkLogins } from "../../backends/login-links.js";
 import { type ModelScript, type RecordedRequest, type ScriptedModel, startScriptedModel } from "../../scripted-model/index.js";
+import { runProcess } from "../../src/process.js";
 import { RunResult } from "../../src/result.js";
 import { runCli } from "./cli.js";
 import { FAILING_ADD_PROJECT, fingerprintTree, diffFingerprints, makeRepo, tempDir } from "./repo.js";
@@ -18,7 +19,7 @@ const AGENT_CLIS = resolve(import.meta.dirname, "../agent-clis");
 /** Codex will not install its sandbox helpers under the temp dir, so CLI homes live in the checkout (gitignored). */
 const CLI_HOMES = resolve(import.meta.dirname, "../../.test-homes");
 
-export type CliName = "codex" | "claude" | "opencode" | "pi" | "omp";
+export type CliName = CliInfo["name"];
 
 /** The pinned CLI's executable, or null when test/agent-clis/<name> was not installed. */
 export function agentCliBin(name: CliName): string | null {
@@ -28,7 +29,7 @@ export function agentCliBin(name: CliName): string | null {
 
 /** Every installed pinned CLI's .bin directory, for tests that look CLIs up on PATH. */
 export function agentCliPath(): string {
-  return (["codex", "claude", "opencode", "pi", "omp"] as const).map((name) => join(AGENT_CLIS, name, "node_modules", ".bin")).join(":");
+  return CLI_INFOS.map((info) => join(AGENT_CLIS, info.name, "node_modules", ".bin")).join(":");
 }
 
 /** CI sets HANDOFF_CONFORMANCE=required: there a missing CLI is a failure, not a skip. */
@@ -44,10 +45,13 @@ export interface ConformanceCli {
   readonly name: CliName;
   /** Writes the user's own CLI config (provider pointing at the scripted model, credentials) into a fake user home. */
   setupUserHome(home: string, modelUrl: string): void;
-  /** Extra `handoff run` arguments (e.g. --model, --env NAME). */
-  readonly args?: readonly string[];
-  /** Extra environment for handoff (e.g. the key that --env passes through). */
-  readonly env?: Readonly<Record<string, string>>;
+  /**
+   * The variables the user passes through with `--env NAME` (a key, a gateway URL), and their values for the
+   * scripted model at `modelUrl`: handoff runs with them set and one `--env` per name.
+   */
+  passEnv?(modelUrl: string): Readonly<Record<string, string>>;
+  /** The model the user names with `--model`; without it the CLI's own default (from the user's config) runs. */
+  readonly model?: string;
 }
 
 export interface CliRunOutcome {
@@ -116,6 +120,7 @@ export async function runWithCli(
   const repo = await makeRepo(options.files ?? FAILING_ADD_PROJECT);
   const userHome = fakeUserHome(cli, model.url);
   const homeBefore = fingerprintTree(userHome);
+  const passEnv = cli.passEnv?.(model.url) ?? {};
   const runsDir = join(tempDir("handoff-runs"), "runs");
   mkdirSync(CLI_HOMES, { recursive: true });
   const runId = `conf-${cli.name}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
@@ -127,9 +132,10 @@ export async function runWithCli(
       "run", "-C", repo, "--backend", cli.name, "--bin", bin, "--verify", "npm test", "--yes", "--json",
       "--runs-dir", runsDir, "--run-id", runId,
       "--timeout", String(options.timeoutSec ?? 120), "--idle-timeout", String(options.idleTimeoutSec ?? 60),
-      ...(cli.args ?? []), "--", TASK,
+      ...Object.keys(passEnv).flatMap((name) => ["--env", name]), ...(cli.model === undefined ? [] : ["--model", cli.model]),
+      "--", TASK,
     ],
-    { env: { ...USER_ENV_RESET, HOME: userHome, HANDOFF_CLI_HOME_DIR: CLI_HOMES, ...cli.env } },
+    { env: { ...USER_ENV_RESET, HOME: userHome, HANDOFF_CLI_HOME_DIR: CLI_HOMES, ...passEnv } },
   );
   const runDir = join(runsDir, runId);
   const parsed = RunResult.safeParse(JSON.parse(outcome.stdout || "null"));
@@ -227,7 +233,7 @@ export function describeWithoutLogin(name: "pi" | "omp", title: string): void {
   const loggedOut: ConformanceCli = {
     name,
     setupUserHome: (home) => mkdirSync(join(home, `.${name}`, "agent"), { recursive: true }),
-    args: ["--model", "anthropic/claude-sonnet-4-5"],
+    model: "anthropic/claude-sonnet-4-5",
   };
   describe.runIf(conformanceEnabled(name))(`${name} without a login`, () => {
     test(title, { timeout: 120_000 }, async () => {
@@ -257,10 +263,10 @@ export interface DirectInvocation {
 }
 
 /**
- * Runs the pinned CLI `name` directly with `args` in `cwd`, the task on stdin, in its own process group (killed
- * whole after `timeoutMs`); resolves with what it printed.
+ * Runs the pinned CLI `name` directly with `args` in `cwd`, the task on stdin, through handoff's own runProcess (its
+ * own process group, stopped whole after `timeoutMs`, nothing of it left behind); resolves with what it printed.
  */
-export function runCliDirectly(
+export async function runCliDirectly(
   name: CliName,
   args: readonly string[],
   options: { readonly env: DirectInvocation["env"]; readonly cwd: string; readonly stdin?: string; readonly timeoutMs?: number },
@@ -268,20 +274,20 @@ export function runCliDirectly(
   const bin = agentCliBin(name);
   if (!bin) throw new Error(`${name} is not installed`);
   const env = Object.fromEntries(Object.entries(options.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
-  const child = spawn(bin, args, { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: true });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (text: string) => (stdout += text));
-  child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
-  child.stdin.end(options.stdin ?? TASK);
-  const timer = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), options.timeoutMs ?? 60_000);
-  return new Promise((resolvePromise, reject) => {
-    child.once("error", reject);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolvePromise({ code, stdout, stderr });
-    });
+  const stdout: Buffer[] = [];
+  const stderr: Buffer[] = [];
+  const outcome = await runProcess({
+    file: bin,
+    args,
+    cwd: options.cwd,
+    env,
+    stdin: options.stdin ?? TASK,
+    timeoutMs: options.timeoutMs ?? 60_000,
+    onStdout: (chunk) => stdout.push(chunk),
+    onStderr: (chunk) => stderr.push(chunk),
   });
+  if (outcome.spawnError) throw new Error(`${name} could not be started: ${outcome.spawnError.message}`);
+  return { code: outcome.exitCode, stdout: Buffer.concat(stdout).toString("utf8"), stderr: Buffer.concat(stderr).toString("utf8") };
 }
 
 /** PATH, and a fresh HOME and TMPDIR that are not the user's: the rest of a direct run's environment is the test's. */

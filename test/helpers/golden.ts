@@ -3,14 +3,22 @@ import { join, resolve } from "node:path";
 import { expect, test } from "vitest";
 import type { StreamParser } from "../../src/agent-process.js";
 import type { AgentEvent } from "../../src/events.js";
+import { LfLineSplitter } from "../../src/jsonl.js";
 
 export const TRANSCRIPTS = resolve(import.meta.dirname, "../../fixtures/transcripts");
 
 /** A transcript replayed through a parser: every event, then what finish() decided. */
 export function replay(transcript: string, parser: StreamParser): { events: AgentEvent[]; finish: ReturnType<StreamParser["finish"]> } {
   const events: AgentEvent[] = [];
-  // Split on LF only, as the process module does (U+2028 inside JSON strings is not a line break).
-  for (const line of transcript.split("\n")) if (line !== "") events.push(...parser.push(line.endsWith("\r") ? line.slice(0, -1) : line));
+  // The process module's own framing (LF only, CR stripped, oversized records cut), records forwarded as it does.
+  const splitter = new LfLineSplitter();
+  for (const record of [...splitter.push(Buffer.from(transcript)), ...splitter.end()]) {
+    if (record.kind === "oversized") {
+      events.push({ type: "diagnostic", message: `an output line of ${record.bytes} bytes was too long to parse`, raw: record.head });
+      continue;
+    }
+    events.push(...parser.push(record.text));
+  }
   return { events, finish: parser.finish() };
 }
 

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { simpleGit } from "simple-git";
-import { onTestFinished } from "vitest";
+import { expect, onTestFinished } from "vitest";
 import { makeRepo, tempDir } from "./repo.js";
 import type { DelegateOutcome, Harness } from "./run.js";
 
@@ -38,6 +38,12 @@ export function naiveGit(cwd: string, args: readonly string[], env: Record<strin
       resolve({ exitCode: code, stdout });
     });
   });
+}
+
+/** A plain git call in the agent's clone sees nothing changed: no status entry (untracked files included), no diff against HEAD. */
+export async function expectHiddenFromClone(workTree: string): Promise<void> {
+  expect((await naiveGit(workTree, ["status", "--porcelain", "--untracked-files=all"])).stdout).toBe("");
+  expect((await naiveGit(workTree, ["diff", "--quiet", "HEAD"])).exitCode).toBe(0);
 }
 
 /** The kept workspace of a run made with `keepWorkspace: true`: its work tree and the agent's private HOME. */

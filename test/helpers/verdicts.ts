@@ -38,6 +38,15 @@ export function expectRejected(run: DelegateOutcome, rule: PolicyRule, path: str
   expect(run.payloadsRan).toEqual([]);
 }
 
+/** The run ended `verified` with the agent's fix in the patch, verification ran and passed, the source untouched, no payload run. */
+export function expectVerifiedFix(run: DelegateOutcome): void {
+  expect(run.result.terminalReason, run.result.summary).toBe("verified");
+  expect(run.patch).toContain(FIX_LINE);
+  expect(run.result.verification).toMatchObject({ ran: true, passed: true });
+  expect(run.sourceChanged).toEqual([]);
+  expect(run.payloadsRan).toEqual([]);
+}
+
 /** The run ended `verified` with no violation, a warning of `rule` at `path`, the source untouched, no payload run. */
 export function expectVerifiedWithWarning(run: DelegateOutcome, rule: PolicyRule, path: string): void {
   expect(run.result.terminalReason).toBe("verified");
