@@ -6,7 +6,8 @@ import { resultWithoutProcess } from "../src/agent-run.js";
 import type { CliInfo } from "./cli-info.js";
 import { probeVersion, resolveExecutable } from "./executable.js";
 import { classifyProviderError, hintFor, installHint } from "./failures.js";
-import { type LoginLink, linkLogins, replacedLinks } from "./login-links.js";
+import { type LoginLink, linkLogins, loginMounts, replacedLinks } from "./login-links.js";
+import { installMounts } from "./executable.js";
 
 /** Everything a backend needs to build one command line: pure data, so argv can be tested without a process. */
 export interface CliInvocation {
@@ -76,6 +77,7 @@ export function defineCliBackend(definition: CliBackendDefinition): ExternalAgen
           executableLabel: executable.path,
           version: null,
           installHint: installHint(info),
+          mounts: mergeMounts(installMounts(executable.path, executable.pathEnv), loginMounts(home.links, linked)),
         },
         context,
       );
@@ -90,6 +92,10 @@ export function defineCliBackend(definition: CliBackendDefinition): ExternalAgen
       return warnings.length > 0 ? { ...explained, warnings } : explained;
     },
   };
+}
+
+function mergeMounts(...all: { readOnly?: readonly string[]; writable?: readonly string[] }[]) {
+  return { readOnly: all.flatMap((m) => m.readOnly ?? []), writable: all.flatMap((m) => m.writable ?? []) };
 }
 
 /** Fills in what the stream could not say: why a CLI died before writing anything, and a hint for every failure. */

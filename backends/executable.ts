@@ -1,7 +1,7 @@
-import { accessSync, constants, mkdtempSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdtempSync, realpathSync } from "node:fs";
 import { which } from "../src/which.js";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join, resolve } from "node:path";
+import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { runProcess } from "../src/process.js";
 import { removeTree } from "../src/workspace.js";
 
@@ -73,4 +73,28 @@ export async function probeVersion(executable: string, pathEnv: string): Promise
 export function versionNumber(printed: string): string {
   const first = printed.trim().split("\n")[0]!;
   return (/\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?/.exec(first)?.[0] ?? first).slice(0, 100);
+}
+
+/**
+ * What the CLI needs to see inside the sandbox when it is installed in a hidden place (under the home, say): its
+ * PATH dirs, the npm prefix's lib beside a `bin` dir (global installs link bin/x to lib/node_modules/…), and the
+ * outermost node_modules its real path lies in (an npm CLI loads its platform binary from a sibling package).
+ */
+export function installMounts(executable: string, pathEnv: string): { readOnly: string[] } {
+  const readOnly = new Set<string>([dirname(executable)]);
+  for (const dir of pathEnv.split(delimiter)) {
+    if (!isAbsolute(dir)) continue;
+    readOnly.add(dir);
+    if (basename(dir) === "bin" && existsSync(join(dirname(dir), "lib", "node_modules"))) readOnly.add(join(dirname(dir), "lib"));
+  }
+  let real: string;
+  try {
+    real = realpathSync(executable);
+  } catch {
+    return { readOnly: [...readOnly] };
+  }
+  const parts = real.split(sep);
+  const outermost = parts.indexOf("node_modules");
+  readOnly.add(outermost > 0 ? parts.slice(0, outermost + 1).join(sep) : dirname(real));
+  return { readOnly: [...readOnly] };
 }

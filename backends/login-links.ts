@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync, readlinkSync, symlinkSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join } from "node:path";
+import { basename, dirname, isAbsolute, join } from "node:path";
 
 /** One file of the user's CLI login, to be visible inside the run's private CLI home. */
 export interface LoginLink {
@@ -59,4 +59,20 @@ export function replacedLinks(links: readonly LoginLink[], made: readonly string
       return true;
     }
   });
+}
+
+/** Login files a CLI rewrites when it refreshes a token: writable in the sandbox, or a rotated token is lost. */
+const REFRESHED_LOGIN_FILES = new Set(["auth.json", ".credentials.json", "agent.db"]);
+
+/**
+ * The user's login files the sandbox must show at their own paths (the links in the private home point there).
+ * Configuration stays read-only: a CLI config can name programs to run (Codex `notify`, MCP servers), and an agent
+ * that could edit it would run code in the user's next session.
+ */
+export function loginMounts(links: readonly LoginLink[], made: readonly string[]): { readOnly: string[]; writable: string[] } {
+  const linked = links.filter((link) => made.includes(link.at));
+  return {
+    readOnly: linked.filter((link) => !REFRESHED_LOGIN_FILES.has(basename(link.target))).map((link) => link.target),
+    writable: linked.filter((link) => REFRESHED_LOGIN_FILES.has(basename(link.target))).map((link) => link.target),
+  };
 }

@@ -1,4 +1,5 @@
 import type { AgentContext, AgentOutcome, ExternalAgentResult } from "./backend.js";
+import type { ExtraMounts } from "./containment.js";
 import type { AgentEvent } from "./events.js";
 import { HeadTailBuffer } from "./head-tail.js";
 import { LfLineSplitter } from "./jsonl.js";
@@ -46,6 +47,8 @@ export interface TranslatorSpec {
   readonly version: string | null;
   /** How to make the executable available, shown when it cannot start. */
   readonly installHint: string;
+  /** What the CLI needs to see inside the sandbox beyond the workspace (its install dir, its login files). */
+  readonly mounts?: ExtraMounts;
 }
 
 /** Runs a translator backend's command through the one process module and classifies the ending. */
@@ -69,11 +72,12 @@ export async function runAgentCommand(spec: TranslatorSpec, context: AgentContex
       }
     }
   };
+  const jailed = context.jail?.wrap({ file: spec.command.file, args: spec.command.args }, spec.mounts);
   const outcome = await runProcess({
-    file: spec.command.file,
-    args: spec.command.args,
+    file: jailed?.file ?? spec.command.file,
+    args: jailed?.args ?? spec.command.args,
     cwd: context.cwd,
-    env: { ...context.env, ...spec.command.env },
+    env: { ...context.env, ...spec.command.env, ...jailed?.env },
     stdin: spec.command.stdin,
     timeoutMs: Math.max(0, context.deadline - Date.now()),
     idleTimeoutMs: context.idleTimeoutMs,

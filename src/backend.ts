@@ -1,3 +1,4 @@
+import type { ProcessJail } from "./containment.js";
 import type { AgentEvent } from "./events.js";
 
 /** What the runner gives a backend for one run. */
@@ -22,6 +23,11 @@ export interface AgentContext {
   readonly homeDir: string;
   /** handoff's own environment, only to find the user's CLI login; never handed to the agent as a whole. */
   readonly userEnv: Readonly<Record<string, string | undefined>>;
+  /**
+   * handoff's sandbox for the agent's process: `runAgentCommand` applies it. A backend that spawns its own processes
+   * must wrap them with it, or the run reports that the agent ran outside the sandbox.
+   */
+  readonly jail?: ProcessJail;
   /** A tap on the agent's raw stdout, before parsing (used to record transcripts). */
   readonly onStdout?: (chunk: Buffer) => void;
   /** Where each normalized event goes, in order (written to events.jsonl). */

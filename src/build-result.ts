@@ -1,5 +1,6 @@
 import { readTestClaim } from "./agent-claim.js";
 import type { ExternalAgentResult } from "./backend.js";
+import type { ContainmentSummary } from "./containment.js";
 import type { Extraction } from "./extract.js";
 import type { PolicyFinding } from "./findings.js";
 import type { RunResult } from "./result.js";
@@ -24,10 +25,18 @@ export interface ResultInputs {
   readonly startedAt: Date;
   readonly phases: Readonly<Record<string, number>>;
   readonly workspace: string | null;
+  readonly containment: ContainmentSummary | null;
 }
 
 function commandEntry(record: CommandRecord) {
-  return { command: record.command, phase: record.phase, exitCode: record.exitCode, timedOut: record.timedOut, durationMs: record.durationMs };
+  return {
+    command: record.command,
+    phase: record.phase,
+    exitCode: record.exitCode,
+    timedOut: record.timedOut,
+    durationMs: record.durationMs,
+    limitHit: record.limitHit ?? null,
+  };
 }
 
 function findingEntry(finding: PolicyFinding) {
@@ -82,5 +91,8 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
       phases: { ...inputs.phases },
     },
     workspace: inputs.workspace,
+    containment: inputs.containment
+      ? { ...inputs.containment, events: [...inputs.containment.events], uncontained: [...inputs.containment.uncontained] }
+      : null,
   };
 }

@@ -35,10 +35,15 @@ Run options:
       --keep-workspace    keep the clone for inspection
       --allow-dirty       run although the source has uncommitted changes (they are not part of the clone)
       --task-file FILE    read the task text from FILE (- for stdin)
+      --sandbox MODE      auto (default): bubblewrap when it works here, else none with a warning;
+                          bwrap: bubblewrap or exit 2; none: no sandbox (result.json says what that leaves open)
+      --verify-network    give verification commands the network (sandboxed, they have none)
+      --max-processes N   cap on processes and threads of the agent and of each command (default 4096)
+      --max-memory MIB    memory cap for the agent and for each command (default: half the RAM, at most 8192)
 
 Exit codes: 0 verified, 1 verification_failed, 2 usage error, 3 no_changes, 4 policy_or_artifact_error,
 5 source_repository_changed, 6 external_agent_error, 124 timeout, 130 user_cancelled.
 handoff apply: 0 applied, 1 refused (says why), 2 usage error.
 
-Docs: docs/ in the handoff repository (gates, run directory, threat model).
+Docs: docs/ in the handoff repository (gates, containment, run directory, threat model, crash safety).
 `;

@@ -14,6 +14,7 @@ import { escapeControls } from "./path-names.js";
 import { ExternalCodingRunner } from "./runner.js";
 import { EXIT_CODES } from "./terminal.js";
 import { listBackends } from "./backends-report.js";
+import { SANDBOX_MODES, type SandboxMode } from "./sandbox.js";
 
 /** The CLI: parses argv, runs a command, returns the exit code. Only bin/handoff.js calls process.exit. */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -94,7 +95,28 @@ const RUN_OPTIONS = {
   "keep-workspace": { type: "boolean" },
   "allow-dirty": { type: "boolean" },
   "task-file": { type: "string" },
+  sandbox: { type: "string" },
+  "verify-network": { type: "boolean" },
+  "max-processes": { type: "string" },
+  "max-memory": { type: "string" },
 } as const;
+
+function wholeNumber(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number <= 0) throw new UsageError("bad_number", `${name} takes a positive whole number, not '${value}'`);
+  return number;
+}
+
+function mebibytes(value: number | undefined): number | undefined {
+  return value === undefined ? undefined : value * 1024 * 1024;
+}
+
+function sandboxMode(value: string | undefined): SandboxMode | undefined {
+  if (value === undefined) return undefined;
+  if (!(SANDBOX_MODES as readonly string[]).includes(value)) throw new UsageError("bad_sandbox", `--sandbox must be auto, bwrap or none, not '${value}'`);
+  return value as SandboxMode;
+}
 
 function readTask(positionals: readonly string[], taskFile: string | undefined): string {
   if (taskFile !== undefined) {
@@ -139,6 +161,13 @@ function progressPrinter(json: boolean): (event: RecordedEvent) => void {
     switch (event.type) {
       case "run.started":
         write(`run ${event.runId}: ${event.backend} on ${event.repo} at ${event.baseCommit.slice(0, 12)}`);
+        break;
+      case "sandbox.chosen":
+        write(
+          event.sandbox === "bwrap"
+            ? `sandbox: bubblewrap (the agent sees only its clone; verification ${event.verifyNetwork ? "with" : "without"} network)`
+            : `NO SANDBOX: ${event.reason}; the agent can reach everything you can (result.json lists what was left open)`,
+        );
         break;
       case "phase.started":
         if (event.phase === "agent") write("agent working in the disposable clone…");
@@ -216,6 +245,12 @@ async function runCommand(args: readonly string[]): Promise<number> {
       cliHomesDir: values["cli-home-dir"],
       keepWorkspace: values["keep-workspace"],
       allowDirty: values["allow-dirty"],
+      sandbox: sandboxMode(values.sandbox),
+      verifyNetwork: values["verify-network"],
+      caps: {
+        processes: wholeNumber("--max-processes", values["max-processes"]),
+        memoryBytes: mebibytes(wholeNumber("--max-memory", values["max-memory"])),
+      },
       signal: controller.signal,
     });
     if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -30,6 +30,13 @@ export class DirtySourceError extends UsageError {
   }
 }
 
+/** `--sandbox bwrap` on a machine where bubblewrap cannot run: nothing was created. The CLI exits 2. */
+export class SandboxUnavailableError extends UsageError {
+  constructor(reason: string) {
+    super("sandbox_unavailable", `--sandbox bwrap was asked for, but bubblewrap cannot run here: ${reason}`);
+  }
+}
+
 /** A run directory that does not exist or holds no readable result. */
 export class RunNotFoundError extends UsageError {
   constructor(what: string, detail?: string) {

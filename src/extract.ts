@@ -11,7 +11,7 @@ import { riskWarnings } from "./risk-paths.js";
 import { readFileSafely } from "./safe-read.js";
 import { findSecrets } from "./secrets.js";
 import type { SourceRepo } from "./source-repo.js";
-import { type RawChange, stageWorkTree } from "./staging.js";
+import { GIT_OUTPUT_CAP, type RawChange, stageWorkTree } from "./staging.js";
 import { isUnderIgnored, scanWorkspace } from "./workspace-scan.js";
 import { type PristineStore, type Workspace, gitfileTampered, pristineTampered } from "./workspace.js";
 
@@ -50,6 +50,8 @@ export interface ExtractRequest {
 }
 
 const BINARY_SNIFF_BYTES = 8000; // git's own heuristic: a NUL in the first 8000 bytes
+/** A patch over the limit is still read and kept for review up to this size (or the limit, if that is larger). */
+const KEPT_PATCH_BYTES = 64 * 1024 * 1024;
 
 export async function extractPatch(request: ExtractRequest): Promise<Extraction> {
   const { source, workspace, policy } = request;
@@ -104,20 +106,42 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     baseCommit: source.baseCommit,
     exclude,
     cwd: privateGit.path,
+    maxPatchBytes: keptPatchBytes(policy),
   });
-
-  const allPaths = splitNul(await git(target, ["ls-files", "-z"]).then((out) => out.stdout)).map((path) => path.toString("utf8"));
-  judgeChanges(staged.changes, staged.patch, workspace.workTree, source.objectFormat, policy, allPaths, violations, warnings);
+  if (staged.overflow === "changes") {
+    violations.push({
+      path: "",
+      rule: "too_many_files",
+      message: `git's list of the changed files (or of the index) is over ${GIT_OUTPUT_CAP} bytes, more than handoff reads`,
+    });
+  } else {
+    const allPaths = splitNul(await git(target, ["ls-files", "-z"]).then((out) => out.stdout)).map((path) => path.toString("utf8"));
+    judgeChanges(staged.changes, staged.patch, workspace.workTree, source.objectFormat, policy, allPaths, violations, warnings);
+    if (staged.overflow === "patch") {
+      violations.push({
+        path: "",
+        rule: "patch_too_large",
+        message: `the patch is over ${keptPatchBytes(policy)} bytes (the limit is ${policy.maxPatchBytes}); too large to keep, so changes.patch is empty`,
+      });
+    }
+  }
 
   return {
     patch: staged.patch,
     sha256: sha256(staged.patch),
-    files: staged.changes.map(toPatchFile),
+    // Over the file limit the patch is rejected whatever else it holds: only the first maxFiles files are judged
+    // and listed, so result.json stays small when an agent changes a million files.
+    files: staged.changes.slice(0, policy.maxFiles).map(toPatchFile),
     violations,
     warnings,
     listing: staged.listing,
     privateGitDir: privateGit.path,
   };
+}
+
+/** The most patch bytes handoff reads from git: past the limit by one byte, or KEPT_PATCH_BYTES for review. */
+function keptPatchBytes(policy: CompiledPolicy): number {
+  return Math.max(policy.maxPatchBytes + 1, KEPT_PATCH_BYTES);
 }
 
 function sha256(bytes: Buffer): string {
@@ -149,14 +173,20 @@ function judgeChanges(
   warnings: PolicyFinding[],
 ): void {
   if (changes.length > policy.maxFiles) {
-    violations.push({ path: "", rule: "too_many_files", message: `${changes.length} changed files, over the limit of ${policy.maxFiles}` });
+    violations.push({
+      path: "",
+      rule: "too_many_files",
+      message: `${changes.length} changed files, over the limit of ${policy.maxFiles} (only the first ${policy.maxFiles} are judged and listed)`,
+    });
   }
   if (patch.length > policy.maxPatchBytes) {
     violations.push({ path: "", rule: "patch_too_large", message: `the patch is ${patch.length} bytes, over the limit of ${policy.maxPatchBytes}` });
   }
-  const addedLines = addedLinesPerFile(patch, changes.length);
+  // Parsing a patch over the limit would hold it again several times over as strings: secrets are then looked for
+  // in the files themselves (at most maxFileBytes each, one at a time).
+  const addedLines = patch.length > policy.maxPatchBytes ? null : addedLinesPerFile(patch, changes.length);
   const added: string[] = [];
-  changes.forEach((change, index) => {
+  changes.slice(0, policy.maxFiles).forEach((change, index) => {
     const nameFindings = checkPathName(change.path);
     violations.push(...nameFindings);
     const path = printablePath(change.path);

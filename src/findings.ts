@@ -31,6 +31,7 @@ export type ViolationRule =
   | "patch_too_large"
   | "workspace_too_large"
   | "workspace_too_deep"
+  | "unreadable_path"
   | "secret";
 
 /** Rules that only warn: recorded in result.json and the report, never rejecting. */
@@ -46,6 +47,13 @@ export type WarningRule =
   | "ignored_files_added"
   | "dirty_source_not_cloned"
   /** The agent CLI replaced a linked login file (e.g. refreshed a token): the new one went away with its private home. */
-  | "cli_login_replaced";
+  | "cli_login_replaced"
+  /** Containment (containment-findings.ts): no sandbox, and what the sandbox stopped or could not stop. */
+  | "no_sandbox"
+  | "blocked_write"
+  | "resource_cap_hit"
+  | "leftover_process_killed"
+  | "leftover_process_alive"
+  | "backend_outside_sandbox";
 
 export type PolicyRule = ViolationRule | WarningRule;

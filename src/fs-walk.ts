@@ -1,9 +1,12 @@
-import { type BigIntStats, lstatSync, readdirSync } from "node:fs";
+import { type BigIntStats, chmodSync, lstatSync, mkdtempSync, opendirSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
 
 /**
  * A synchronous lstat walk that never follows a link and keeps names as bytes, so a hostile tree (non-UTF-8
  * names, symlinks to /dev/zero, FIFOs, depth in the thousands) can be observed without being trusted.
  * Synchronous on purpose: on this kind of machine sync lstat beats async pools 2.4–4× (perf-anchors.md §4.2).
+ * Bounded: a directory is read entry by entry and no further than the entry limit, so one directory holding
+ * ten million names costs no more memory than the limit; no path longer than PATH_MAX is ever passed to the kernel.
  */
 
 export interface WalkEntry {
@@ -29,34 +32,65 @@ export interface WalkSummary {
   readonly entries: number;
   readonly cutShort: "max_entries" | null;
   readonly tooDeep: readonly Buffer[];
+  /** Entries whose absolute path reaches PATH_MAX: not lstat'ed, not entered (git would skip them silently). */
+  readonly tooLong: readonly Buffer[];
   readonly unreadable: readonly Buffer[];
 }
 
 const SLASH = Buffer.from("/");
+
+/** Linux's PATH_MAX, counting the terminating NUL: a longer path fails with ENAMETOOLONG in every path-based call. */
+export const PATH_MAX = 4096;
+
+/**
+ * Up to `limit` names of a directory, read entry by entry (readdirSync would hold all of them), sorted by bytes.
+ * Names travel as latin1 strings, one character per byte: lossless for any byte, and sorted by V8's own string
+ * order, several times faster than sorting Buffers with a comparator.
+ */
+function readNames(dir: Buffer, limit: number): string[] {
+  const handle = opendirSync(dir, { encoding: "latin1" });
+  const names: string[] = [];
+  try {
+    while (names.length < limit) {
+      const entry = handle.readSync();
+      if (entry === null) break;
+      names.push(entry.name);
+    }
+  } finally {
+    handle.closeSync();
+  }
+  return names.sort();
+}
 
 export function walkTree(root: string, options: WalkOptions): WalkSummary {
   const skip = new Set(options.skipTopLevel ?? []);
   const maxEntries = options.maxEntries ?? Number.POSITIVE_INFINITY;
   const maxDepth = options.maxDepth ?? Number.POSITIVE_INFINITY;
   const tooDeep: Buffer[] = [];
+  const tooLong: Buffer[] = [];
   const unreadable: Buffer[] = [];
   const stack: { abs: Buffer; rel: Buffer; depth: number }[] = [{ abs: Buffer.from(root), rel: Buffer.alloc(0), depth: 0 }];
   let entries = 0;
   while (stack.length > 0) {
     const dir = stack.pop()!;
-    let names: Buffer[];
+    let names: string[];
     try {
-      names = readdirSync(dir.abs, { encoding: "buffer" });
+      // One more name than the limit can take is enough to know the walk is cut short.
+      names = readNames(dir.abs, maxEntries - entries + 1 + (dir.depth === 0 ? skip.size : 0));
     } catch {
       unreadable.push(dir.rel);
       continue;
     }
-    names.sort(Buffer.compare);
-    for (const name of names) {
-      if (dir.depth === 0 && skip.has(name.toString("latin1"))) continue;
-      if (entries >= maxEntries) return { entries, cutShort: "max_entries", tooDeep, unreadable };
+    for (const latin1Name of names) {
+      if (dir.depth === 0 && skip.has(latin1Name)) continue;
+      if (entries >= maxEntries) return { entries, cutShort: "max_entries", tooDeep, tooLong, unreadable };
+      const name = Buffer.from(latin1Name, "latin1");
       const abs = Buffer.concat([dir.abs, SLASH, name]);
-      const rel = dir.rel.length === 0 ? Buffer.from(name) : Buffer.concat([dir.rel, SLASH, name]);
+      const rel = dir.rel.length === 0 ? name : Buffer.concat([dir.rel, SLASH, name]);
+      if (abs.length >= PATH_MAX) {
+        tooLong.push(rel);
+        continue;
+      }
       let stats: BigIntStats;
       try {
         stats = lstatSync(abs, { bigint: true });
@@ -73,7 +107,7 @@ export function walkTree(root: string, options: WalkOptions): WalkSummary {
       }
     }
   }
-  return { entries, cutShort: null, tooDeep, unreadable };
+  return { entries, cutShort: null, tooDeep, tooLong, unreadable };
 }
 
 /** A one-word file type from lstat, as `find -printf %y` would say it. */
@@ -95,4 +129,57 @@ export function displayPath(bytes: Buffer): string {
   let out = "";
   for (const byte of bytes) out += byte >= 0x20 && byte < 0x7f ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, "0")}`;
   return out;
+}
+
+/**
+ * Removes a tree the agent made, whatever its shape: depth in the thousands (Node's recursive rmSync overflows its
+ * stack), paths past PATH_MAX (every path-based call fails), directories made unlistable. Iterative, never follows
+ * a link, and keeps every path short: a directory whose path passes RELOCATE_AT bytes is first renamed up into the
+ * tree's root. Memory: per level, one path and the names of at most one batch of subdirectories.
+ */
+export function removeTreeNoFollow(root: string): void {
+  let rootStats;
+  try {
+    rootStats = lstatSync(root);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw error;
+  }
+  if (!rootStats.isDirectory()) return unlinkSync(root);
+  const frames: { path: Buffer; subdirs: string[] }[] = [{ path: Buffer.from(root), subdirs: [] }];
+  while (frames.length > 0) {
+    const frame = frames[frames.length - 1]!;
+    const next = frame.subdirs.pop();
+    if (next !== undefined) {
+      const path = Buffer.concat([frame.path, SLASH, Buffer.from(next, "latin1")]);
+      frames.push({ path: path.length > RELOCATE_AT ? relocate(path, root) : path, subdirs: [] });
+      continue;
+    }
+    try {
+      chmodSync(frame.path, 0o700); // an agent's `chmod 000` would leave it unlistable for a non-root user
+    } catch {
+      // not ours to change: listing it reports what is wrong
+    }
+    const names = readNames(frame.path, REMOVE_BATCH);
+    if (names.length === 0) {
+      rmdirSync(frame.path);
+      frames.pop();
+      continue;
+    }
+    for (const name of names) {
+      const path = Buffer.concat([frame.path, SLASH, Buffer.from(name, "latin1")]);
+      if (lstatSync(path).isDirectory()) frame.subdirs.push(name);
+      else unlinkSync(path);
+    }
+  }
+}
+
+const REMOVE_BATCH = 1024;
+const RELOCATE_AT = 2048;
+
+/** Moves a deep directory to a fresh, short-named place in `root`, so everything below it has short paths again. */
+function relocate(path: Buffer, root: string): Buffer {
+  const moved = Buffer.from(join(mkdtempSync(join(root, ".handoff-rm-")), "d"));
+  renameSync(path, moved);
+  return moved;
 }

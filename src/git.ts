@@ -145,7 +145,7 @@ export async function git(target: GitTarget, args: readonly string[], options: G
     maxBuffer: options.maxBuffer,
   });
   const exitCode = result.exitCode ?? -1;
-  if (result.truncated || (exitCode !== 0 && !(options.okExitCodes ?? []).includes(exitCode))) {
+  if (result.truncated || result.timedOut || (exitCode !== 0 && !(options.okExitCodes ?? []).includes(exitCode))) {
     throw new GitCommandError(args, result.exitCode, result.stderr);
   }
   return { exitCode, stdout: result.stdout, stderr: result.stderr };

@@ -5,7 +5,15 @@ export { renderReport } from "./report.js";
 export { runAgentCommand } from "./agent-process.js";
 export { decideOutcome, EXIT_CODES, TERMINAL_REASONS } from "./terminal.js";
 export { RunResult } from "./result.js";
-export { ApplyRefusedError, ApprovalRequiredError, DirtySourceError, GitCommandError, RunNotFoundError, UsageError } from "./errors.js";
+export {
+  ApplyRefusedError,
+  ApprovalRequiredError,
+  DirtySourceError,
+  GitCommandError,
+  RunNotFoundError,
+  SandboxUnavailableError,
+  UsageError,
+} from "./errors.js";
 export { commandBackend } from "../backends/command.js";
 export { BACKEND_NAMES, resolveBackend } from "../backends/index.js";
 export { codexBackend } from "../backends/codex.js";
@@ -31,4 +39,7 @@ export type { AgentContext, AgentOutcome, ExternalAgentBackend, ExternalAgentRes
 export type { AgentEvent, GateEvent, Phase, RecordedEvent, RunnerEvent } from "./events.js";
 export type { PolicyFinding, PolicyRule, ViolationRule, WarningRule } from "./findings.js";
 export type { PatchPolicy } from "./policy.js";
+export type { ContainmentEvent, ContainmentSummary, ExtraMounts, JailReport, ProcessJail } from "./containment.js";
+export type { ResourceCaps } from "./cgroup.js";
+export type { SandboxMode } from "./sandbox.js";
 export type { RunStatus, TerminalReason, Verdict } from "./terminal.js";

@@ -1,19 +1,21 @@
-import { StringDecoder } from "node:string_decoder";
-
 /** One framed record from a byte stream. */
 export type FramedLine =
   | { readonly kind: "line"; readonly text: string }
   /** A record longer than the limit: its start is kept, the rest skipped up to the next LF. */
   | { readonly kind: "oversized"; readonly head: string; readonly bytes: number };
 
+/** Bytes of an oversized record kept (decoded) as its head. */
+const HEAD_BYTES = 200;
+
 /**
  * Splits a byte stream into records on LF only. Not `node:readline`: it also splits on U+2028/U+2029,
  * which are legal inside JSON strings. A trailing CR is stripped (CRLF writers). Memory is bounded by
- * `maxLineBytes`: a longer record is reported as oversized instead of being buffered.
+ * `maxLineBytes`: a longer record is reported as oversized instead of being buffered. Each record is decoded
+ * whole, once (invalid UTF-8 becomes U+FFFD and never reaches into the next record); a record that lies inside
+ * one chunk is decoded straight from it, so a flood of short lines costs no copies.
  */
 export class LfLineSplitter {
   readonly #maxLineBytes: number;
-  #decoder = new StringDecoder("utf8");
   #pending: Buffer[] = [];
   #pendingBytes = 0;
   #oversized: { head: string; bytes: number } | null = null;
@@ -31,8 +33,12 @@ export class LfLineSplitter {
         this.#accumulate(chunk.subarray(start));
         break;
       }
-      this.#accumulate(chunk.subarray(start, nl));
-      out.push(this.#flushRecord());
+      if (this.#pendingBytes === 0 && this.#oversized === null) {
+        out.push(recordOf(chunk.subarray(start, nl), this.#maxLineBytes));
+      } else {
+        this.#accumulate(chunk.subarray(start, nl));
+        out.push(this.#flushRecord());
+      }
       start = nl + 1;
     }
     return out;
@@ -51,7 +57,7 @@ export class LfLineSplitter {
       return;
     }
     if (this.#pendingBytes + part.length > this.#maxLineBytes) {
-      const head = Buffer.concat([...this.#pending, part]).subarray(0, 200);
+      const head = Buffer.concat([...this.#pending, part.subarray(0, HEAD_BYTES)]).subarray(0, HEAD_BYTES);
       this.#oversized = { head: head.toString("utf8"), bytes: this.#pendingBytes + part.length };
       this.#pending = [];
       this.#pendingBytes = 0;
@@ -65,15 +71,18 @@ export class LfLineSplitter {
     if (this.#oversized) {
       const record: FramedLine = { kind: "oversized", ...this.#oversized };
       this.#oversized = null;
-      this.#decoder = new StringDecoder("utf8");
       return record;
     }
     const bytes = Buffer.concat(this.#pending);
     this.#pending = [];
     this.#pendingBytes = 0;
-    let text = this.#decoder.write(bytes) + this.#decoder.end();
-    this.#decoder = new StringDecoder("utf8");
-    if (text.endsWith("\r")) text = text.slice(0, -1);
-    return { kind: "line", text };
+    return recordOf(bytes, this.#maxLineBytes);
   }
+}
+
+/** One complete record's bytes (without its LF) as a line, or as oversized past the limit. */
+function recordOf(bytes: Buffer, maxLineBytes: number): FramedLine {
+  if (bytes.length > maxLineBytes) return { kind: "oversized", head: bytes.subarray(0, HEAD_BYTES).toString("utf8"), bytes: bytes.length };
+  const end = bytes.length > 0 && bytes[bytes.length - 1] === 0x0d ? bytes.length - 1 : bytes.length;
+  return { kind: "line", text: bytes.toString("utf8", 0, end) };
 }

@@ -1,5 +1,5 @@
 import { existsSync, realpathSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { homedir, tmpdir, totalmem } from "node:os";
 import { dirname, join, resolve, sep } from "node:path";
 import type { ExternalAgentBackend } from "./backend.js";
 import type { HandoffConfig } from "./config.js";
@@ -7,7 +7,9 @@ import { UsageError } from "./errors.js";
 import { isValidEnvName } from "./env.js";
 import { globToRegExp } from "./glob.js";
 import { DEFAULT_POLICY, type PatchPolicy } from "./policy.js";
+import type { ResourceCaps } from "./cgroup.js";
 import { isSafeRunId } from "./run-dir.js";
+import { SANDBOX_MODES, type SandboxMode } from "./sandbox.js";
 
 /** What a caller asks of one run. Everything optional falls back to `.handoff.json`, then to the defaults. */
 export interface RunOptions {
@@ -45,6 +47,15 @@ export interface RunOptions {
   readonly baseline?: boolean;
   /** Names of environment variables passed through to the agent (e.g. its API key). */
   readonly env?: readonly string[];
+  /**
+   * `auto` (default): bubblewrap when it works here, else none with a warning; `bwrap`: bubblewrap or a usage
+   * error; `none`: no sandbox. Never read from `.handoff.json`: a repository must not be able to switch it off.
+   */
+  readonly sandbox?: SandboxMode;
+  /** Give verification commands the network (sandboxed verification has none by default). */
+  readonly verifyNetwork?: boolean;
+  /** Caps on each contained process tree (enforced where a writable cgroup exists). */
+  readonly caps?: Partial<ResourceCaps>;
   readonly signal?: AbortSignal;
 }
 
@@ -53,7 +64,14 @@ export const DEFAULTS = {
   timeoutMs: 1800_000,
   idleTimeoutMs: 600_000,
   verifyTimeoutMs: 900_000,
+  sandbox: "auto",
+  maxProcesses: 4096,
 } as const;
+
+/** Half the machine's memory, at most 8 GiB, for each contained process tree. */
+export function defaultMemoryCap(total = totalmem()): number {
+  return Math.min(8 * 1024 ** 3, Math.floor(total / 2));
+}
 
 /** `$XDG_STATE_HOME/handoff` (absolute only), else `~/.local/state/handoff`. */
 function stateDir(env: NodeJS.ProcessEnv): string {
@@ -105,6 +123,9 @@ export interface ResolvedOptions {
   readonly workspacesDir: string;
   readonly cliHomesDir: string;
   readonly envNames: readonly string[];
+  readonly sandbox: SandboxMode;
+  readonly verifyNetwork: boolean;
+  readonly caps: ResourceCaps;
 }
 
 export function resolveOptions(options: RunOptions, config: HandoffConfig, sourceTop: string): ResolvedOptions {
@@ -143,6 +164,16 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
       }
     }
   }
+  const sandbox = options.sandbox ?? DEFAULTS.sandbox;
+  if (!SANDBOX_MODES.includes(sandbox)) throw new UsageError("bad_sandbox", `--sandbox must be auto, bwrap or none, not '${sandbox}'`);
+  const whole = (name: string, value: number) => {
+    if (!Number.isInteger(value) || value <= 0) throw new UsageError("bad_number", `${name} must be a positive whole number`);
+    return value;
+  };
+  const caps: ResourceCaps = {
+    processes: whole("--max-processes", options.caps?.processes ?? DEFAULTS.maxProcesses),
+    memoryBytes: whole("--max-memory", options.caps?.memoryBytes ?? defaultMemoryCap()),
+  };
   const backendName = typeof options.backend === "object" ? options.backend.name : (options.backend ?? config.backend ?? DEFAULTS.backend);
   return {
     backendName,
@@ -162,5 +193,8 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     workspacesDir,
     cliHomesDir,
     envNames: options.env ?? [],
+    sandbox,
+    verifyNetwork: options.verifyNetwork ?? false,
+    caps,
   };
 }

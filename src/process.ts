@@ -213,6 +213,8 @@ export interface CaptureRequest {
   readonly input?: string | Buffer;
   /** Output beyond this many bytes fails the call instead of filling memory. */
   readonly maxBuffer?: number;
+  /** A call that blocks (git opening a FIFO the agent planted, say) is killed after this long. */
+  readonly timeoutMs?: number;
 }
 
 export interface CaptureResult {
@@ -220,12 +222,16 @@ export interface CaptureResult {
   readonly stdout: Buffer;
   readonly stderr: string;
   readonly truncated: boolean;
+  readonly timedOut: boolean;
 }
 
 /** A short, trusted-shape command whose output handoff reads whole (git). Bytes in, bytes out. */
 export async function captureProcess(request: CaptureRequest): Promise<CaptureResult> {
   const maxBuffer = request.maxBuffer ?? 256 * 1024 * 1024;
+  const timeout = request.timeoutMs ?? 600_000;
   const result = await execa(request.file, [...request.args], {
+    timeout,
+    forceKillAfterDelay: 2000,
     cwd: request.cwd,
     env: { ...request.env },
     extendEnv: false,
@@ -238,10 +244,12 @@ export async function captureProcess(request: CaptureRequest): Promise<CaptureRe
   });
   const stdout = Buffer.from(result.stdout ?? new Uint8Array());
   const stderr = Buffer.from(result.stderr ?? new Uint8Array()).toString("utf8");
+  const note = result.isMaxBuffer ? `\n(output exceeded ${maxBuffer} bytes)` : result.timedOut ? `\n(killed after ${timeout} ms)` : "";
   return {
     exitCode: result.exitCode ?? null,
     stdout,
-    stderr: result.isMaxBuffer ? `${stderr}\n(output exceeded ${maxBuffer} bytes)` : stderr,
+    stderr: `${stderr}${note}`,
     truncated: result.isMaxBuffer,
+    timedOut: result.timedOut,
   };
 }

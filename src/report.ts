@@ -63,6 +63,22 @@ function renderText(run: LoadedRun, markdown: boolean): string {
   if (r.agent.finalMessage) item(`its last word (a claim, not evidence): ${escapeControls(r.agent.finalMessage.slice(0, 500))}`);
   if (r.agent.usage) item(`usage: ${r.agent.usage.inputTokens} in / ${r.agent.usage.outputTokens} out tokens${r.agent.usage.costUsd !== null ? `, $${r.agent.usage.costUsd}` : ""}`);
 
+  if (r.containment) {
+    heading("Containment");
+    const c = r.containment;
+    item(
+      c.sandbox === "bwrap"
+        ? `sandbox: bubblewrap${c.bwrapVersion ? ` ${c.bwrapVersion}` : ""}; network for the agent, ${c.network.verify ? "and for verification (--verify-network)" : "none for verification"}`
+        : `NO SANDBOX (${c.requested === "none" ? "--sandbox none" : `bubblewrap unusable: ${c.reason ?? "unknown"}`})`,
+    );
+    item(
+      c.caps.enforcedBy
+        ? `caps: ${c.caps.processes} processes, ${Math.round(c.caps.memoryBytes / 1024 ** 2)} MiB per process tree (${c.caps.enforcedBy})`
+        : `caps: not enforced (${c.caps.reason ?? "no cgroup"})`,
+    );
+    for (const open of c.uncontained) item(`open: ${open}`);
+  }
+
   heading("Patch");
   if (!r.patch) item("not extracted");
   else if (r.patch.files.length === 0) item("no changes");
@@ -85,8 +101,9 @@ function renderText(run: LoadedRun, markdown: boolean): string {
   if (!r.verification.ran) item("not run");
   else item(r.verification.passed ? "passed" : "FAILED");
   for (const c of r.verification.commands) {
-    const mark = c.exitCode === 0 && !c.timedOut ? "ok  " : "FAIL";
-    item(`${mark} ${c.phase ? `[${c.phase}] ` : ""}${code(escapeControls(c.command))}: ${c.timedOut ? "timed out" : `exit ${c.exitCode}`}, ${ms(c.durationMs)}`);
+    const mark = c.exitCode === 0 && !c.timedOut && !c.limitHit ? "ok  " : "FAIL";
+    const ending = c.timedOut ? "timed out" : c.limitHit ? `hit the ${c.limitHit === "memory" ? "memory" : "process"} cap, exit ${c.exitCode}` : `exit ${c.exitCode}`;
+    item(`${mark} ${c.phase ? `[${c.phase}] ` : ""}${code(escapeControls(c.command))}: ${ending}, ${ms(c.durationMs)}`);
   }
   const claim = r.agent.claim;
   if (claim) {

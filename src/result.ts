@@ -9,7 +9,10 @@ const Command = z.looseObject({
   exitCode: z.number().nullable(),
   timedOut: z.boolean(),
   durationMs: z.number(),
+  limitHit: z.enum(["processes", "memory"]).nullable().optional(),
 });
+
+const ContainmentEvent = z.looseObject({ kind: z.string(), role: z.string(), label: z.string() });
 
 export const RunResult = z.looseObject({
   schemaVersion: z.literal(1),
@@ -58,5 +61,24 @@ export const RunResult = z.looseObject({
   sourceInvariant: z.looseObject({ matched: z.boolean(), changed: z.array(z.string()) }),
   timings: z.looseObject({ startedAt: z.string(), durationMs: z.number(), phases: z.record(z.string(), z.number()) }),
   workspace: z.string().nullable().optional(),
+  /** How the run's processes were contained (containment.ts); absent in results written before the sandbox. */
+  containment: z
+    .looseObject({
+      sandbox: z.enum(["bwrap", "none"]),
+      requested: z.enum(["auto", "bwrap", "none"]),
+      reason: z.string().nullable(),
+      bwrapVersion: z.string().nullable(),
+      network: z.looseObject({ agent: z.boolean(), setup: z.boolean(), verify: z.boolean() }),
+      caps: z.looseObject({
+        processes: z.number(),
+        memoryBytes: z.number(),
+        enforcedBy: z.enum(["cgroup_v1", "cgroup_v2"]).nullable(),
+        reason: z.string().nullable(),
+      }),
+      events: z.array(ContainmentEvent),
+      uncontained: z.array(z.string()),
+    })
+    .nullable()
+    .optional(),
 });
 export type RunResult = z.infer<typeof RunResult>;

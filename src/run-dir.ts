@@ -1,7 +1,9 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, mkdirSync, openSync, readSync, readlinkSync, realpathSync, renameSync, writeSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { UsageError } from "./errors.js";
 import type { Phase, RecordedEvent, RunnerEvent } from "./events.js";
+import { processStartTime } from "./survivors.js";
 
 /** The artifact files every run writes, on every path. */
 export const ARTIFACTS = [
@@ -15,6 +17,43 @@ export const ARTIFACTS = [
 ] as const;
 
 const MAX_EVENT_LOG_BYTES = 64 * 1024 * 1024;
+const APPEND_NO_FOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * Who is running a run, in checkpoint.json. A later handoff start judges the owner dead when the pid is gone or
+ * now names a process with another start time. `host` and `pidNamespace` stop it from judging a run whose owner
+ * it cannot see (a runs directory shared with another machine or container).
+ */
+export interface RunOwner {
+  readonly pid: number;
+  /** Field 22 of /proc/<pid>/stat; null where there is no /proc. */
+  readonly startTime: number | null;
+  readonly host: string;
+  readonly pidNamespace: string | null;
+}
+
+/** Directories and cgroups a run made outside its run directory: what a later start removes if the run crashed. */
+export interface TrackedResources {
+  readonly workspaceRoot?: string;
+  readonly scratch?: string;
+  readonly cliHome?: string;
+  readonly cgroups?: readonly string[];
+}
+
+export function currentOwner(): RunOwner {
+  let pidNamespace: string | null = null;
+  try {
+    pidNamespace = readlinkSync("/proc/self/ns/pid");
+  } catch {
+    // no /proc: the pid and host are all there is
+  }
+  return { pid: process.pid, startTime: processStartTime(process.pid), host: hostname(), pidNamespace };
+}
+
+function mergeResources(into: TrackedResources, more: TrackedResources): TrackedResources {
+  const cgroups = [...new Set([...(into.cgroups ?? []), ...(more.cgroups ?? [])])];
+  return { ...into, ...more, ...(cgroups.length > 0 ? { cgroups } : {}) };
+}
 
 /**
  * A run's directory: files mode 0600, each whole file written atomically (temp file, fsync, rename), events
@@ -27,11 +66,16 @@ export class RunDirectory {
   #eventsFd: number;
   #eventBytes = 0;
   #eventsDropped = 0;
+  readonly #owner = currentOwner();
+  #tracked: TrackedResources = {};
+  #checkpoint: { phase: Phase | null; extra: Record<string, unknown> } = { phase: null, extra: {} };
 
-  private constructor(path: string, runId: string) {
+  private constructor(path: string, runId: string, lastSeq = 0) {
     this.path = path;
     this.runId = runId;
-    this.#eventsFd = openSync(join(path, "events.jsonl"), "a", 0o600);
+    this.#seq = lastSeq;
+    // Never through a link, never blocking on a FIFO: reopen may find whatever the crashed run's agent left there.
+    this.#eventsFd = openSync(join(path, "events.jsonl"), APPEND_NO_FOLLOW, 0o600);
   }
 
   /** Creates `<runsDir>/<runId>`; fails if it exists. */
@@ -47,6 +91,17 @@ export class RunDirectory {
       throw error;
     }
     return new RunDirectory(path, runId);
+  }
+
+  /**
+   * An existing run directory, to finish a run whose handoff died (the crash sweep). Events go on from the last
+   * sequence number in events.jsonl; a line the crash cut short is ended first so the next one stands alone.
+   */
+  static reopen(path: string, runId: string): RunDirectory {
+    const tail = readEventsTail(join(path, "events.jsonl"));
+    const dir = new RunDirectory(path, runId, lastSeq(tail));
+    if (tail.length > 0 && !tail.endsWith("\n")) writeSync(dir.#eventsFd, "\n");
+    return dir;
   }
 
   writeFile(name: string, content: string | Buffer): void {
@@ -68,7 +123,8 @@ export class RunDirectory {
 
   event(event: RunnerEvent): RecordedEvent {
     const recorded = { seq: ++this.#seq, time: new Date().toISOString(), ...event } as RecordedEvent;
-    const line = `${JSON.stringify(recorded)}\n`;
+    const line = Buffer.from(`${JSON.stringify(recorded)}\n`);
+    // Bytes, not characters: escaped garbage can be several bytes per character.
     if (this.#eventBytes + line.length > MAX_EVENT_LOG_BYTES && event.type !== "run.finished") {
       this.#eventsDropped++;
       return recorded;
@@ -78,8 +134,28 @@ export class RunDirectory {
     return recorded;
   }
 
+  /** Where the run is: its phase, its owner and what it made; `extra` marks the end (done, terminalReason, detail). */
   checkpoint(phase: Phase, extra: Record<string, unknown> = {}): void {
-    this.writeJson("checkpoint.json", { runId: this.runId, phase, pid: process.pid, updatedAt: new Date().toISOString(), ...extra });
+    this.#checkpoint = { phase, extra };
+    this.#writeCheckpoint();
+  }
+
+  /** Adds directories or cgroups the run made to checkpoint.json at once, so a crash right after leaves them found. */
+  track(resources: TrackedResources): void {
+    this.#tracked = mergeResources(this.#tracked, resources);
+    this.#writeCheckpoint();
+  }
+
+  #writeCheckpoint(): void {
+    this.writeJson("checkpoint.json", {
+      runId: this.runId,
+      phase: this.#checkpoint.phase,
+      pid: this.#owner.pid,
+      owner: this.#owner,
+      resources: this.#tracked,
+      updatedAt: new Date().toISOString(),
+      ...this.#checkpoint.extra,
+    });
   }
 
   close(): void {
@@ -90,6 +166,41 @@ export class RunDirectory {
     fsyncSync(this.#eventsFd);
     closeSync(this.#eventsFd);
   }
+}
+
+const EVENTS_TAIL_BYTES = 64 * 1024;
+
+function readEventsTail(path: string): string {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return "";
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return "";
+    const size = stats.size;
+    const length = Math.min(size, EVENTS_TAIL_BYTES);
+    const bytes = Buffer.alloc(length);
+    const read = readSync(fd, bytes, 0, length, size - length);
+    return bytes.subarray(0, read).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function lastSeq(tail: string): number {
+  const lines = tail.split("\n");
+  for (let i = lines.length - 1; i >= 0; i--) {
+    try {
+      const seq = (JSON.parse(lines[i]!) as { seq?: unknown }).seq;
+      if (typeof seq === "number" && Number.isSafeInteger(seq)) return seq;
+    } catch {
+      // a line cut short by the crash, or the cut-off first line of the tail
+    }
+  }
+  return 0;
 }
 
 /** Sortable by time, unique enough for parallel runs: 20261129T203000Z-3f9a1c. */

@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveBackend } from "../backends/index.js";
 import type { ExternalAgentBackend, ExternalAgentResult } from "./backend.js";
@@ -13,6 +14,7 @@ import { compilePolicy } from "./policy.js";
 import { buildRunResult } from "./build-result.js";
 import type { RunResult } from "./result.js";
 import { RunDirectory, generateRunId } from "./run-dir.js";
+import { sweepCrashedRuns } from "./crash-sweep.js";
 import { type CommandRecord, TestLog, commandPassed, runShellCommands } from "./shell-commands.js";
 import { type SourceSnapshot, compareSnapshots, takeSourceSnapshot } from "./source-snapshot.js";
 import { type SourceRepo, inspectSource, listDirtyPaths } from "./source-repo.js";
@@ -20,6 +22,9 @@ import { type RunFacts, decideOutcome } from "./terminal.js";
 import { type BaselineOutcome, type VerificationOutcome, runBaseline, runVerification } from "./verify.js";
 import { type PristineStore, type Workspace, createPristineStore, createWorkspace, removeTree } from "./workspace.js";
 import { runAgentSafely } from "./agent-run.js";
+import { Containment, type ProcessJail } from "./containment.js";
+import { containmentFindings } from "./containment-findings.js";
+import { type SandboxChoice, chooseSandbox } from "./sandbox.js";
 
 export interface RunnerHooks {
   /** Every event as it is written to events.jsonl (the CLI prints progress from these). */
@@ -42,14 +47,16 @@ export class ExternalCodingRunner {
     const source = await inspectSource(options.repo ?? process.cwd());
     const config = await readConfig(source);
     const resolved = resolveOptions(options, config, source.topLevel);
+    await sweepCrashedRuns(resolved.runsDir, { workspacesDir: resolved.workspacesDir, cliHomesDir: resolved.cliHomesDir });
     const backend: ExternalAgentBackend =
       typeof options.backend === "object" ? options.backend : resolveBackend({ name: resolved.backendName, agentCmd: options.agentCmd, bin: options.bin });
     const dirty = await listDirtyPaths(source);
     if (dirty.length > 0 && !options.allowDirty) throw new DirtySourceError(dirty);
     if (!options.yes && !options.approve) throw new ApprovalRequiredError();
+    const sandbox = await chooseSandbox(resolved.sandbox);
 
     const runDir = RunDirectory.create(resolved.runsDir, options.runId ?? generateRunId(startedAt));
-    const run = new PipelineRun(runDir, source, resolved, backend, options, startedAt, this.#hooks, dirty);
+    const run = new PipelineRun(runDir, source, resolved, backend, options, startedAt, this.#hooks, dirty, sandbox);
     try {
       return await run.execute();
     } finally {
@@ -79,6 +86,7 @@ class PipelineRun {
   scratch: string | null = null;
   cliHome: string | null = null;
   pristine: PristineStore | null = null;
+  containment: Containment | null = null;
   extraWarnings: PolicyFinding[] = [];
 
   readonly dir: RunDirectory;
@@ -88,6 +96,7 @@ class PipelineRun {
   readonly request: RunOptions;
   readonly startedAt: Date;
   readonly hooks: RunnerHooks;
+  readonly sandbox: SandboxChoice;
 
   constructor(
     dir: RunDirectory,
@@ -98,7 +107,9 @@ class PipelineRun {
     startedAt: Date,
     hooks: RunnerHooks,
     dirty: readonly string[],
+    sandbox: SandboxChoice,
   ) {
+    this.sandbox = sandbox;
     this.dir = dir;
     this.source = source;
     this.options = options;
@@ -158,6 +169,7 @@ class PipelineRun {
       commands: { setup: o.setup, verify: o.verify, baseline: this.request.baseline ?? false },
       limits: { timeoutMs: o.timeoutMs, idleTimeoutMs: o.idleTimeoutMs, verifyTimeoutMs: o.verifyTimeoutMs },
       policy: o.policy,
+      containment: { sandbox: o.sandbox, verifyNetwork: o.verifyNetwork, caps: o.caps },
       env: o.envNames,
       allowDirty: this.request.allowDirty ?? false,
       keepWorkspace: this.request.keepWorkspace ?? false,
@@ -170,6 +182,13 @@ class PipelineRun {
     this.writeRequest();
     for (const [name, content] of [["changes.patch", ""], ["test.log", ""]] as const) this.dir.writeFile(name, content);
     this.emit({ type: "run.started", runId: this.dir.runId, repo: this.source.topLevel, baseCommit: this.source.baseCommit, backend: this.backend.name });
+    const sandbox = this.sandbox;
+    this.emit({
+      type: "sandbox.chosen",
+      sandbox: sandbox.kind,
+      verifyNetwork: this.options.verifyNetwork,
+      reason: sandbox.kind === "none" ? (sandbox.reason ?? "--sandbox none") : null,
+    });
 
     const approved = await this.phase("approval", async () => {
       if (this.request.yes) return true;
@@ -197,11 +216,24 @@ class PipelineRun {
     this.workspace = (await this.phase("clone", async () => {
       mkdirSync(o.workspacesDir, { recursive: true, mode: 0o700 });
       this.scratch = mkdtempSync(join(o.workspacesDir, `${this.dir.runId}-handoff-`));
+      this.dir.track({ scratch: this.scratch });
       this.pristine = await createPristineStore(this.source, this.scratch);
-      return createWorkspace(this.source, this.pristine, o.workspacesDir, this.dir.runId);
+      const workspace = await createWorkspace(this.source, this.pristine, o.workspacesDir, this.dir.runId);
+      this.dir.track({ workspaceRoot: workspace.root });
+      return workspace;
     })) ?? null;
     const ws = this.workspace;
     if (!ws || this.cancelled) return;
+    const containment = this.createContainment(this.scratch!);
+    const workspaceJail = (role: "setup" | "agent", label: string, extraWritable: readonly string[] = []): ProcessJail =>
+      containment.jail({
+        role,
+        label,
+        cwd: ws.workTree,
+        writable: [ws.workTree, ws.home, ws.tmp, ...extraWritable],
+        // The clone's git metadata and the gitfile that points at it: readable, never writable.
+        readOnly: [ws.agentGitDir, join(ws.workTree, ".git")],
+      });
 
     // HANDOFF_RUN_ID marks every process the agent starts, so a leftover one can be found by its environment.
     const agentEnv = buildEnvironment({ home: ws.home, tmp: ws.tmp, extraNames: o.envNames, set: { HANDOFF_RUN_ID: this.dir.runId } });
@@ -215,6 +247,7 @@ class PipelineRun {
           signal: this.request.signal,
           log: this.testLog,
           onCommand: (command) => this.emit({ type: "command.started", phase: "setup", command }),
+          jail: (command) => workspaceJail("setup", command),
         });
       });
       const failed = this.setupRecords.find((record) => !commandPassed(record));
@@ -222,10 +255,13 @@ class PipelineRun {
       if (failed || this.cancelled) return;
     }
 
-    this.agentResult = (await this.phase("agent", () => {
+    this.agentResult = (await this.phase("agent", async () => {
       mkdirSync(o.cliHomesDir, { recursive: true, mode: 0o700 });
       this.cliHome = mkdtempSync(join(o.cliHomesDir, `${this.dir.runId}-`));
-      return runAgentSafely(this.backend, this.request.task, {
+      this.dir.track({ cliHome: this.cliHome });
+      const jail = workspaceJail("agent", this.backend.name, [this.cliHome]);
+      try {
+        return await runAgentSafely(this.backend, this.request.task, {
         cwd: ws.workTree,
         env: agentEnv,
         signal: this.request.signal ?? new AbortController().signal,
@@ -235,8 +271,12 @@ class PipelineRun {
         executable: this.request.bin ?? null,
         homeDir: this.cliHome,
         userEnv: { ...process.env },
+        jail,
         emit: (event) => this.emit(event),
       });
+      } finally {
+        await jail.finish();
+      }
     })) ?? null;
     this.facts.agent = this.agentResult;
     for (const warning of this.agentResult?.warnings ?? []) this.extraWarnings.push({ ...warning });
@@ -267,6 +307,7 @@ class PipelineRun {
       log: this.testLog,
       signal: this.request.signal,
       onCommand: (phase: string, command: string) => this.emit({ type: "command.started", phase, command }),
+      containment,
     };
     if (this.request.baseline && o.verify.length > 0) {
       this.facts.baseline = (await this.phase("baseline", () => runBaseline(common))) ?? null;
@@ -274,6 +315,38 @@ class PipelineRun {
     this.facts.verification = (await this.phase("verify", () =>
       runVerification({ ...common, patchPath: join(this.dir.path, "changes.patch"), patchSha256: extraction.sha256, expectedListing: extraction.listing }),
     )) ?? null;
+  }
+
+  /** What every process of this run may see: hidden are the source, handoff's own dirs, the user's home, /tmp. */
+  createContainment(scratch: string | null): Containment {
+    const o = this.options;
+    const home = process.env.HOME?.startsWith("/") ? process.env.HOME : homedir();
+    this.containment = new Containment({
+      choice: this.sandbox,
+      caps: o.caps,
+      verifyNetwork: o.verifyNetwork,
+      runId: this.dir.runId,
+      hidden: [
+        home,
+        homedir(),
+        this.source.topLevel,
+        o.runsDir,
+        o.workspacesDir,
+        o.cliHomesDir,
+        "/tmp",
+        tmpdir(),
+        // Sockets that reach past any namespace: the user's agents (ssh, gpg, dbus) and container engines.
+        "/run/user",
+        "/run/docker.sock",
+        "/run/containerd",
+        "/run/podman",
+      ],
+      sourceRoot: this.source.topLevel,
+      scratch: scratch ?? "",
+      path: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+      onCgroup: (dirs) => this.dir.track({ cgroups: [...dirs] }),
+    });
+    return this.containment;
   }
 
   noteSourceChanges(before: SourceSnapshot, after: SourceSnapshot, when: "after_agent" | "at_end"): void {
@@ -289,6 +362,7 @@ class PipelineRun {
       if (atEnd) this.noteSourceChanges(before, atEnd, "at_end");
     }
     if (this.cancelled) this.facts.cancelled ??= "interrupted";
+    const containment = (this.containment ?? this.createContainment(null)).summary();
     const verdict = decideOutcome(this.facts);
     const keep = this.request.keepWorkspace === true && this.workspace !== null;
     const result = buildRunResult({
@@ -299,7 +373,8 @@ class PipelineRun {
       backendName: this.backend.name,
       agent: this.agentResult,
       extraction: this.extraction,
-      extraWarnings: this.extraWarnings,
+      extraWarnings: [...this.extraWarnings, ...containmentFindings(containment)],
+      containment,
       setupRecords: this.setupRecords,
       verification: this.facts.verification as VerificationOutcome | null,
       baseline: this.facts.baseline as BaselineOutcome | null,
@@ -312,6 +387,7 @@ class PipelineRun {
     this.dir.writeJson("result.json", result);
     this.dir.checkpoint("finish", { done: true, terminalReason: verdict.terminalReason, detail: verdict.detail });
     this.emit({ type: "run.finished", terminalReason: verdict.terminalReason, detail: verdict.detail });
+    await this.containment?.close();
     if (this.scratch) removeTree(this.scratch);
     if (this.cliHome && !keep) removeTree(this.cliHome);
     if (this.workspace && !keep) removeTree(this.workspace.root);

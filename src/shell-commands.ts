@@ -1,3 +1,5 @@
+import type { LimitHit } from "./cgroup.js";
+import type { ProcessJail } from "./containment.js";
 import { HeadTailBuffer } from "./head-tail.js";
 import { runProcess } from "./process.js";
 
@@ -9,6 +11,8 @@ export interface CommandRecord {
   readonly signal: string | null;
   readonly timedOut: boolean;
   readonly durationMs: number;
+  /** A resource cap the command ran into: it fails whatever its exit code (a fork bomb that exits 0 proves nothing). */
+  readonly limitHit?: LimitHit | null;
 }
 
 /** The bounded transcript behind test.log: head and tail of each command's output. */
@@ -37,6 +41,8 @@ export interface ShellRunOptions {
   /** Bytes of each command's output kept at the start and at the end. */
   readonly keepBytes?: number;
   readonly onCommand?: (command: string) => void;
+  /** Contains each command (sandbox, caps); without it the command runs in its own process group only. */
+  readonly jail?: (command: string) => ProcessJail;
 }
 
 /** Runs commands in order with `/bin/sh -c`, stopping at the first that fails. */
@@ -47,16 +53,19 @@ export async function runShellCommands(commands: readonly string[], options: She
     if (options.signal?.aborted) break;
     options.onCommand?.(command);
     const output = new HeadTailBuffer(keep, keep);
+    const jail = options.jail?.(command);
+    const jailed = jail?.wrap({ file: "/bin/sh", args: ["-c", command] });
     const outcome = await runProcess({
-      file: "/bin/sh",
-      args: ["-c", command],
+      file: jailed?.file ?? "/bin/sh",
+      args: jailed?.args ?? ["-c", command],
       cwd: options.cwd,
-      env: options.env,
+      env: { ...options.env, ...jailed?.env },
       timeoutMs: options.timeoutMs,
       signal: options.signal,
       onStdout: (chunk) => output.push(chunk),
       onStderr: (chunk) => output.push(chunk),
     });
+    const contained = await jail?.finish();
     const record: CommandRecord = {
       command,
       phase: options.phase,
@@ -64,9 +73,12 @@ export async function runShellCommands(commands: readonly string[], options: She
       signal: outcome.signal,
       timedOut: outcome.timedOut !== null,
       durationMs: outcome.durationMs,
+      limitHit: contained?.limitsHit[0] ?? null,
     };
     records.push(record);
-    const status = record.timedOut
+    const status = record.limitHit
+      ? `stopped by the ${record.limitHit === "memory" ? "memory" : "process"} cap (exit ${record.exitCode ?? record.signal})`
+      : record.timedOut
       ? `timed out after ${options.timeoutMs} ms`
       : outcome.spawnError
         ? `could not start: ${outcome.spawnError.message}`
@@ -88,5 +100,5 @@ export async function runShellCommands(commands: readonly string[], options: She
 }
 
 export function commandPassed(record: CommandRecord): boolean {
-  return record.exitCode === 0 && !record.timedOut;
+  return record.exitCode === 0 && !record.timedOut && !record.limitHit;
 }

@@ -1,4 +1,6 @@
-import { git, splitNul } from "./git.js";
+import { GitCommandError } from "./errors.js";
+import { type GitTarget, git, gitEnvironment, hardenedArgs, resolveGitExecutable, splitNul } from "./git.js";
+import { captureProcess } from "./process.js";
 
 /**
  * Stages a work tree into an index handoff owns, against a git dir handoff owns, and reads what changed relative
@@ -14,6 +16,8 @@ export interface StageRequest {
   readonly exclude?: readonly Buffer[];
   /** Where git runs: outside the work tree. */
   readonly cwd: string;
+  /** Most bytes of patch to take from git (default 256 MiB): a bigger patch is not read (`overflow: "patch"`). */
+  readonly maxPatchBytes?: number;
 }
 
 export interface RawChange {
@@ -34,7 +38,15 @@ export interface StagedTree {
   readonly patch: Buffer;
   /** `ls-files -s -z` of the staged index: what the round trip must reproduce. */
   readonly listing: Buffer;
+  /**
+   * git's answer was too big to hold: "changes" when the list of changed paths (or the index listing) is over
+   * 256 MiB (changes, patch and listing are then empty), "patch" when the patch is over `maxPatchBytes` (patch empty).
+   */
+  readonly overflow: "changes" | "patch" | null;
 }
+
+/** The most bytes handoff takes from one git answer about the changes. */
+export const GIT_OUTPUT_CAP = 256 * 1024 * 1024;
 
 const DIFF_FLAGS = ["--no-renames", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", "--no-color"];
 
@@ -46,22 +58,36 @@ export async function stageWorkTree(request: StageRequest): Promise<StagedTree> 
     input: Buffer.concat(pathspecs.flatMap((spec) => [spec, nul])),
   });
   const [raw, numstat, patch, listing] = await Promise.all([
-    git(target, ["diff", "--cached", "--raw", "-z", "--no-abbrev", ...DIFF_FLAGS, request.baseCommit, "--"]),
-    git(target, ["diff", "--cached", "--numstat", "-z", ...DIFF_FLAGS, request.baseCommit, "--"]),
-    git(target, [
-      "diff",
-      "--cached",
-      "--binary",
-      "--full-index",
-      "--src-prefix=a/",
-      "--dst-prefix=b/",
-      ...DIFF_FLAGS,
-      request.baseCommit,
-      "--",
-    ]),
-    git(target, ["ls-files", "-s", "-z"]),
+    gitUpTo(target, ["diff", "--cached", "--raw", "-z", "--no-abbrev", ...DIFF_FLAGS, request.baseCommit, "--"], GIT_OUTPUT_CAP),
+    gitUpTo(target, ["diff", "--cached", "--numstat", "-z", ...DIFF_FLAGS, request.baseCommit, "--"], GIT_OUTPUT_CAP),
+    gitUpTo(
+      target,
+      ["diff", "--cached", "--binary", "--full-index", "--src-prefix=a/", "--dst-prefix=b/", ...DIFF_FLAGS, request.baseCommit, "--"],
+      request.maxPatchBytes ?? GIT_OUTPUT_CAP,
+    ),
+    gitUpTo(target, ["ls-files", "-s", "-z"], GIT_OUTPUT_CAP),
   ]);
-  return { changes: parseRawWithNumstat(raw.stdout, numstat.stdout), patch: patch.stdout, listing: listing.stdout };
+  if (raw === null || numstat === null || listing === null) {
+    return { changes: [], patch: Buffer.alloc(0), listing: Buffer.alloc(0), overflow: "changes" };
+  }
+  return { changes: parseRawWithNumstat(raw, numstat), patch: patch ?? Buffer.alloc(0), listing, overflow: patch === null ? "patch" : null };
+}
+
+/**
+ * A git call whose output the agent decides (a million changed files, a gigabyte of patch): past `maxBytes` git is
+ * stopped and the answer is null, a verdict for the caller, not an error. Same hardening as every git call.
+ */
+async function gitUpTo(target: GitTarget, args: readonly string[], maxBytes: number): Promise<Buffer | null> {
+  const result = await captureProcess({
+    file: resolveGitExecutable(),
+    args: hardenedArgs(args),
+    cwd: target.cwd,
+    env: gitEnvironment(target),
+    maxBuffer: maxBytes,
+  });
+  if (result.truncated) return null;
+  if (result.timedOut || result.exitCode !== 0) throw new GitCommandError(args, result.exitCode, result.stderr);
+  return result.stdout;
 }
 
 /** `:old new oldId newId S\0path\0` records, joined with `adds\tdels\tpath\0` records (same order, same paths). */

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
+import type { Containment, JailRole, ProcessJail } from "./containment.js";
 import { buildEnvironment } from "./env.js";
 import { git } from "./git.js";
 import { type CommandRecord, TestLog, commandPassed, runShellCommands } from "./shell-commands.js";
@@ -34,12 +35,21 @@ export interface VerificationRequest {
   readonly log: TestLog;
   readonly signal?: AbortSignal;
   readonly onCommand?: (phase: string, command: string) => void;
+  /** The run's containment: every setup and verify command runs in its own jail (no network for verify). */
+  readonly containment?: Containment;
 }
 
 interface Checkout {
   readonly dir: string;
   readonly indexFile: string;
   readonly env: Record<string, string>;
+  /** The checkout's tree and its private HOME and TMPDIR: all a command there may write. */
+  readonly writable: readonly string[];
+}
+
+function jailFor(containment: Containment | undefined, checkout: Checkout, role: JailRole): ((command: string) => ProcessJail) | undefined {
+  if (!containment) return undefined;
+  return (command) => containment.jail({ role, label: command, cwd: checkout.dir, writable: checkout.writable });
 }
 
 /** A fresh checkout of the base commit in a new directory, with its own index in the private git dir. */
@@ -54,7 +64,7 @@ async function checkoutBase(privateGitDir: string, baseCommit: string, scratchPa
   await git(target, ["read-tree", baseCommit]);
   await git(target, ["-c", "checkout.workers=2", "checkout-index", "-a", "-f"]);
   await git(target, ["update-index", "-q", "--refresh"], { okExitCodes: [1] });
-  return { dir, indexFile, env: buildEnvironment({ home, tmp, set: { CI: "true" } }) };
+  return { dir, indexFile, env: buildEnvironment({ home, tmp, set: { CI: "true" } }), writable: [dir, home, tmp] };
 }
 
 export async function runVerification(request: VerificationRequest): Promise<VerificationOutcome> {
@@ -77,11 +87,21 @@ export async function runVerification(request: VerificationRequest): Promise<Ver
   utimesSync(appliedIndex, mtime, mtime);
 
   const shell = { cwd: checkout.dir, env: checkout.env, timeoutMs: request.timeoutMs, signal: request.signal, log: request.log };
-  const setup = await runShellCommands(request.setup, { ...shell, phase: "setup", onCommand: (c) => request.onCommand?.("setup", c) });
+  const setup = await runShellCommands(request.setup, {
+    ...shell,
+    phase: "setup",
+    onCommand: (c) => request.onCommand?.("setup", c),
+    jail: jailFor(request.containment, checkout, "setup"),
+  });
   if (request.signal?.aborted) return { kind: "cancelled", commands: setup };
   const failedSetup = setup.find((record) => !commandPassed(record));
   if (failedSetup) return { kind: "setup_failed", commands: setup, failed: failedSetup };
-  const verify = await runShellCommands(request.verify, { ...shell, phase: "verify", onCommand: (c) => request.onCommand?.("verify", c) });
+  const verify = await runShellCommands(request.verify, {
+    ...shell,
+    phase: "verify",
+    onCommand: (c) => request.onCommand?.("verify", c),
+    jail: jailFor(request.containment, checkout, "verify"),
+  });
   const commands = [...setup, ...verify];
   if (request.signal?.aborted) return { kind: "cancelled", commands };
   const failed = verify.find((record) => !commandPassed(record));
@@ -124,8 +144,8 @@ export type BaselineOutcome = { readonly passed: boolean; readonly commands: rea
 export async function runBaseline(request: Omit<VerificationRequest, "patchPath" | "patchSha256" | "expectedListing">): Promise<BaselineOutcome> {
   const checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, "baseline");
   const shell = { cwd: checkout.dir, env: checkout.env, timeoutMs: request.timeoutMs, signal: request.signal, log: request.log };
-  const setup = await runShellCommands(request.setup, { ...shell, phase: "baseline-setup" });
+  const setup = await runShellCommands(request.setup, { ...shell, phase: "baseline-setup", jail: jailFor(request.containment, checkout, "setup") });
   if (setup.some((record) => !commandPassed(record))) return { passed: false, commands: setup };
-  const verify = await runShellCommands(request.verify, { ...shell, phase: "baseline" });
+  const verify = await runShellCommands(request.verify, { ...shell, phase: "baseline", jail: jailFor(request.containment, checkout, "verify") });
   return { passed: verify.every(commandPassed) && verify.length === request.verify.length, commands: [...setup, ...verify] };
 }

@@ -1,4 +1,4 @@
-import { fileType, walkTree } from "./fs-walk.js";
+import { PATH_MAX, fileType, walkTree } from "./fs-walk.js";
 import type { PolicyFinding, ViolationRule } from "./findings.js";
 import { checkPathName, printablePath } from "./path-names.js";
 import type { PatchPolicy } from "./policy.js";
@@ -22,10 +22,39 @@ export interface WorkspaceScan {
   readonly fatal: ScanFinding | null;
 }
 
+/**
+ * Names git opens by itself wherever it meets them in the work tree, whatever the pathspec excludes: `ls-files`
+ * and `add` read every `.gitignore`, `add` every `.gitattributes`. git opens them without O_NONBLOCK (a FIFO blocks
+ * it for ever; git calls have no timeout) and reads a `.gitignore` whole into memory (a 100 GB sparse one is a
+ * memory bomb). git (2.32+) does not follow a symlink here, so only special and oversized files are a hazard.
+ */
+const READ_BY_GIT = new Set([".gitignore", ".gitattributes"]);
+
+/** Code points HFS+ ignores when it compares names (git's is_hfs_dot_generic skips them too). */
+const HFS_IGNORABLE = /[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]/gu;
+
+/**
+ * A symlink git refuses to stage (verify_path, CVE-2018-11235): one whose path has a component read as
+ * `.gitmodules` by git, NTFS (`.gitmodules.`, `.gitmodules::$DATA`, short names `gitmod~1`, `gi7eba~1`) or HFS+
+ * (ignorable code points). `git add -A` then fails as a whole, so it must be left out. A superset is fine: every
+ * symlink is rejected anyway.
+ */
+function gitRefusesSymlink(relPath: Buffer): boolean {
+  return relPath
+    .toString("utf8")
+    .split("/")
+    .some((part) => {
+      const folded = part.replace(HFS_IGNORABLE, "").replace(/:.*$/u, "").replace(/[. ]+$/u, "").toLowerCase();
+      return folded === ".gitmodules" || /^g[a-z0-9]{0,5}~[0-9]/u.test(folded);
+    });
+}
+
 export function scanWorkspace(workTree: string, policy: Pick<PatchPolicy, "maxWorkspaceEntries" | "maxDepth" | "maxFileBytes">): WorkspaceScan {
   const findings: ScanFinding[] = [];
   const add = (rawPath: Buffer, rule: ViolationRule, message: string, excludeFromStaging: boolean) =>
     findings.push({ rawPath, path: printablePath(rawPath), rule, message, excludeFromStaging });
+  // The first file git would hang or exhaust memory on: extraction must stop before any git call.
+  let gitHazard: ScanFinding | null = null;
 
   const summary = walkTree(workTree, {
     skipTopLevel: [".git"],
@@ -42,39 +71,49 @@ export function scanWorkspace(workTree: string, policy: Pick<PatchPolicy, "maxWo
         return "skip";
       }
       if (nameFindings.length > 0) {
-        // git itself refuses these names and would fail the whole staging step.
+        // git itself refuses these names and would fail the whole staging step. Still walked into: git's own
+        // walk enters such a directory and reads the .gitignore files in it.
         add(relPath, nameFindings[0]!.rule as ViolationRule, nameFindings[0]!.message, true);
-        return "skip";
+        return;
       }
       const type = fileType(stats);
-      switch (type) {
-        case "fifo":
-        case "socket":
-        case "char":
-        case "block":
-        case "other":
-          add(relPath, "special_file", `a ${type === "char" || type === "block" ? `${type} device` : type} in the workspace`, true);
-          return;
-        case "file":
-          if (stats.nlink > 1n) add(relPath, "hard_link", `a hard link (${stats.nlink} names for one file)`, true);
-          else if (stats.size > BigInt(policy.maxFileBytes)) {
-            add(relPath, "file_too_large", `${stats.size} bytes, over the ${policy.maxFileBytes}-byte limit`, true);
-          }
-          return;
-        case "dir":
-        case "symlink":
-          return;
+      const what = type === "char" || type === "block" ? `${type} device` : type;
+      const special = type !== "file" && type !== "dir" && type !== "symlink";
+      const oversized = type === "file" && stats.size > BigInt(policy.maxFileBytes);
+      const baseName = name.toString("latin1");
+      if (gitHazard === null && READ_BY_GIT.has(baseName) && (special || oversized)) {
+        gitHazard = special
+          ? fatalFinding(relPath, "special_file", `a ${what} named ${baseName}: git opens each ${baseName} it meets and would block on it; extraction stopped before git ran`)
+          : fatalFinding(relPath, "file_too_large", `${stats.size} bytes, over the ${policy.maxFileBytes}-byte limit: git reads each ${baseName} whole into memory; extraction stopped before git ran`);
       }
+      if (type === "symlink" && gitRefusesSymlink(relPath)) add(relPath, "symlink", "a symbolic link named like .gitmodules, which git refuses to stage", true);
+      else if (special) add(relPath, "special_file", `a ${what} in the workspace`, true);
+      else if (type === "file" && stats.nlink > 1n) add(relPath, "hard_link", `a hard link (${stats.nlink} names for one file)`, true);
+      else if (oversized) add(relPath, "file_too_large", `${stats.size} bytes, over the ${policy.maxFileBytes}-byte limit`, true);
+      return;
     },
   });
 
   let fatal: ScanFinding | null = null;
   if (summary.cutShort) {
-    fatal = { rawPath: Buffer.alloc(0), path: "", rule: "workspace_too_large", message: `more than ${policy.maxWorkspaceEntries} entries in the workspace`, excludeFromStaging: false };
+    fatal = fatalFinding(Buffer.alloc(0), "workspace_too_large", `more than ${policy.maxWorkspaceEntries} entries in the workspace`);
   } else if (summary.tooDeep.length > 0) {
-    fatal = { rawPath: summary.tooDeep[0]!, path: printablePath(summary.tooDeep[0]!), rule: "workspace_too_deep", message: `directories nested deeper than ${policy.maxDepth}`, excludeFromStaging: false };
+    fatal = fatalFinding(summary.tooDeep[0]!, "workspace_too_deep", `directories nested deeper than ${policy.maxDepth}`);
+  } else if (summary.tooLong.length > 0) {
+    // git skips such a path with a warning and exit 0: the file would silently be missing from the patch.
+    fatal = fatalFinding(summary.tooLong[0]!, "workspace_too_deep", `a path too long to read: with the workspace directory it reaches PATH_MAX (${PATH_MAX} bytes)`);
+  } else if (summary.unreadable.length > 0) {
+    // git warns about a directory it cannot read and exits 0: what is inside would silently be missing from the patch.
+    fatal = fatalFinding(summary.unreadable[0]!, "unreadable_path", "handoff cannot read this entry, so what it holds could not be judged or staged");
+  } else {
+    fatal = gitHazard;
   }
   return { findings, entries: summary.entries, fatal };
+}
+
+/** A finding that stops extraction: nothing is staged, so nothing needs excluding. */
+function fatalFinding(rawPath: Buffer, rule: ViolationRule, message: string): ScanFinding {
+  return { rawPath, path: printablePath(rawPath), rule, message, excludeFromStaging: false };
 }
 
 /** Whether `path` is an ignored entry or lies below an ignored directory (`ls-files --directory` form). */

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileType, walkTree } from "./fs-walk.js";
+import { fileType, removeTreeNoFollow, walkTree } from "./fs-walk.js";
 import { git } from "./git.js";
 import { readFileSafely } from "./safe-read.js";
 import type { SourceRepo } from "./source-repo.js";
@@ -131,23 +131,14 @@ export function gitfileTampered(workspace: Workspace): string | null {
   return null;
 }
 
-/** Removes a temp tree the agent may have made hostile (read-only dirs): rm never follows links. */
+/**
+ * Removes a temp tree the agent may have made hostile (read-only dirs, depth in the thousands, paths past
+ * PATH_MAX): rm never follows links; where Node's recursive rm gives up, an iterative removal takes over.
+ */
 export function removeTree(path: string): void {
   try {
     rmSync(path, { recursive: true, force: true, maxRetries: 2 });
   } catch {
-    makeWritable(path);
-    rmSync(path, { recursive: true, force: true });
-  }
-}
-
-function makeWritable(path: string): void {
-  try {
-    const stats = lstatSync(path);
-    if (!stats.isDirectory()) return;
-    chmodSync(path, 0o700);
-    for (const name of readdirSync(path)) makeWritable(join(path, name));
-  } catch {
-    // best effort; the retry of rm reports what remains
+    removeTreeNoFollow(path);
   }
 }

@@ -84,8 +84,9 @@ describe("handoff run", () => {
     ["verification_failed", agent("breaks-add.sh"), []],
     ["external_agent_error", agent("exits-nonzero.sh"), []],
     ["policy_or_artifact_error", agent("fixes-add.sh"), ["--deny", "math.js"]],
-    ["source_repository_changed", `${agent("fixes-add-and-writes-source.sh")} test.js`, ["--env", "HANDOFF_TEST_SOURCE"]],
-    ["timeout", agent("spawns-sleeper-and-waits.sh"), ["--env", "HANDOFF_TEST_OUT", "--timeout", "2"]],
+    // Without the sandbox: the agent must reach the source, and its sleeper's pid must be a host pid.
+    ["source_repository_changed", `${agent("fixes-add-and-writes-source.sh")} test.js`, ["--env", "HANDOFF_TEST_SOURCE", "--sandbox", "none"]],
+    ["timeout", agent("spawns-sleeper-and-waits.sh"), ["--env", "HANDOFF_TEST_OUT", "--timeout", "2", "--sandbox", "none"]],
   ] as const)("a run ending %s exits with its contract code and says so on stdout", async (reason, agentCmd, extra) => {
     const out = agentOutputDir();
     const repo = await makeRepo(FAILING_ADD_PROJECT);
@@ -102,7 +103,8 @@ describe("handoff run", () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const runsDir = join(tempDir(), "runs");
     const cli = startCli(
-      ["run", "-C", repo, "-b", "command", "--agent-cmd", agent("spawns-sleeper-and-waits.sh"), "--env", "HANDOFF_TEST_OUT", "--yes", "--runs-dir", runsDir, "--run-id", "r", "--", TASK],
+      // --sandbox none: the process-group kill alone must leave nothing (the sandbox's PID namespace is tested in containment).
+      ["run", "-C", repo, "-b", "command", "--agent-cmd", agent("spawns-sleeper-and-waits.sh"), "--env", "HANDOFF_TEST_OUT", "--yes", "--sandbox", "none", "--runs-dir", runsDir, "--run-id", "r", "--", TASK],
       { env: { HANDOFF_TEST_OUT: out.dir } },
     );
     const sleeper = await out.sleeperPid();

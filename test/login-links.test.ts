@@ -1,7 +1,8 @@
-import { lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
-import { linkLogins, replacedLinks } from "../backends/login-links.js";
+import { installMounts } from "../backends/executable.js";
+import { linkLogins, loginMounts, replacedLinks } from "../backends/login-links.js";
 import { runBackend } from "./helpers/backend-fixtures.js";
 import { tempDir } from "./helpers/repo.js";
 
@@ -50,5 +51,29 @@ describe("the user's CLI login in a run's private home", () => {
     expect(result.warnings).toEqual([
       expect.objectContaining({ rule: "cli_login_replaced", path: join(userHome, ".claude", ".credentials.json"), message: expect.stringContaining("claude setup-token") }),
     ]);
+  });
+});
+
+describe("what the sandbox shows of the user's CLI login and install", () => {
+  test("login files are shown where their links point: refreshed credentials writable, config read-only, missing ones not at all", () => {
+    const user = tempDir();
+    const home = tempDir();
+    for (const name of ["auth.json", "config.toml", ".credentials.json", "settings.json"]) writeFileSync(join(user, name), "{}");
+    const links = ["auth.json", "config.toml", ".credentials.json", "settings.json", "agent.db"].map((name) => ({ at: join(home, name), target: join(user, name) }));
+    const mounts = loginMounts(links, linkLogins(links));
+    expect(mounts.writable.sort()).toEqual([join(user, ".credentials.json"), join(user, "auth.json")]);
+    expect(mounts.readOnly.sort()).toEqual([join(user, "config.toml"), join(user, "settings.json")]);
+  });
+
+  test("an npm-installed CLI brings its bin dir, the prefix's lib, and the node_modules its real path lies in", () => {
+    const prefix = tempDir();
+    const pkg = join(prefix, "lib", "node_modules", "@acme", "agent");
+    mkdirSync(join(pkg, "bin"), { recursive: true });
+    mkdirSync(join(prefix, "bin"));
+    writeFileSync(join(pkg, "bin", "agent.js"), "#!/usr/bin/env node\n", { mode: 0o755 });
+    symlinkSync(join(pkg, "bin", "agent.js"), join(prefix, "bin", "agent"));
+    const { readOnly } = installMounts(join(prefix, "bin", "agent"), `${join(prefix, "bin")}:/usr/bin:relative/dir`);
+    expect(readOnly).toEqual(expect.arrayContaining([join(prefix, "bin"), join(prefix, "lib"), join(prefix, "lib", "node_modules"), "/usr/bin"]));
+    expect(readOnly).not.toContain("relative/dir");
   });
 });

@@ -4,7 +4,7 @@ import { UsageError } from "../src/errors.js";
 import { riskWarnings } from "../src/risk-paths.js";
 import { ExternalCodingRunner } from "../src/runner.js";
 import { FAILING_ADD_PROJECT, makeRepo } from "./helpers/repo.js";
-import { agent, delegate, makeHarness } from "./helpers/run.js";
+import { agent, delegate, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 import { agentWith, artifact, expectRejected, expectVerifiedWithWarning, patchPaths } from "./helpers/verdicts.js";
 
 /** The policy a user sets (`--allow`, `--deny`, limits) and the content rules (binary, secrets, high-risk paths). */
@@ -115,7 +115,7 @@ describe("content rules", () => {
 
   test("an AWS key committed in the clone ends secret, named by kind and never by value", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, agent("commits-an-aws-key.sh"), VERIFY);
+    const run = await delegateWithoutSandbox(repo, agent("commits-an-aws-key.sh"), VERIFY);
     expectRejected(run, "secret", "config.js");
     expect(run.result.policy.violations[0]?.message).toBe("looks like a AWS access key id (line 2)");
     for (const name of ["result.json", "events.jsonl", "checkpoint.json"]) {
@@ -142,25 +142,25 @@ describe("content rules", () => {
 });
 
 describe("high-risk paths warn and do not reject", () => {
-  test("a CI workflow verifies with a ci_config warning", async () => {
+  test("P9: a CI workflow verifies with a ci_config warning", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const run = await delegate(repo, agent("adds-ci-workflow.sh"), VERIFY);
     expectVerifiedWithWarning(run, "ci_config", ".github/workflows/ci.yml");
   });
 
-  test("a package.json edit verifies with a package_manifest warning", async () => {
+  test("P9: a package.json edit verifies with a package_manifest warning", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const run = await delegate(repo, agent("edits-package-json.sh"), VERIFY);
     expectVerifiedWithWarning(run, "package_manifest", "package.json");
   });
 
-  test("a new AGENTS.md verifies with an agent_instructions warning", async () => {
+  test("P9: a new AGENTS.md verifies with an agent_instructions warning", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const run = await delegate(repo, agent("adds-agents-md.sh"), VERIFY);
     expectVerifiedWithWarning(run, "agent_instructions", "AGENTS.md");
   });
 
-  test("gutting the existing test verifies, and the test edit is flagged", async () => {
+  test("P8: gutting the existing test verifies, and the test edit is flagged", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const run = await delegate(repo, agent("guts-the-test.sh"), VERIFY);
     expectVerifiedWithWarning(run, "test_file_changed", "test.js");

@@ -5,9 +5,9 @@ import { afterEach, describe, expect, onTestFinished, test, vi } from "vitest";
 import { createCommandParser } from "../backends/command.js";
 import { runAgentCommand } from "../src/agent-process.js";
 import type { AgentEvent } from "../src/events.js";
-import { type SpawnRequest, runProcess } from "../src/process.js";
+import { type SpawnRequest, captureProcess, runProcess } from "../src/process.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
-import { agent, delegate, makeHarness } from "./helpers/run.js";
+import { agent, delegate, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 import { TEST_ENV_NAMES, agentOutputDir, isRunning } from "./helpers/processes.js";
 
 afterEach(() => {
@@ -162,6 +162,15 @@ describe("runProcess", () => {
   });
 });
 
+describe("captureProcess", () => {
+  test("a call that blocks (git opening a planted FIFO) is killed at its timeout and says so", async () => {
+    const result = await captureProcess({ file: "sleep", args: ["30"], cwd: "/", env: { PATH: "/usr/bin:/bin" }, timeoutMs: 200 });
+    expect(result.timedOut).toBe(true);
+    expect(result.exitCode).toBeNull();
+    expect(result.stderr).toContain("killed after 200 ms");
+  });
+});
+
 describe("runAgentCommand", () => {
   test("an agent executable that cannot start ends failed with executable_unavailable and the install hint", async () => {
     const events: AgentEvent[] = [];
@@ -195,7 +204,7 @@ describe("the agent process in the pipeline", () => {
   test("--timeout ends `timeout` (wall_timeout) with no process left behind", async () => {
     const out = agentOutputDir();
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, agent("spawns-sleeper-and-waits.sh"), { env: [...TEST_ENV_NAMES], timeoutMs: 2000 });
+    const run = await delegateWithoutSandbox(repo, agent("spawns-sleeper-and-waits.sh"), { env: [...TEST_ENV_NAMES], timeoutMs: 2000 });
     expect(run.result).toMatchObject({ terminalReason: "timeout", detail: "wall_timeout", status: "failed" });
     expect(isRunning(await out.sleeperPid())).toBe(false);
     expect(run.sourceChanged).toEqual([]);
@@ -204,7 +213,7 @@ describe("the agent process in the pipeline", () => {
   test("--idle-timeout ends `timeout` (idle_timeout) with no process left behind", async () => {
     const out = agentOutputDir();
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, agent("spawns-sleeper-and-waits.sh"), { env: [...TEST_ENV_NAMES], timeoutMs: 120_000, idleTimeoutMs: 1500 });
+    const run = await delegateWithoutSandbox(repo, agent("spawns-sleeper-and-waits.sh"), { env: [...TEST_ENV_NAMES], timeoutMs: 120_000, idleTimeoutMs: 1500 });
     expect(run.result).toMatchObject({ terminalReason: "timeout", detail: "idle_timeout" });
     expect(isRunning(await out.sleeperPid())).toBe(false);
   });
@@ -213,7 +222,7 @@ describe("the agent process in the pipeline", () => {
     const out = agentOutputDir();
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     // The trap in the agent's own shell: SIGTERM stays ignored in everything it starts.
-    const run = await delegate(repo, `trap '' TERM; ${agent("spawns-sleeper-and-waits.sh")}`, { env: [...TEST_ENV_NAMES], timeoutMs: 1500 });
+    const run = await delegateWithoutSandbox(repo, `trap '' TERM; ${agent("spawns-sleeper-and-waits.sh")}`, { env: [...TEST_ENV_NAMES], timeoutMs: 1500 });
     expect(run.result).toMatchObject({ terminalReason: "timeout", detail: "wall_timeout" });
     expect(run.result.backend.signal).toBe("SIGKILL");
     expect(isRunning(await out.sleeperPid())).toBe(false);
@@ -230,7 +239,7 @@ describe("the agent process in the pipeline", () => {
     const out = agentOutputDir();
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const controller = new AbortController();
-    const running = delegate(repo, agent("spawns-sleeper-and-waits.sh"), { env: [...TEST_ENV_NAMES], signal: controller.signal });
+    const running = delegateWithoutSandbox(repo, agent("spawns-sleeper-and-waits.sh"), { env: [...TEST_ENV_NAMES], signal: controller.signal });
     const sleeper = await out.sleeperPid();
     controller.abort();
     const run = await running;
@@ -249,7 +258,7 @@ describe("the agent process in the pipeline", () => {
     const controller = new AbortController();
     const pidFile = join(out.dir, "sleeper.pid");
     const verify = `sleep 300 & echo $! > '${pidFile}.tmp' && mv '${pidFile}.tmp' '${pidFile}'; wait`;
-    const running = delegate(repo, agent("fixes-add.sh"), { verify: [verify], signal: controller.signal });
+    const running = delegateWithoutSandbox(repo, agent("fixes-add.sh"), { verify: [verify], signal: controller.signal });
     const sleeper = await out.sleeperPid();
     controller.abort();
     const run = await running;
@@ -299,7 +308,7 @@ describe("the agent process in the pipeline", () => {
     vi.stubEnv("MY_AGENT_KEY", "named-key");
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const harness = makeHarness();
-    const run = await delegate(repo, agent("records-its-environment.sh"), { harness, env: [...TEST_ENV_NAMES, "MY_AGENT_KEY"] });
+    const run = await delegateWithoutSandbox(repo, agent("records-its-environment.sh"), { harness, env: [...TEST_ENV_NAMES, "MY_AGENT_KEY"] });
     expect(run.result.terminalReason).toBe("no_changes");
 
     const text = readFileSync(join(out.dir, "agent.env"), "utf8");
@@ -319,7 +328,7 @@ describe("the agent process in the pipeline", () => {
     const out = agentOutputDir();
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     // /proc/PID/stat after the command name: state, ppid, pgrp, session, tty_nr (0 = no controlling terminal).
-    await delegate(repo, `cut -d')' -f2- /proc/$$/stat > "${out.dir}/stat"; echo $$ > "${out.dir}/pid"`);
+    await delegateWithoutSandbox(repo, `cut -d')' -f2- /proc/$$/stat > "${out.dir}/stat"; echo $$ > "${out.dir}/pid"`);
     const [, , , sessionId, ttyNr] = readFileSync(join(out.dir, "stat"), "utf8").trim().split(" ");
     expect(sessionId).toBe(readFileSync(join(out.dir, "pid"), "utf8").trim());
     expect(ttyNr).toBe("0");

@@ -6,7 +6,7 @@ import { describe, expect, test } from "vitest";
 import { DirtySourceError, UsageError } from "../src/errors.js";
 import { ExternalCodingRunner } from "../src/runner.js";
 import { FAILING_ADD_PROJECT, makeRepo } from "./helpers/repo.js";
-import { agent, delegate, makeHarness } from "./helpers/run.js";
+import { agent, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 
 /** Plain git in the fixture repo, as the user would run it (the repo is ours). */
 function gitIn(repo: string, ...args: string[]): string {
@@ -40,7 +40,7 @@ describe("the source invariant (security.md §2.6)", () => {
     utimesSync(join(repo, "math.js"), later, later);
     const indexBefore = sha256Of(join(repo, ".git/index"));
 
-    const run = await delegate(repo, agent("fixes-add.sh"), { verify: ["npm test"] });
+    const run = await delegateWithoutSandbox(repo, agent("fixes-add.sh"), { verify: ["npm test"] });
 
     expect(run.result.terminalReason).toBe("verified");
     expect(run.result.sourceInvariant).toEqual({ matched: true, changed: [] });
@@ -53,7 +53,7 @@ describe("the source invariant (security.md §2.6)", () => {
 
   test("an agent writing a source file by absolute path ends source_repository_changed, overriding a good patch", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, `${agent("fixes-add-and-writes-source.sh")} test.js`, { verify: ["npm test"] });
+    const run = await delegateWithoutSandbox(repo, `${agent("fixes-add-and-writes-source.sh")} test.js`, { verify: ["npm test"] });
 
     expectSourceChanged(run.result, "test.js");
     // Everything else about the run was fine: a valid fix with no violations. The changed source still wins.
@@ -66,13 +66,24 @@ describe("the source invariant (security.md §2.6)", () => {
     expect(events.find((event) => event.type === "source.changed")).toMatchObject({ when: "after_agent", changed: expect.arrayContaining(["test.js"]) });
   });
 
+  test("S6: a write into a submodule's work tree is caught although the user set submodule.<name>.ignore=all", async () => {
+    const library = await makeRepo({ "lib.js": "export const lib = 1;\n" });
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    gitIn(repo, "-c", "protocol.file.allow=always", "submodule", "--quiet", "add", library, "vendor/lib");
+    gitIn(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "add submodule");
+    gitIn(repo, "config", "submodule.vendor/lib.ignore", "all");
+    const run = await delegateWithoutSandbox(repo, `${agent("fixes-add-and-writes-source.sh")} vendor/lib/lib.js`, { verify: ["npm test"] });
+    expect(gitIn(repo, "status", "--porcelain")).toBe(""); // git itself is blind to it
+    expectSourceChanged(run.result, "vendor/lib/lib.js");
+  });
+
   test("S2: a same-size write with its mtime restored is caught although the user set core.trustctime=false", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     gitIn(repo, "config", "core.trustctime", "false");
     ageFile(repo, "math.js");
     const before = statSync(join(repo, "math.js"), { bigint: true });
 
-    const run = await delegate(repo, agent("fixes-add-and-restores-source-mtime.sh"), { verify: ["npm test"] });
+    const run = await delegateWithoutSandbox(repo, agent("fixes-add-and-restores-source-mtime.sh"), { verify: ["npm test"] });
 
     const after = statSync(join(repo, "math.js"), { bigint: true });
     // The premise: size, inode and mtime are what they were, and git itself sees nothing.
@@ -91,21 +102,21 @@ describe("the source invariant (security.md §2.6)", () => {
     writeFileSync(join(repo, "node_modules/x/index.js"), "module.exports = 1;\n");
     expect(gitIn(repo, "status", "--porcelain")).toBe("");
 
-    const run = await delegate(repo, `${agent("fixes-add-and-writes-source.sh")} ${path}`, { verify: ["npm test"] });
+    const run = await delegateWithoutSandbox(repo, `${agent("fixes-add-and-writes-source.sh")} ${path}`, { verify: ["npm test"] });
     expectSourceChanged(run.result, path);
   });
 
   test("S4: a write to an untracked file of a dirty source (--allow-dirty) is caught", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     writeFileSync(join(repo, "notes.txt"), "my notes\n");
-    const run = await delegate(repo, `${agent("fixes-add-and-writes-source.sh")} notes.txt`, { verify: ["npm test"], allowDirty: true });
+    const run = await delegateWithoutSandbox(repo, `${agent("fixes-add-and-writes-source.sh")} notes.txt`, { verify: ["npm test"], allowDirty: true });
     expectSourceChanged(run.result, "notes.txt");
   });
 
   test("S5: a write to a file the user marked skip-worktree (invisible to git status) is caught", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     gitIn(repo, "update-index", "--skip-worktree", "math.js");
-    const run = await delegate(repo, `${agent("fixes-add-and-writes-source.sh")} math.js`, { verify: ["npm test"] });
+    const run = await delegateWithoutSandbox(repo, `${agent("fixes-add-and-writes-source.sh")} math.js`, { verify: ["npm test"] });
     expect(gitIn(repo, "status", "--porcelain")).toBe("");
     expectSourceChanged(run.result, "math.js");
   });
@@ -117,7 +128,7 @@ describe("the source invariant (security.md §2.6)", () => {
     ["another branch checked out", "branch", ["(checked-out branch)", "(refs)", ".git/HEAD"]],
   ])("S3: a change under the source's .git (%s) is caught", async (_what, kind, paths) => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, `${agent("fixes-add-and-tampers-source-git.sh")} ${kind}`, { verify: ["npm test"] });
+    const run = await delegateWithoutSandbox(repo, `${agent("fixes-add-and-tampers-source-git.sh")} ${kind}`, { verify: ["npm test"] });
     expectSourceChanged(run.result, ...paths);
   });
 });
@@ -128,7 +139,7 @@ describe("a dirty source", () => {
     writeFileSync(join(repo, "test.js"), `${readFileSync(join(repo, "test.js"), "utf8")}// DIRTY LOCAL EDIT\n`);
     writeFileSync(join(repo, "scratch.txt"), "DIRTY untracked\n");
 
-    const run = await delegate(repo, agent("fixes-add.sh"), { verify: ["npm test"], allowDirty: true });
+    const run = await delegateWithoutSandbox(repo, agent("fixes-add.sh"), { verify: ["npm test"], allowDirty: true });
 
     expect(run.result.terminalReason).toBe("verified");
     expect(run.result.patch?.files.map((file) => file.path)).toEqual(["math.js"]);

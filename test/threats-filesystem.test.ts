@@ -6,7 +6,7 @@ import { describe, expect, test } from "vitest";
 import { walkTree } from "../src/fs-walk.js";
 import { readFileSafely } from "../src/safe-read.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
-import { agent, delegate } from "./helpers/run.js";
+import { agent, delegate, delegateWithoutSandbox } from "./helpers/run.js";
 import { agentWith, expectRejected, expectVerifiedFix, patchPaths } from "./helpers/verdicts.js";
 
 /**
@@ -122,14 +122,14 @@ describe("F5 copying a workspace with fs.cp", () => {
 describe("F6 hard links", () => {
   test("F6: rejects a hard link to a file outside the clone and leaves it out of the patch", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, agent("hard-links-a-home-file.sh"), VERIFY);
+    const run = await delegateWithoutSandbox(repo, agent("hard-links-a-home-file.sh"), VERIFY);
     expectRejected(run, "hard_link", "linked.txt");
     expect(patchPaths(run)).toEqual(["math.js"]);
   });
 
   test("F6: writing through a hard link into the source ends source_repository_changed, the link flagged", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, agent("hard-links-a-source-file.sh"), VERIFY);
+    const run = await delegateWithoutSandbox(repo, agent("hard-links-a-source-file.sh"), VERIFY);
     expect(run.result.terminalReason).toBe("source_repository_changed");
     expect(run.result.sourceInvariant).toEqual({ matched: false, changed: ["math.js"] });
     expect(run.sourceChanged).toEqual(["math.js"]);
@@ -142,7 +142,7 @@ describe("F6 hard links", () => {
 describe("F7 object files shared with the source", () => {
   test("F7: the clone shares no object file with the source; corrupting every reachable object leaves it intact", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, agent("corrupts-reachable-objects.sh"), VERIFY);
+    const run = await delegateWithoutSandbox(repo, agent("corrupts-reachable-objects.sh"), VERIFY);
     expect(run.result.agent.finalMessage).toBe("source object link count: 1");
     expect(run.sourceChanged).toEqual([]);
     expect(run.payloadsRan).toEqual([]);
@@ -189,7 +189,7 @@ describe("F9 FIFOs, sockets and device nodes", () => {
 
   test.skipIf(!canMknod())("F9: rejects a character device a root agent made", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, agent("makes-device-node.sh"), VERIFY);
+    const run = await delegateWithoutSandbox(repo, agent("makes-device-node.sh"), VERIFY);
     expectRejected(run, "special_file", "dev-null");
     expect(run.result.policy.violations[0]?.message).toContain("char device");
   });

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
-import { agent, delegate, makeHarness } from "./helpers/run.js";
+import { agent, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 import { expectHiddenFromClone, keptWorkspace, markers, naiveGit, withProcessEnv, writePayload } from "./helpers/traps.js";
 import { FIX_LINE, expectRejected, expectVerifiedFix } from "./helpers/verdicts.js";
 
@@ -15,10 +15,10 @@ import { FIX_LINE, expectRejected, expectVerifiedFix } from "./helpers/verdicts.
 
 const VERIFY = { verify: ["npm test"] };
 
-async function runHostile(script: string, options: Parameters<typeof delegate>[2] = {}) {
+async function runHostile(script: string, options: Parameters<typeof delegateWithoutSandbox>[2] = {}) {
   const repo = await makeRepo(FAILING_ADD_PROJECT);
   const harness = makeHarness();
-  const run = await delegate(repo, agent(script), { ...VERIFY, harness, keepWorkspace: true, ...options });
+  const run = await delegateWithoutSandbox(repo, agent(script), { ...VERIFY, harness, keepWorkspace: true, ...options });
   return { repo, harness, run };
 }
 
@@ -95,7 +95,7 @@ describe("G8–G9: git metadata below the top level of the workspace", () => {
   test("G9: a .git dir and a .git gitfile (aimed at the source) planted in subdirectories are rejected, never used", async () => {
     const repo = await makeRepo({ ...FAILING_ADD_PROJECT, "src/util.js": "export const util = 1;\n" });
     const harness = makeHarness();
-    const run = await delegate(repo, agent("plants-git-dir-in-subdirectory.sh"), { ...VERIFY, harness, keepWorkspace: true });
+    const run = await delegateWithoutSandbox(repo, agent("plants-git-dir-in-subdirectory.sh"), { ...VERIFY, harness, keepWorkspace: true });
     expectRejected(run, "nested_repository", "src");
     const nested = run.result.policy.violations.filter((v) => v.rule === "nested_repository").map((v) => v.path);
     expect(nested.sort()).toEqual(["docs", "src"]);
@@ -186,7 +186,7 @@ describe("G12–G14: config outside any repository", () => {
       GIT_ALTERNATE_OBJECT_DIRECTORIES: join(hostile, "bogus-alternates"),
       GIT_NAMESPACE: "bogus",
     });
-    const run = await delegate(repo, agent("fixes-add.sh"), { ...VERIFY, harness });
+    const run = await delegateWithoutSandbox(repo, agent("fixes-add.sh"), { ...VERIFY, harness });
     expectVerifiedFix(run);
     expect(run.patch.startsWith("diff --git a/math.js b/math.js\n")).toBe(true);
     expect(run.patch).toContain("--- a/math.js\n+++ b/math.js\n");
@@ -205,7 +205,7 @@ describe("G12–G14: config outside any repository", () => {
     const clean = writePayload(join(xdg, "payloads"), harness.markerDir, "xdg-filter-clean");
     writeFileSync(join(xdg, "git", "config"), `[filter "xdgfilter"]\n\tclean = ${clean}\n`);
     withProcessEnv({ XDG_CONFIG_HOME: xdg, HOME: tempDir("handoff-empty-home") });
-    const run = await delegate(repo, agent("fixes-add-with-new-helper.sh"), { ...VERIFY, harness, keepWorkspace: true });
+    const run = await delegateWithoutSandbox(repo, agent("fixes-add-with-new-helper.sh"), { ...VERIFY, harness, keepWorkspace: true });
     expect(run.result.terminalReason, run.result.summary).toBe("verified");
     expect(run.result.patch?.files).toContainEqual({ path: "helper.js", change: "added", additions: 3, deletions: 0 });
     expect(run.patch).toContain("+  return plus(a, b);");
@@ -251,7 +251,7 @@ describe("G15: handoff's own git dirs", () => {
       "echo '// scratch' >> math.js && git stash -q && git stash pop -q && git checkout -- math.js && git add -A",
       "git commit -q --allow-empty -m wip && git reset -q --soft HEAD~1 && sed -i 's/a - b/a + b/' math.js",
     ].join(" && ");
-    const run = await delegate(repo, script, VERIFY);
+    const run = await delegateWithoutSandbox(repo, script, VERIFY);
     expectVerifiedFix(run);
   });
 });

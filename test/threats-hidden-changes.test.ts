@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { FAILING_ADD_PROJECT, makeRepo } from "./helpers/repo.js";
-import { agent, delegate, makeHarness } from "./helpers/run.js";
+import { agent, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 import { expectHiddenFromClone, keptWorkspace, makeRepoWithGitlink, naiveGit } from "./helpers/traps.js";
 import { FIX_LINE, expectRejected, expectVerifiedFix } from "./helpers/verdicts.js";
 
@@ -16,7 +16,7 @@ const VERIFY = { verify: ["npm test"] };
 
 async function runHiding(script: string, files: Record<string, string> = FAILING_ADD_PROJECT) {
   const repo = await makeRepo(files);
-  const run = await delegate(repo, agent(script), { ...VERIFY, harness: makeHarness(), keepWorkspace: true });
+  const run = await delegateWithoutSandbox(repo, agent(script), { ...VERIFY, harness: makeHarness(), keepWorkspace: true });
   return { repo, run, workTree: keptWorkspace(run).workTree };
 }
 
@@ -165,7 +165,7 @@ describe("H9–H11: how the patch is written", () => {
 
   test("H11: a submodule replaced by a regular file is rejected as submodule", async () => {
     const repo = await makeRepoWithGitlink(FAILING_ADD_PROJECT, "lib");
-    const run = await delegate(repo, agent("replaces-submodule-with-file.sh"), VERIFY);
+    const run = await delegateWithoutSandbox(repo, agent("replaces-submodule-with-file.sh"), VERIFY);
     expectRejected(run, "submodule", "lib");
   });
 

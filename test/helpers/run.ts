@@ -75,3 +75,15 @@ export async function delegate(
     payloadsRan: readdirSync(harness.markerDir),
   };
 }
+
+/**
+ * The gates' own defences, tested against an agent with the run of the machine, as with `--sandbox none`: the
+ * hostile fixture can reach its git metadata, the source and the host, and handoff must still catch it.
+ */
+export function delegateWithoutSandbox(
+  repo: string,
+  agentCmd: string,
+  options: Partial<RunOptions> & { harness?: Harness } = {},
+): Promise<DelegateOutcome> {
+  return delegate(repo, agentCmd, { sandbox: "none", ...options });
+}
