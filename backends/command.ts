@@ -1,3 +1,6 @@
+import { existsSync, statSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { dirname, isAbsolute, join } from "node:path";
 import { z } from "zod";
 import type { AgentContext, ExternalAgentBackend, ExternalAgentResult } from "../src/backend.js";
 import { type AgentCommand, type StreamParser, runAgentCommand } from "../src/agent-process.js";
@@ -10,6 +13,29 @@ import type { AgentEvent } from "../src/events.js";
  */
 export function buildCommandAgentCommand(agentCmd: string, task: string, model: string | null = null): AgentCommand {
   return { file: "/bin/sh", args: ["-c", agentCmd], stdin: task, env: { HANDOFF_TASK: task, ...(model ? { HANDOFF_MODEL: model } : {}) } };
+}
+
+/**
+ * What the sandbox must show of the programs the command names by path: for each existing file named by an
+ * absolute (or `~/`) path, its directory, read-only (a script's helpers sit beside it), or the file alone when its
+ * directory is one the sandbox hides as a whole (`/tmp`, your home). A heuristic over the words of the command:
+ * programs found on PATH need nothing, and a path built at run time is not seen.
+ */
+export function commandMounts(agentCmd: string, hiddenWholes: readonly string[] = ["/tmp", tmpdir(), homedir()]): { readOnly: string[] } {
+  const readOnly = new Set<string>();
+  for (const word of agentCmd.split(/[\s;&|()<>'"`=]+/)) {
+    const path = word.startsWith("~/") ? join(homedir(), word.slice(2)) : word;
+    if (!isAbsolute(path) || !existsSync(path)) continue;
+    let isFile = false;
+    try {
+      isFile = statSync(path).isFile();
+    } catch {
+      continue;
+    }
+    if (!isFile) continue;
+    readOnly.add(hiddenWholes.includes(dirname(path)) ? path : dirname(path));
+  }
+  return { readOnly: [...readOnly] };
 }
 
 /** POSIX shells exit 127 when the command is not found and 126 when it cannot be executed. */
@@ -73,6 +99,7 @@ export function commandBackend(agentCmd: string): ExternalAgentBackend {
           executableLabel: agentCmd,
           version: null,
           installHint: "check the --agent-cmd command line",
+          mounts: commandMounts(agentCmd),
         },
         context,
       );
