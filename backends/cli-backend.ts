@@ -3,6 +3,7 @@ import { mkdirSync } from "node:fs";
 import type { AgentContext, ExternalAgentBackend, ExternalAgentResult } from "../src/backend.js";
 import { type AgentCommand, type StreamParser, runAgentCommand } from "../src/agent-process.js";
 import { resultWithoutProcess } from "../src/agent-run.js";
+import type { ExtraMounts } from "../src/containment.js";
 import type { CliInfo } from "./cli-info.js";
 import { probeVersion, resolveExecutable } from "./executable.js";
 import { classifyProviderError, hintFor, installHint } from "./failures.js";
@@ -94,7 +95,7 @@ export function defineCliBackend(definition: CliBackendDefinition): ExternalAgen
   };
 }
 
-function mergeMounts(...all: { readOnly?: readonly string[]; writable?: readonly string[] }[]) {
+function mergeMounts(...all: { readOnly?: readonly string[]; writable?: readonly string[] }[]): ExtraMounts {
   return { readOnly: all.flatMap((m) => m.readOnly ?? []), writable: all.flatMap((m) => m.writable ?? []) };
 }
 

@@ -1,6 +1,6 @@
-import { existsSync, statSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
-import { dirname, isAbsolute, join } from "node:path";
+import { statSync } from "node:fs";
+import { homedir } from "node:os";
+import { isAbsolute, join } from "node:path";
 import { z } from "zod";
 import type { AgentContext, ExternalAgentBackend, ExternalAgentResult } from "../src/backend.js";
 import { type AgentCommand, type StreamParser, runAgentCommand } from "../src/agent-process.js";
@@ -16,26 +16,22 @@ export function buildCommandAgentCommand(agentCmd: string, task: string, model: 
 }
 
 /**
- * What the sandbox must show of the programs the command names by path: for each existing file named by an
- * absolute (or `~/`) path, its directory, read-only (a script's helpers sit beside it), or the file alone when its
- * directory is one the sandbox hides as a whole (`/tmp`, your home). A heuristic over the words of the command:
- * programs found on PATH need nothing, and a path built at run time is not seen.
+ * The files the command names by absolute (or `~/`) path: the sandbox shows them (with their directory where that
+ * hides nothing else). A heuristic over the words of the command: a program found on PATH needs nothing, a path
+ * built at run time is not seen, and a relative path resolves in the clone.
  */
-export function commandMounts(agentCmd: string, hiddenWholes: readonly string[] = ["/tmp", tmpdir(), homedir()]): { readOnly: string[] } {
-  const readOnly = new Set<string>();
+export function commandPrograms(agentCmd: string): string[] {
+  const programs = new Set<string>();
   for (const word of agentCmd.split(/[\s;&|()<>'"`=]+/)) {
     const path = word.startsWith("~/") ? join(homedir(), word.slice(2)) : word;
-    if (!isAbsolute(path) || !existsSync(path)) continue;
-    let isFile = false;
+    if (!isAbsolute(path)) continue;
     try {
-      isFile = statSync(path).isFile();
+      if (statSync(path).isFile()) programs.add(path);
     } catch {
-      continue;
+      // not a file here
     }
-    if (!isFile) continue;
-    readOnly.add(hiddenWholes.includes(dirname(path)) ? path : dirname(path));
   }
-  return { readOnly: [...readOnly] };
+  return [...programs];
 }
 
 /** POSIX shells exit 127 when the command is not found and 126 when it cannot be executed. */
@@ -99,7 +95,7 @@ export function commandBackend(agentCmd: string): ExternalAgentBackend {
           executableLabel: agentCmd,
           version: null,
           installHint: "check the --agent-cmd command line",
-          mounts: commandMounts(agentCmd),
+          mounts: { programs: commandPrograms(agentCmd) },
         },
         context,
       );

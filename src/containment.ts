@@ -1,5 +1,5 @@
 import { lstatSync, mkdtempSync, readdirSync } from "node:fs";
-import { delimiter, isAbsolute, join, relative } from "node:path";
+import { delimiter, dirname, isAbsolute, join, relative } from "node:path";
 import { type CgroupSupport, type LimitHit, ProcessCgroup, type ResourceCaps, createRunCgroup, detectCgroupSupport, removeCgroupDirs } from "./cgroup.js";
 import type { SandboxChoice } from "./sandbox.js";
 import { type Bind, bwrapArgs, existingRealPath, isInside } from "./sandbox-profile.js";
@@ -45,6 +45,8 @@ export interface JailSpec {
 export interface ExtraMounts {
   readonly readOnly?: readonly string[];
   readonly writable?: readonly string[];
+  /** Files the command runs by path: shown with their directory, or alone where the directory would reveal a hidden place. */
+  readonly programs?: readonly string[];
 }
 
 export type ContainmentEvent =
@@ -126,6 +128,8 @@ export class Containment {
     }
     const trap = this.sandboxed ? mkdtempSync(join(settings.scratch, `trap-${spec.role}-`)) : null;
     let wrapped = false;
+    // bwrap makes an empty mount point in the trap for a bind inside the source: not a write of the process's.
+    const mountPoints = new Set<string>();
     const choice = settings.choice;
 
     return {
@@ -134,9 +138,11 @@ export class Containment {
         let file = command.file;
         let args = [...command.args];
         if (choice.kind === "bwrap") {
+          const binds = this.#binds(spec, extra);
+          for (const bind of binds) mountPoints.add(bind.dest);
           const prefix = bwrapArgs({
             hide: settings.hidden,
-            binds: this.#binds(spec, extra),
+            binds,
             traps: trap ? [{ path: existingRealPath(settings.sourceRoot) ?? settings.sourceRoot, hostDir: trap }] : [],
             network: this.network(spec.role),
             cwd: spec.cwd,
@@ -174,7 +180,11 @@ export class Containment {
           await cgroup.killAll();
           await cgroup.remove();
         }
-        if (trap) for (const path of trappedWrites(trap, settings.sourceRoot)) events.push({ kind: "blocked_write", role: spec.role, label: spec.label, path });
+        if (trap) {
+          for (const path of trappedWrites(trap, settings.sourceRoot)) {
+            if (!mountPoints.has(path)) events.push({ kind: "blocked_write", role: spec.role, label: spec.label, path });
+          }
+        }
         events.forEach(record);
         return { limitsHit, events };
       },
@@ -198,6 +208,7 @@ export class Containment {
 
   /** The workspace (or checkout) and private dirs writable, the user's PATH and the backend's needs read-only. */
   #binds(spec: JailSpec, extra: ExtraMounts): Bind[] {
+    const hidden = this.settings.hidden.map((path) => existingRealPath(path) ?? path);
     const binds: Bind[] = [];
     const seen = new Set<string>();
     const add = (path: string, writable: boolean) => {
@@ -205,12 +216,20 @@ export class Containment {
       const source = existingRealPath(path);
       if (!source || seen.has(`${path}\0${writable}`)) return;
       // Read-only binds matter only where the path would otherwise be hidden.
-      if (!writable && !this.settings.hidden.some((hidden) => isInside(source, existingRealPath(hidden) ?? hidden))) return;
+      if (!writable && !hidden.some((root) => isInside(source, root))) return;
       seen.add(`${path}\0${writable}`);
       binds.push({ source, dest: path, writable });
     };
-    for (const dir of this.settings.path.split(delimiter)) add(dir, false);
-    for (const path of [...(spec.readOnly ?? []), ...(extra.readOnly ?? [])]) add(path, false);
+    // A backend's read-only dir must never bring back a hidden place whole: /tmp, your home, the source.
+    const revealsHidden = (path: string) => {
+      const real = existingRealPath(path);
+      return real !== null && hidden.some((root) => isInside(root, real));
+    };
+    for (const dir of this.settings.path.split(delimiter)) if (!revealsHidden(dir)) add(dir, false);
+    for (const path of spec.readOnly ?? []) add(path, false);
+    for (const path of extra.readOnly ?? []) if (!revealsHidden(path)) add(path, false);
+    // A program named by path: its directory (its helpers sit beside it), or the file alone where that would reveal.
+    for (const program of extra.programs ?? []) add(revealsHidden(dirname(program)) ? program : dirname(program), false);
     for (const path of [...spec.writable, ...(extra.writable ?? [])]) add(path, true);
     return binds;
   }

@@ -151,9 +151,12 @@ function decideVerification(outcome: VerificationOutcome | null, baseline: Basel
       if (baseRed) {
         return verdict("verification_failed", "baseline_failed", `\`${failed.command}\` fails with the patch, and already failed on the untouched base commit`, "the environment or the base is broken; fix that first (see test.log)");
       }
-      return failed.timedOut
-        ? verdict("verification_failed", "command_timed_out", `\`${failed.command}\` timed out`, "raise --verify-timeout if the command is slow (see test.log)")
-        : verdict("verification_failed", "command_failed", `\`${failed.command}\` failed (exit ${failed.exitCode ?? failed.signal})`, "see test.log");
+      if (failed.timedOut) return verdict("verification_failed", "command_timed_out", `\`${failed.command}\` timed out`, "raise --verify-timeout if the command is slow (see test.log)");
+      if (failed.limitHit) {
+        const cap = failed.limitHit === "memory" ? "memory" : "process";
+        return verdict("verification_failed", "resource_cap_hit", `\`${failed.command}\` ran into the ${cap} cap`, `raise --max-${cap === "memory" ? "memory" : "processes"} if the tests really need more (see test.log)`);
+      }
+      return verdict("verification_failed", "command_failed", `\`${failed.command}\` failed (exit ${failed.exitCode ?? failed.signal})`, "see test.log");
     }
     case "setup_failed":
       return verdict("verification_failed", "setup_failed", `setup command \`${outcome.failed.command}\` failed`, "see test.log; setup runs in a fresh checkout with the patch applied");

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -72,6 +72,21 @@ describe.skipIf(!bwrap.ok)("with the sandbox (bubblewrap)", () => {
     expect(run.result.sourceInvariant).toEqual({ matched: true, changed: [] });
     expect(run.result.policy.warnings).toContainEqual(expect.objectContaining({ rule: "blocked_write", path: join(repo, "test.js") }));
     expect(run.result.containment?.events).toContainEqual(expect.objectContaining({ kind: "blocked_write", role: "agent" }));
+  });
+
+  test("a source file named in --agent-cmd is shown alone: the ignored .env beside it stays unreadable, writes there still trapped", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    writeFileSync(join(repo, ".gitignore"), "node_modules/\n.env\n");
+    execFileSync("git", ["-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "ignore .env"]);
+    writeFileSync(join(repo, ".env"), "API_TOKEN=sk-live-from-dotenv\n");
+    // The command names the source's math.js (shown alone, read-only); the agent then reaches for the .env beside it.
+    const cmd = `sed -i 's/a - b/a + b/' math.js; src=$(dirname ${join(repo, "math.js")}); cat "$src/.env" > seen.txt 2>&1; echo x > "$src/owned.txt"; true`;
+    const run = await delegate(repo, cmd, VERIFY);
+    expect(run.result.terminalReason).toBe("verified");
+    expect(run.patch).not.toContain("sk-live-from-dotenv");
+    // The one write reported is the agent's: not the mount point bubblewrap made for math.js.
+    expect(run.result.containment?.events.filter((e) => e.kind === "blocked_write")).toEqual([expect.objectContaining({ path: join(repo, "owned.txt") })]);
+    expect(run.sourceChanged).toEqual([]);
   });
 
   test("F6: a hard link to a source file cannot be made: the source is not there to link to", async () => {
@@ -227,7 +242,8 @@ describe.skipIf(!bwrap.ok || cgroups.kind === "unavailable")("resource caps (cgr
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const bomb = "bomb() { bomb | bomb & }; bomb; sleep 2";
     const run = await delegate(repo, agent("fixes-add.sh"), { verify: ["npm test", bomb], caps: { processes: 64 } });
-    expect(run.result.terminalReason).toBe("verification_failed");
+    expect(run.result).toMatchObject({ terminalReason: "verification_failed", detail: "resource_cap_hit" });
+    expect(run.result.summary).toBe(`\`${bomb}\` ran into the process cap`);
     expect(run.result.verification.commands[1]).toMatchObject({ command: bomb, limitHit: "processes" });
     expect(readFileSync(join(run.runDir, "test.log"), "utf8")).toContain("stopped by the process cap");
     expect(run.result.policy.warnings).toContainEqual(expect.objectContaining({ rule: "resource_cap_hit" }));

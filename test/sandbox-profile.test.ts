@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { commandMounts } from "../backends/command.js";
+import { commandPrograms } from "../backends/command.js";
 import { bwrapArgs } from "../src/sandbox-profile.js";
 import { tempDir } from "./helpers/repo.js";
 
@@ -55,12 +55,12 @@ describe("the bubblewrap profile", () => {
 });
 
 describe("what the sandbox shows of an --agent-cmd", () => {
-  test("a script named by absolute path brings its directory; one directly in a hidden whole comes alone; words that are not files bring nothing", () => {
+  test("the files named by absolute path are the programs to show; directories, missing paths and relative words are not", () => {
     const root = tempDir();
     mkdirSync(join(root, "agents", "lib"), { recursive: true });
     writeFileSync(join(root, "agents", "fix.sh"), "#!/bin/sh\n", { mode: 0o755 });
     writeFileSync(join(root, "loose.sh"), "#!/bin/sh\n", { mode: 0o755 });
-    const cmd = `trap '' TERM; ${join(root, "agents", "fix.sh")} --flag=${join(root, "loose.sh")} && cd ${root}; sleep 1 /nonexistent/x`;
-    expect(commandMounts(cmd, [root]).readOnly.sort()).toEqual([join(root, "agents"), join(root, "loose.sh")].sort());
+    const cmd = `trap '' TERM; ${join(root, "agents", "fix.sh")} --flag=${join(root, "loose.sh")} && cd ${root}; sleep 1 /nonexistent/x ./local.sh`;
+    expect(commandPrograms(cmd).sort()).toEqual([join(root, "agents", "fix.sh"), join(root, "loose.sh")].sort());
   });
 });
