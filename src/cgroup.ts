@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { type Survivor, findCgroupMembers, killSurvivors } from "./survivors.js";
 
 /**
  * Resource caps for one contained process tree: a cgroup with a process limit and a memory limit. Membership is
@@ -116,12 +117,14 @@ export function createRunCgroup(support: Usable, runId: string): { readonly supp
   return { support: { kind: "v1", pidsParent, memoryParent }, dirs: [pidsParent, memoryParent] };
 }
 
-/** rmdir with a short retry: a task that is still dying keeps a cgroup busy for a moment. */
-export async function removeCgroupDirs(dirs: readonly string[]): Promise<void> {
+/** rmdir with a short retry: a task that is still dying keeps a cgroup busy for a moment. Returns what it removed. */
+export async function removeCgroupDirs(dirs: readonly string[]): Promise<string[]> {
+  const removed: string[] = [];
   for (const dir of dirs) {
     for (let attempt = 0; attempt < 50; attempt++) {
       try {
         rmdirSync(dir);
+        removed.push(dir);
         break;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === "ENOENT") break;
@@ -129,6 +132,7 @@ export async function removeCgroupDirs(dirs: readonly string[]): Promise<void> {
       }
     }
   }
+  return removed;
 }
 
 /** One cgroup (one dir per hierarchy on v1) holding one contained process tree. */
@@ -171,16 +175,9 @@ export class ProcessCgroup {
     return this.dirs.map((dir) => join(dir, "cgroup.procs")).join(" ");
   }
 
-  members(): number[] {
-    const pids = new Set<number>();
-    for (const dir of this.dirs) {
-      try {
-        for (const line of readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n")) if (line) pids.add(Number(line));
-      } catch {
-        // removed already
-      }
-    }
-    return [...pids];
+  /** Every process of the tree still running (v1: the pids hierarchy lists them all). */
+  members(): Survivor[] {
+    return findCgroupMembers(this.dirs[0]!);
   }
 
   /** Which cap the tree ran into, if any. */
@@ -204,29 +201,24 @@ export class ProcessCgroup {
     return hit;
   }
 
-  /** Kills every member until none is left (bounded); returns how many were found. */
-  async killAll(): Promise<number> {
-    let found = 0;
-    if (this.#support.kind === "v2") writeFile(join(this.dirs[0]!, "cgroup.kill"), "1");
-    for (let round = 0; round < 100; round++) {
+  /** Kills every member until none is left (bounded: a member may fork while it is being killed). */
+  async killAll(): Promise<void> {
+    requestCgroupKill(this.dirs[0]!);
+    for (let round = 0; round < 20; round++) {
       const members = this.members();
-      if (members.length === 0) break;
-      found = Math.max(found, members.length);
-      for (const pid of members) {
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // gone
-        }
-      }
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      if (members.length === 0) return;
+      await killSurvivors(members, 100);
     }
-    return found;
   }
 
-  remove(): Promise<void> {
-    return removeCgroupDirs(this.dirs);
+  async remove(): Promise<void> {
+    await removeCgroupDirs(this.dirs);
   }
+}
+
+/** cgroup v2 (Linux 5.14+) kills every member at once; elsewhere the write fails and members are killed one by one. */
+export function requestCgroupKill(dir: string): void {
+  writeFile(join(dir, "cgroup.kill"), "1");
 }
 
 function writeFile(path: string, value: string): void {

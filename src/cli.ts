@@ -14,7 +14,7 @@ import { escapeControls } from "./path-names.js";
 import { ExternalCodingRunner } from "./runner.js";
 import { EXIT_CODES } from "./terminal.js";
 import { listBackends } from "./backends-report.js";
-import { SANDBOX_MODES, type SandboxMode } from "./sandbox.js";
+import type { SandboxMode } from "./sandbox.js";
 
 /** The CLI: parses argv, runs a command, returns the exit code. Only bin/handoff.js calls process.exit. */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -110,12 +110,6 @@ function wholeNumber(name: string, value: string | undefined): number | undefine
 
 function mebibytes(value: number | undefined): number | undefined {
   return value === undefined ? undefined : value * 1024 * 1024;
-}
-
-function sandboxMode(value: string | undefined): SandboxMode | undefined {
-  if (value === undefined) return undefined;
-  if (!(SANDBOX_MODES as readonly string[]).includes(value)) throw new UsageError("bad_sandbox", `--sandbox must be auto, bwrap or none, not '${value}'`);
-  return value as SandboxMode;
 }
 
 function readTask(positionals: readonly string[], taskFile: string | undefined): string {
@@ -245,7 +239,7 @@ async function runCommand(args: readonly string[]): Promise<number> {
       cliHomesDir: values["cli-home-dir"],
       keepWorkspace: values["keep-workspace"],
       allowDirty: values["allow-dirty"],
-      sandbox: sandboxMode(values.sandbox),
+      sandbox: values.sandbox as SandboxMode | undefined, // checked with the other options in resolveOptions
       verifyNetwork: values["verify-network"],
       caps: {
         processes: wholeNumber("--max-processes", values["max-processes"]),

@@ -2,6 +2,7 @@ import { assertNever } from "./assert-never.js";
 import type { ContainmentEvent, ContainmentSummary } from "./containment.js";
 import type { PolicyFinding } from "./findings.js";
 import { escapeControls } from "./path-names.js";
+import type { SurvivorReason } from "./survivors.js";
 
 /** What a reviewer must know about containment, as warnings in result.json and the report. */
 export function containmentFindings(summary: ContainmentSummary): PolicyFinding[] {
@@ -14,7 +15,7 @@ export function containmentFindings(summary: ContainmentSummary): PolicyFinding[
   return findings;
 }
 
-const FOUND_BY: Readonly<Record<string, string>> = { marker: "the run's marker", holds_workspace: "its hold on the workspace", in_cgroup: "its cgroup" };
+const FOUND_BY: Readonly<Record<SurvivorReason, string>> = { marker: "the run's marker", holds_workspace: "its hold on the workspace", in_cgroup: "its cgroup" };
 
 function findingFor(event: ContainmentEvent): PolicyFinding {
   const who = event.role === "agent" ? `the agent (${event.label})` : `the ${event.role} command \`${event.label}\``;
@@ -31,7 +32,7 @@ function findingFor(event: ContainmentEvent): PolicyFinding {
       return {
         path: "",
         rule: "leftover_process_killed",
-        message: `${who} left pid ${event.pid} (${event.command}) running after it ended; found by ${FOUND_BY[event.found] ?? event.found} and killed`,
+        message: `${who} left pid ${event.pid} (${event.command}) running after it ended; found by ${FOUND_BY[event.found]} and killed`,
       };
     case "leftover_alive":
       return { path: "", rule: "leftover_process_alive", message: `${who} left pid ${event.pid} (${event.command}) running and it could not be killed` };

@@ -2,8 +2,9 @@ import { lstatSync, mkdtempSync, readdirSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, relative } from "node:path";
 import { type CgroupSupport, type LimitHit, ProcessCgroup, type ResourceCaps, createRunCgroup, detectCgroupSupport, removeCgroupDirs } from "./cgroup.js";
 import type { SandboxChoice } from "./sandbox.js";
-import { type Bind, bwrapArgs, existingRealPath, isInside } from "./sandbox-profile.js";
-import { findCgroupMembers, findSurvivors, killSurvivors } from "./survivors.js";
+import { existingRealPath, isInside } from "./paths.js";
+import { type Bind, bwrapArgs } from "./sandbox-profile.js";
+import { type SurvivorReason, findSurvivors, killSurvivors, uniqueSurvivors } from "./survivors.js";
 
 /**
  * How handoff contains every process it starts for a run: the agent, setup commands and verification commands.
@@ -52,7 +53,7 @@ export interface ExtraMounts {
 export type ContainmentEvent =
   | { readonly kind: "limit_hit"; readonly role: JailRole; readonly label: string; readonly limit: LimitHit }
   | { readonly kind: "blocked_write"; readonly role: JailRole; readonly label: string; readonly path: string }
-  | { readonly kind: "leftover_killed"; readonly role: JailRole; readonly label: string; readonly pid: number; readonly command: string; readonly found: string }
+  | { readonly kind: "leftover_killed"; readonly role: JailRole; readonly label: string; readonly pid: number; readonly command: string; readonly found: SurvivorReason }
   | { readonly kind: "leftover_alive"; readonly role: JailRole; readonly label: string; readonly pid: number; readonly command: string }
   | { readonly kind: "unsandboxed_backend"; readonly role: JailRole; readonly label: string };
 
@@ -118,7 +119,6 @@ export class Containment {
   jail(spec: JailSpec): ProcessJail {
     const id = ++this.#count;
     const settings = this.settings;
-    const record = (event: ContainmentEvent) => this.#events.push(event);
     let cgroup: ProcessCgroup | null = null;
     try {
       const run = this.#runCgroupOnce();
@@ -167,11 +167,10 @@ export class Containment {
         if (!this.sandboxed) {
           // The group kill is done; whatever still carries the run's marker or holds the tree escaped it.
           // Its cgroup (where there is one) holds even what dropped the marker and left the tree.
-          const found = [
+          const survivors = uniqueSurvivors([
             ...findSurvivors({ runId: settings.runId, roots: [...spec.writable, ...(spec.readOnly ?? [])] }),
-            ...(cgroup ? findCgroupMembers(cgroup.dirs[0]!) : []),
-          ];
-          const survivors = [...new Map(found.reverse().map((s) => [s.pid, s])).values()]; // the first reason found wins
+            ...(cgroup?.members() ?? []),
+          ]);
           const { killed, stillAlive } = await killSurvivors(survivors);
           for (const s of killed) events.push({ kind: "leftover_killed", role: spec.role, label: spec.label, pid: s.pid, command: s.command, found: s.reason });
           for (const s of stillAlive) events.push({ kind: "leftover_alive", role: spec.role, label: spec.label, pid: s.pid, command: s.command });
@@ -185,7 +184,7 @@ export class Containment {
             if (!mountPoints.has(path)) events.push({ kind: "blocked_write", role: spec.role, label: spec.label, path });
           }
         }
-        events.forEach(record);
+        this.#events.push(...events);
         return { limitsHit, events };
       },
     };

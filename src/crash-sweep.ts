@@ -1,11 +1,12 @@
-import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, rmdirSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { basename, isAbsolute, join, normalize } from "node:path";
 import { z } from "zod";
 import { CRASH_DETAIL, type CrashedRun, buildCrashedRunResult } from "./crash-result.js";
 import { RunDirectory, isSafeRunId } from "./run-dir.js";
 import { readFileSafely } from "./safe-read.js";
-import { type Survivor, findCgroupMembers, findSurvivors, killSurvivors, processStartTime } from "./survivors.js";
+import { removeCgroupDirs, requestCgroupKill } from "./cgroup.js";
+import { type Survivor, findCgroupMembers, findSurvivors, killSurvivors, processStartTime, uniqueSurvivors } from "./survivors.js";
 import { removeTree } from "./workspace.js";
 
 /**
@@ -213,32 +214,22 @@ function exists(path: string): boolean {
   }
 }
 
-function killCgroup(cgroup: string): void {
-  try {
-    writeFileSync(join(cgroup, "cgroup.kill"), "1"); // cgroup v2, Linux 5.14+: every member at once
-  } catch {
-    // older kernel or gone: its members are killed one by one
-  }
-}
-
 /** Finds and kills the run's processes, again and again while new ones show up (a survivor may fork meanwhile). */
 async function killRunProcesses(runId: string, roots: readonly string[], cgroups: readonly string[]) {
   const killed = new Map<string, Survivor>();
   let stillAlive: Survivor[] = [];
   for (let round = 0; round < KILL_ROUNDS; round++) {
-    for (const cgroup of cgroups) killCgroup(cgroup);
-    const found = [...findSurvivors({ runId, roots }), ...cgroups.flatMap(cgroupTree).flatMap(findCgroupMembers)];
-    const unique = new Map<string, Survivor>();
-    for (const s of found) if (!unique.has(`${s.pid}:${s.startTime}`)) unique.set(`${s.pid}:${s.startTime}`, s); // the first reason found stays
-    if (unique.size === 0) break;
-    const outcome = await killSurvivors([...unique.values()]);
+    for (const cgroup of cgroups) requestCgroupKill(cgroup);
+    const unique = uniqueSurvivors([...findSurvivors({ runId, roots }), ...cgroups.flatMap(cgroupTree).flatMap(findCgroupMembers)]);
+    if (unique.length === 0) break;
+    const outcome = await killSurvivors(unique);
     for (const s of outcome.killed) killed.set(`${s.pid}:${s.startTime}`, s);
     stillAlive = outcome.stillAlive;
   }
   return { killed: [...killed.values()], stillAlive };
 }
 
-function removeRunPaths(paths: readonly string[], cgroups: readonly string[]): string[] {
+async function removeRunPaths(paths: readonly string[], cgroups: readonly string[]): Promise<string[]> {
   const removed: string[] = [];
   for (const path of paths) {
     if (!exists(path)) continue;
@@ -249,15 +240,7 @@ function removeRunPaths(paths: readonly string[], cgroups: readonly string[]): s
     }
     if (!exists(path)) removed.push(path);
   }
-  for (const cgroup of cgroups.flatMap(cgroupTree)) {
-    try {
-      rmdirSync(cgroup); // a cgroup goes with rmdir once it is empty
-      removed.push(cgroup);
-    } catch {
-      // gone already, or a member the kill could not reach
-    }
-  }
-  return removed;
+  return [...removed, ...(await removeCgroupDirs(cgroups.flatMap(cgroupTree)))];
 }
 
 /** The dead owner's half-written `.<name>.<pid>.tmp` files. */
@@ -302,7 +285,7 @@ async function sweepRun(runsDir: string, runDir: string, runId: string, checkpoi
   const cgroups = (tracked.cgroups ?? []).filter((cgroup) => cgroupOfRun(cgroup, runId));
 
   const { killed, stillAlive } = await killRunProcesses(runId, paths, cgroups);
-  const removed = removeRunPaths(paths, cgroups);
+  const removed = await removeRunPaths(paths, cgroups);
   removeTempFiles(runDir, owner.pid);
 
   const phase = checkpoint.phase ?? null;

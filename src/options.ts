@@ -1,11 +1,12 @@
 import { existsSync, realpathSync } from "node:fs";
 import { homedir, tmpdir, totalmem } from "node:os";
-import { dirname, join, resolve, sep } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { ExternalAgentBackend } from "./backend.js";
 import type { HandoffConfig } from "./config.js";
 import { UsageError } from "./errors.js";
 import { isValidEnvName } from "./env.js";
 import { globToRegExp } from "./glob.js";
+import { isInside } from "./paths.js";
 import { DEFAULT_POLICY, type PatchPolicy } from "./policy.js";
 import type { ResourceCaps } from "./cgroup.js";
 import { isSafeRunId } from "./run-dir.js";
@@ -103,10 +104,6 @@ export function realPathOrAncestor(path: string): string {
     current = parent;
   }
   return join(realpathSync(current), ...rest);
-}
-
-export function isInside(child: string, parent: string): boolean {
-  return child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
 }
 
 /** Options after merging `.handoff.json`, validated. */

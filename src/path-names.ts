@@ -11,13 +11,21 @@ const INVISIBLE = /[\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\u00ad]/u;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
 const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i;
 
+/**
+ * A path component as Windows (NTFS stream suffix, then trailing dots and spaces) and macOS (ignorable code points,
+ * case) reduce it when they compare names: what git's own `.git` and `.gitmodules` checks see.
+ */
+export function foldLikeNtfsAndHfs(component: string): string {
+  return component
+    .replace(new RegExp(INVISIBLE.source, "gu"), "")
+    .replace(/:.*$/u, "")
+    .replace(/[. ]+$/u, "")
+    .toLowerCase();
+}
+
 /** `.git` as git, Windows (8.3 short name, trailing dots/spaces, NTFS streams) or macOS (ignorables, case) reads it. */
 function looksLikeGitDir(component: string): boolean {
-  const folded = component
-    .replace(new RegExp(INVISIBLE.source, "gu"), "")
-    .replace(/[. ]+$/u, "")
-    .replace(/:.*$/u, "")
-    .toLowerCase();
+  const folded = foldLikeNtfsAndHfs(component);
   return folded === ".git" || folded === "git~1";
 }
 

@@ -1,5 +1,5 @@
 import { execa } from "execa";
-import { readFileSync, readdirSync } from "node:fs";
+import { isGone, listPids, readStat } from "./proc-stat.js";
 
 /**
  * The one module that starts processes: the agent, setup and verification commands, and git.
@@ -66,24 +66,12 @@ function groupExists(pgid: number): boolean {
  */
 function groupRunning(pgid: number): boolean {
   if (!groupExists(pgid)) return false;
-  let pids: string[];
-  try {
-    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
-  } catch {
-    return true;
-  }
-  for (const pid of pids) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    } catch {
-      continue; // gone since the listing
-    }
-    // After the parenthesised command name: state, ppid, pgrp.
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(pgrp) === pgid && state !== "Z" && state !== "X") return true;
-  }
-  return false;
+  const pids = listPids();
+  if (pids === null) return true;
+  return pids.some((pid) => {
+    const stat = readStat(pid);
+    return stat !== null && stat.pgrp === pgid && !isGone(stat);
+  });
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

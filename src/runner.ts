@@ -262,18 +262,18 @@ class PipelineRun {
       const jail = workspaceJail("agent", this.backend.name, [this.cliHome]);
       try {
         return await runAgentSafely(this.backend, this.request.task, {
-        cwd: ws.workTree,
-        env: agentEnv,
-        signal: this.request.signal ?? new AbortController().signal,
-        deadline: Date.now() + o.timeoutMs,
-        idleTimeoutMs: o.idleTimeoutMs,
-        model: o.model,
-        executable: this.request.bin ?? null,
-        homeDir: this.cliHome,
-        userEnv: { ...process.env },
-        jail,
-        emit: (event) => this.emit(event),
-      });
+          cwd: ws.workTree,
+          env: agentEnv,
+          signal: this.request.signal ?? new AbortController().signal,
+          deadline: Date.now() + o.timeoutMs,
+          idleTimeoutMs: o.idleTimeoutMs,
+          model: o.model,
+          executable: this.request.bin ?? null,
+          homeDir: this.cliHome,
+          userEnv: { ...process.env },
+          jail,
+          emit: (event) => this.emit(event),
+        });
       } finally {
         await jail.finish();
       }
@@ -328,7 +328,6 @@ class PipelineRun {
       runId: this.dir.runId,
       hidden: [
         home,
-        homedir(),
         this.source.topLevel,
         o.runsDir,
         o.workspacesDir,

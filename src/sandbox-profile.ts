@@ -1,5 +1,6 @@
-import { lstatSync, realpathSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { sep } from "node:path";
+import { existingRealPath } from "./paths.js";
 
 /**
  * What one sandboxed process may see, as data, and the bubblewrap argv that enforces it. The root file system is
@@ -23,19 +24,6 @@ export interface SandboxProfile {
   /** The uid and gid inside the sandbox's user namespace. */
   readonly uid: number;
   readonly gid: number;
-}
-
-/** The real path of an existing path, or null when it does not exist. */
-export function existingRealPath(path: string): string | null {
-  try {
-    return realpathSync(path);
-  } catch {
-    return null;
-  }
-}
-
-export function isInside(path: string, root: string): boolean {
-  return path === root || path.startsWith(root === sep ? root : root + sep);
 }
 
 const depth = (path: string) => path.split(sep).filter(Boolean).length;

@@ -1,6 +1,8 @@
 import { readFileSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { basename, dirname, join, resolve, sep } from "node:path";
+import { isInside } from "./paths.js";
 import { escapeControls } from "./path-names.js";
+import { type ProcStat, isGone, listPids, readStat } from "./proc-stat.js";
 
 /**
  * Processes a run left behind, found without a sandbox by scanning /proc (Linux only; elsewhere nothing is found).
@@ -37,42 +39,10 @@ export interface KillOutcome {
 const MAX_FDS_PER_PROCESS = 4096;
 const MAX_COMMAND_CHARS = 120;
 
-interface ProcStat {
-  readonly state: string;
-  readonly ppid: number;
-  readonly startTime: number;
-}
-
-function readStat(pid: number): ProcStat | null {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return null;
-  }
-  // The command name is parenthesised and may hold anything, ")" included: fields resume after the last ")".
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  const startTime = Number(fields[19]);
-  if (fields[0] === undefined || !Number.isSafeInteger(startTime)) return null;
-  return { state: fields[0], ppid: Number(fields[1]), startTime };
-}
-
 /** The start time of `pid` (field 22 of its stat), or null when it is gone, a zombie, or /proc is not there. */
 export function processStartTime(pid: number): number | null {
   const stat = readStat(pid);
   return stat && !isGone(stat) ? stat.startTime : null;
-}
-
-function isGone(stat: ProcStat): boolean {
-  return stat.state === "Z" || stat.state === "X";
-}
-
-function listPids(): number[] {
-  try {
-    return readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number);
-  } catch {
-    return [];
-  }
 }
 
 /** This process and every ancestor up to init: a scan must never report the handoff that runs it. */
@@ -110,7 +80,7 @@ function readLink(path: string): string | null {
 
 function isUnder(target: string, roots: readonly string[]): boolean {
   // A deleted file reads as "<path> (deleted)": still under its root, which is what counts.
-  return roots.some((root) => target === root || target.startsWith(root + sep));
+  return roots.some((root) => isInside(target, root));
 }
 
 function holdsRoot(pid: number, roots: readonly string[]): boolean {
@@ -166,7 +136,7 @@ export function findSurvivors(query: SurvivorQuery): Survivor[] {
   const marker = Buffer.from(`\0HANDOFF_RUN_ID=${query.runId}\0`);
   const roots = [...new Set(query.roots.map(procPathOf))].filter((root) => root !== sep);
   const found: Survivor[] = [];
-  for (const pid of listPids()) {
+  for (const pid of listPids() ?? []) {
     if (excluded.has(pid)) continue;
     const stat = readStat(pid);
     if (!stat || isGone(stat)) continue;
@@ -193,6 +163,16 @@ export function findCgroupMembers(cgroup: string): Survivor[] {
     if (stat && !isGone(stat)) found.push(survivorOf(pid, stat, "in_cgroup"));
   }
   return found;
+}
+
+/** One entry per process (pid and start time); the first reason found for it stays. */
+export function uniqueSurvivors(found: readonly Survivor[]): Survivor[] {
+  const unique = new Map<string, Survivor>();
+  for (const survivor of found) {
+    const key = `${survivor.pid}:${survivor.startTime}`;
+    if (!unique.has(key)) unique.set(key, survivor);
+  }
+  return [...unique.values()];
 }
 
 function stillRunning(survivor: Survivor): boolean {

@@ -3,7 +3,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, statSync, utimesSync } from "node
 import { join } from "node:path";
 import type { Containment, JailRole, ProcessJail } from "./containment.js";
 import { buildEnvironment } from "./env.js";
-import { git } from "./git.js";
+import { type GitTarget, git } from "./git.js";
 import { type CommandRecord, TestLog, commandPassed, runShellCommands } from "./shell-commands.js";
 import { stageWorkTree } from "./staging.js";
 
@@ -71,15 +71,8 @@ export async function runVerification(request: VerificationRequest): Promise<Ver
   if (request.setup.length === 0 && request.verify.length === 0) return roundTripInIndex(request);
   const checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, "verify");
   const target = { gitDir: request.privateGitDir, workTree: checkout.dir, indexFile: checkout.indexFile, cwd: checkout.dir };
-  try {
-    await git(target, ["apply", "--index", "--whitespace=nowarn", "--", request.patchPath]);
-  } catch (error) {
-    return { kind: "apply_failed", message: (error as Error).message };
-  }
-  const listing = (await git(target, ["ls-files", "-s", "-z"])).stdout;
-  if (!listing.equals(request.expectedListing)) {
-    return { kind: "round_trip_mismatch", message: "the patch applied to a fresh checkout does not give the index handoff extracted" };
-  }
+  const applied = await applyAndCompare(target, "--index", request, "the patch applied to a fresh checkout does not give the index handoff extracted");
+  if (applied) return applied;
   // Keep the post-apply index: re-extraction stages against it, so only what the commands touched is re-hashed.
   const appliedIndex = join(request.privateGitDir, "verify-applied.index");
   copyFileSync(checkout.indexFile, appliedIndex);
@@ -126,16 +119,28 @@ async function roundTripInIndex(request: VerificationRequest): Promise<Verificat
   const indexFile = join(request.privateGitDir, "roundtrip.index");
   const target = { gitDir: request.privateGitDir, indexFile, cwd: request.scratchParent };
   await git(target, ["read-tree", request.baseCommit]);
+  return (
+    (await applyAndCompare(target, "--cached", request, "the patch applied at the base commit does not give the index handoff extracted")) ?? {
+      kind: "passed",
+      commands: [],
+    }
+  );
+}
+
+/** The round trip: `git apply` the patch (no fuzz), then the index must be the one extraction produced. Null when it is. */
+async function applyAndCompare(
+  target: GitTarget,
+  where: "--index" | "--cached",
+  request: Pick<VerificationRequest, "patchPath" | "expectedListing">,
+  mismatch: string,
+): Promise<Extract<VerificationOutcome, { kind: "apply_failed" | "round_trip_mismatch" }> | null> {
   try {
-    await git(target, ["apply", "--cached", "--whitespace=nowarn", "--", request.patchPath]);
+    await git(target, ["apply", where, "--whitespace=nowarn", "--", request.patchPath]);
   } catch (error) {
     return { kind: "apply_failed", message: (error as Error).message };
   }
   const listing = (await git(target, ["ls-files", "-s", "-z"])).stdout;
-  if (!listing.equals(request.expectedListing)) {
-    return { kind: "round_trip_mismatch", message: "the patch applied at the base commit does not give the index handoff extracted" };
-  }
-  return { kind: "passed", commands: [] };
+  return listing.equals(request.expectedListing) ? null : { kind: "round_trip_mismatch", message: mismatch };
 }
 
 export type BaselineOutcome = { readonly passed: boolean; readonly commands: readonly CommandRecord[] };

@@ -1,6 +1,6 @@
 import { PATH_MAX, fileType, walkTree } from "./fs-walk.js";
 import type { PolicyFinding, ViolationRule } from "./findings.js";
-import { checkPathName, printablePath } from "./path-names.js";
+import { checkPathName, foldLikeNtfsAndHfs, printablePath } from "./path-names.js";
 import type { PatchPolicy } from "./policy.js";
 
 /**
@@ -30,9 +30,6 @@ export interface WorkspaceScan {
  */
 const READ_BY_GIT = new Set([".gitignore", ".gitattributes"]);
 
-/** Code points HFS+ ignores when it compares names (git's is_hfs_dot_generic skips them too). */
-const HFS_IGNORABLE = /[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]/gu;
-
 /**
  * A symlink git refuses to stage (verify_path, CVE-2018-11235): one whose path has a component read as
  * `.gitmodules` by git, NTFS (`.gitmodules.`, `.gitmodules::$DATA`, short names `gitmod~1`, `gi7eba~1`) or HFS+
@@ -44,7 +41,7 @@ function gitRefusesSymlink(relPath: Buffer): boolean {
     .toString("utf8")
     .split("/")
     .some((part) => {
-      const folded = part.replace(HFS_IGNORABLE, "").replace(/:.*$/u, "").replace(/[. ]+$/u, "").toLowerCase();
+      const folded = foldLikeNtfsAndHfs(part);
       return folded === ".gitmodules" || /^g[a-z0-9]{0,5}~[0-9]/u.test(folded);
     });
 }

@@ -1,0 +1,16 @@
+import { realpathSync } from "node:fs";
+import { sep } from "node:path";
+
+/** Whether `child` is `parent` or lies below it (plain string paths; resolve links first where they matter). */
+export function isInside(child: string, parent: string): boolean {
+  return child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+}
+
+/** The real path of an existing path, or null when it does not exist. */
+export function existingRealPath(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
+  }
+}
