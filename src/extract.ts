@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { parsePatch } from "diff";
 import type { PolicyFinding } from "./findings.js";
@@ -7,11 +8,13 @@ import { checkPathName, findCollisions, printablePath, windowsNameWarnings } fro
 import { type CompiledPolicy } from "./policy.js";
 import { matchesAnyGlob } from "./glob.js";
 import { createPrivateGitDir, writeIndexCopy } from "./private-git.js";
+import { settleRacyEntries } from "./racy-index.js";
 import { riskWarnings } from "./risk-paths.js";
 import { readFileSafely } from "./safe-read.js";
 import { findSecrets } from "./secrets.js";
 import type { SourceRepo } from "./source-repo.js";
-import { GIT_OUTPUT_CAP, type RawChange, stageWorkTree } from "./staging.js";
+import { GIT_OUTPUT_CAP, type RawChange, listingPaths, stageWorkTree } from "./staging.js";
+import { gitMayStageEarly } from "./staging-preflight.js";
 import { isUnderIgnored, scanWorkspace } from "./workspace-scan.js";
 import { type PristineStore, type Workspace, gitfileTampered, pristineTampered } from "./workspace.js";
 
@@ -65,10 +68,31 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
 
   const privateGit = await createPrivateGitDir(source, request.pristine.path, request.privateParent, "extract");
   const indexFile = join(privateGit.path, "handoff.index");
-  writeIndexCopy(indexFile, workspace.baseIndex.bytes, workspace.baseIndex.mtimeMs);
   const target = { gitDir: privateGit.path, workTree: workspace.workTree, indexFile, cwd: privateGit.path };
 
-  const scan = scanWorkspace(workspace.workTree, policy);
+  const settled = settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat);
+  const writeBaseIndex = () => writeIndexCopy(indexFile, settled.bytes, settled.mtimeMs);
+  const listIgnored = () => git(target, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"]);
+  const stage = (exclude: readonly Buffer[], signal?: AbortSignal) =>
+    stageWorkTree({
+      gitDir: privateGit.path,
+      workTree: workspace.workTree,
+      indexFile,
+      baseCommit: source.baseCommit,
+      exclude,
+      cwd: privateGit.path,
+      maxPatchBytes: keptPatchBytes(policy),
+      signal,
+    });
+
+  // A plainly ordinary workspace lets git stage it while the scan runs (staging-preflight.ts); the first finding
+  // staging must leave out stops it, and it is done again below with that path left out.
+  const stopEarly = new AbortController();
+  writeBaseIndex();
+  const early = gitMayStageEarly(workspace.workTree, policy) ? { ignored: settle(listIgnored()), staged: settle(stage([], stopEarly.signal)) } : null;
+  const scan = await scanWorkspace(workspace.workTree, policy, () => stopEarly.abort());
+  if (scan.fatal) stopEarly.abort();
+  const [earlyIgnored, earlyStaged] = early ? await Promise.all([early.ignored, early.staged]) : [null, null];
   if (scan.fatal) {
     return {
       patch: Buffer.alloc(0),
@@ -81,7 +105,17 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     };
   }
 
-  const ignoredOut = await git(target, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"]);
+  // Staging needs the list of ignored files only to know which findings to leave out: with none to leave out (the
+  // usual case) both run at once. The list is the same whether git reads the index before or after `add`.
+  const needsExclusions = scan.findings.some((finding) => finding.excludeFromStaging);
+  if (earlyStaged && needsExclusions) {
+    rmSync(`${indexFile}.lock`, { force: true }); // the stopped `git add` may have left its lock
+    writeBaseIndex(); // and its index, thrown away with what it staged
+  }
+  const [ignoredOut, stagedEarly] = await Promise.all([
+    earlyIgnored ? unwrap(earlyIgnored) : listIgnored(),
+    needsExclusions ? null : earlyStaged ? unwrap(earlyStaged) : stage([]),
+  ]);
   const ignoredList = splitNul(ignoredOut.stdout);
   const ignored = new Set(ignoredList.map((path) => path.toString("latin1")));
   const exclude: Buffer[] = [];
@@ -99,15 +133,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     });
   }
 
-  const staged = await stageWorkTree({
-    gitDir: privateGit.path,
-    workTree: workspace.workTree,
-    indexFile,
-    baseCommit: source.baseCommit,
-    exclude,
-    cwd: privateGit.path,
-    maxPatchBytes: keptPatchBytes(policy),
-  });
+  const staged = stagedEarly ?? (await stage(exclude));
   if (staged.overflow === "changes") {
     violations.push({
       path: "",
@@ -115,7 +141,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
       message: `git's list of the changed files (or of the index) is over ${GIT_OUTPUT_CAP} bytes, more than handoff reads`,
     });
   } else {
-    const allPaths = splitNul(await git(target, ["ls-files", "-z"]).then((out) => out.stdout)).map((path) => path.toString("utf8"));
+    const allPaths = listingPaths(staged.listing).map((path) => path.toString("utf8"));
     judgeChanges(staged.changes, staged.patch, workspace.workTree, source.objectFormat, policy, allPaths, violations, warnings);
     if (staged.overflow === "patch") {
       violations.push({
@@ -137,6 +163,21 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     listing: staged.listing,
     privateGitDir: privateGit.path,
   };
+}
+
+type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
+
+/** A promise that never rejects (so one left unawaited cannot crash the process), and its value or error later. */
+function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
+  return promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+}
+
+function unwrap<T>(settled: Settled<T>): T {
+  if (!settled.ok) throw settled.error;
+  return settled.value;
 }
 
 /** The most patch bytes handoff reads from git: past the limit by one byte, or KEPT_PATCH_BYTES for review. */

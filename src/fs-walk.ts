@@ -1,4 +1,4 @@
-import { type BigIntStats, chmodSync, lstatSync, mkdtempSync, opendirSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
+import { type BigIntStats, chmodSync, lstatSync, mkdtempSync, opendirSync, readdirSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -42,12 +42,20 @@ const SLASH = Buffer.from("/");
 /** Linux's PATH_MAX, counting the terminating NUL: a longer path fails with ENAMETOOLONG in every path-based call. */
 export const PATH_MAX = 4096;
 
+/** A directory this small (by st_size) holds at most some 100,000 names: read at once, whatever the entry limit. */
+export const ONE_READ_DIR_BYTES = 1024 * 1024;
+
 /**
  * Up to `limit` names of a directory, read entry by entry (readdirSync would hold all of them), sorted by bytes.
  * Names travel as latin1 strings, one character per byte: lossless for any byte, and sorted by V8's own string
  * order, several times faster than sorting Buffers with a comparator.
  */
-function readNames(dir: Buffer, limit: number): string[] {
+function readNames(dir: Buffer, limit: number, sizeHint: bigint): string[] {
+  // One readdir is 12% faster than reading entry by entry: used when the walk is unbounded (the user's own tree) or
+  // the directory is small by its st_size (tmpfs counts 20 bytes a name, ext4 and XFS bytes of blocks; 0 = unknown).
+  if (limit === Number.POSITIVE_INFINITY || (sizeHint > 0n && sizeHint <= BigInt(ONE_READ_DIR_BYTES))) {
+    return readdirSync(dir, { encoding: "latin1" }).sort().slice(0, limit);
+  }
   const handle = opendirSync(dir, { encoding: "latin1" });
   const names: string[] = [];
   try {
@@ -62,21 +70,22 @@ function readNames(dir: Buffer, limit: number): string[] {
   return names.sort();
 }
 
-export function walkTree(root: string, options: WalkOptions): WalkSummary {
+/** The walk itself, pausing (yield) every YIELD_EVERY entries so an async caller can let the event loop run. */
+function* walkSteps(root: string, options: WalkOptions): Generator<void, WalkSummary> {
   const skip = new Set(options.skipTopLevel ?? []);
   const maxEntries = options.maxEntries ?? Number.POSITIVE_INFINITY;
   const maxDepth = options.maxDepth ?? Number.POSITIVE_INFINITY;
   const tooDeep: Buffer[] = [];
   const tooLong: Buffer[] = [];
   const unreadable: Buffer[] = [];
-  const stack: { abs: Buffer; rel: Buffer; depth: number }[] = [{ abs: Buffer.from(root), rel: Buffer.alloc(0), depth: 0 }];
+  const stack: { abs: Buffer; rel: Buffer; depth: number; size: bigint }[] = [{ abs: Buffer.from(root), rel: Buffer.alloc(0), depth: 0, size: 0n }];
   let entries = 0;
   while (stack.length > 0) {
     const dir = stack.pop()!;
     let names: string[];
     try {
       // One more name than the limit can take is enough to know the walk is cut short.
-      names = readNames(dir.abs, maxEntries - entries + 1 + (dir.depth === 0 ? skip.size : 0));
+      names = readNames(dir.abs, maxEntries - entries + 1 + (dir.depth === 0 ? skip.size : 0), dir.size);
     } catch {
       unreadable.push(dir.rel);
       continue;
@@ -99,16 +108,40 @@ export function walkTree(root: string, options: WalkOptions): WalkSummary {
         continue;
       }
       entries++;
+      if (entries % YIELD_EVERY === 0) yield;
       const depth = dir.depth + 1;
       const verdict = options.onEntry({ relPath: rel, absPath: abs, stats, depth });
       if (stats.isDirectory() && verdict !== "skip") {
         if (depth >= maxDepth) tooDeep.push(rel);
-        else stack.push({ abs, rel, depth });
+        else stack.push({ abs, rel, depth, size: stats.size });
       }
     }
   }
   return { entries, cutShort: null, tooDeep, tooLong, unreadable };
 }
+
+export function walkTree(root: string, options: WalkOptions): WalkSummary {
+  const steps = walkSteps(root, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * The same walk, letting the event loop run every YIELD_EVERY entries: child processes started before it (git
+ * staging during the workspace scan) are fed, read and followed by the next step while it walks.
+ */
+export async function walkTreeYielding(root: string, options: WalkOptions): Promise<WalkSummary> {
+  const steps = walkSteps(root, options);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+const YIELD_EVERY = 2000;
 
 /** A one-word file type from lstat, as `find -printf %y` would say it. */
 export function fileType(stats: BigIntStats): "file" | "dir" | "symlink" | "fifo" | "socket" | "char" | "block" | "other" {
@@ -160,7 +193,7 @@ export function removeTreeNoFollow(root: string): void {
     } catch {
       // not ours to change: listing it reports what is wrong
     }
-    const names = readNames(frame.path, REMOVE_BATCH);
+    const names = readNames(frame.path, REMOVE_BATCH, 0n);
     if (names.length === 0) {
       rmdirSync(frame.path);
       frames.pop();

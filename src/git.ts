@@ -23,6 +23,8 @@ export interface GitCallOptions {
   readonly maxBuffer?: number;
   /** Exit codes that are answers, not failures (e.g. 1 for `diff --quiet`). */
   readonly okExitCodes?: readonly number[];
+  /** Kills git when aborted; the call then throws. */
+  readonly signal?: AbortSignal;
 }
 
 export interface GitOutput {
@@ -143,6 +145,7 @@ export async function git(target: GitTarget, args: readonly string[], options: G
     env: gitEnvironment(target),
     input: options.input,
     maxBuffer: options.maxBuffer,
+    signal: options.signal,
   });
   const exitCode = result.exitCode ?? -1;
   if (result.truncated || result.timedOut || (exitCode !== 0 && !(options.okExitCodes ?? []).includes(exitCode))) {

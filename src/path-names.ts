@@ -15,9 +15,11 @@ const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)
  * A path component as Windows (NTFS stream suffix, then trailing dots and spaces) and macOS (ignorable code points,
  * case) reduce it when they compare names: what git's own `.git` and `.gitmodules` checks see.
  */
+const ALL_INVISIBLE = new RegExp(INVISIBLE.source, "gu");
+
 export function foldLikeNtfsAndHfs(component: string): string {
   return component
-    .replace(new RegExp(INVISIBLE.source, "gu"), "")
+    .replace(ALL_INVISIBLE, "")
     .replace(/:.*$/u, "")
     .replace(/[. ]+$/u, "")
     .toLowerCase();
@@ -29,11 +31,17 @@ function looksLikeGitDir(component: string): boolean {
   return folded === ".git" || folded === "git~1";
 }
 
+/** Bytes 0x20–0x7e only: valid UTF-8 with no control or invisible character (the common case, checked cheaply). */
+function isPrintableAscii(bytes: Buffer): boolean {
+  for (const byte of bytes) if (byte < 0x20 || byte > 0x7e) return false;
+  return true;
+}
+
 export function checkPathName(bytes: Buffer): PolicyFinding[] {
-  const path = displayPath(bytes);
-  const text = bytes.toString("utf8");
-  if (!Buffer.from(text, "utf8").equals(bytes)) {
-    return [{ path, rule: "non_utf8_name", message: "the name is not valid UTF-8" }];
+  const ascii = isPrintableAscii(bytes);
+  const text = ascii ? bytes.toString("latin1") : bytes.toString("utf8");
+  if (!ascii && !Buffer.from(text, "utf8").equals(bytes)) {
+    return [{ path: displayPath(bytes), rule: "non_utf8_name", message: "the name is not valid UTF-8" }];
   }
   const findings: PolicyFinding[] = [];
   if (CONTROL.test(text)) {
@@ -67,7 +75,7 @@ export function windowsNameWarnings(path: string): PolicyFinding[] {
 export function escapeControls(text: string): string {
   return text
     .replace(new RegExp(CONTROL.source, "gu"), (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`)
-    .replace(new RegExp(INVISIBLE.source, "gu"), (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
+    .replace(ALL_INVISIBLE, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** Raw path bytes as a person may safely see them: \xNN for non-UTF-8 bytes, then escapeControls. */
@@ -88,32 +96,52 @@ export function collisionKey(path: string): string {
   return path.normalize("NFC").toLowerCase();
 }
 
-/** Added paths that collide, after NFC and case folding, with another path of the resulting tree. */
+/**
+ * Added paths that collide, after NFC and case folding, with another path of the resulting tree. Every directory
+ * prefix counts too: `Src/a` collides with `src/b` at `src`. Only a prefix of an added path can be part of a new
+ * collision, so a tree path is followed only as long as its prefixes share a key with one of them: at 80,000 paths
+ * this costs a few milliseconds instead of folding all 600,000 prefixes.
+ */
 export function findCollisions(addedPaths: readonly string[], allPaths: readonly string[]): PolicyFinding[] {
-  const byKey = new Map<string, string[]>();
-  const note = (path: string) => {
-    // Every directory prefix counts too: `Src/a` collides with `src/b` at `src`.
-    const parts = path.split("/");
-    for (let i = 1; i <= parts.length; i++) {
-      const prefix = parts.slice(0, i).join("/");
-      const key = collisionKey(prefix);
-      const list = byKey.get(key) ?? [];
-      if (!list.includes(prefix)) list.push(prefix);
-      byKey.set(key, list);
+  const keys = prefixKeyer();
+  const spellings = new Map<string, Set<string>>();
+  for (const path of addedPaths) for (const [, key] of keys(path)) spellings.set(key, new Set());
+  for (const path of allPaths) {
+    for (const [prefix, key] of keys(path)) {
+      const seen = spellings.get(key);
+      if (!seen) break; // no added path goes through here: nothing deeper can collide with one
+      seen.add(prefix);
     }
-  };
-  for (const path of allPaths) note(path);
+  }
   const findings: PolicyFinding[] = [];
   for (const path of addedPaths) {
-    const parts = path.split("/");
-    for (let i = 1; i <= parts.length; i++) {
-      const prefix = parts.slice(0, i).join("/");
-      const others = (byKey.get(collisionKey(prefix)) ?? []).filter((other) => other !== prefix);
-      if (others.length > 0) {
-        findings.push({ path, rule: "case_collision", message: `collides with ${others[0]} after case folding or Unicode normalization` });
+    for (const [prefix, key] of keys(path)) {
+      const other = [...spellings.get(key)!].find((spelling) => spelling !== prefix);
+      if (other !== undefined) {
+        findings.push({ path, rule: "case_collision", message: `collides with ${other} after case folding or Unicode normalization` });
         break;
       }
     }
   }
   return findings;
+}
+
+/** Each prefix of a path with its collision key, built from the keys of its components (cached: names repeat). */
+function prefixKeyer(): (path: string) => Generator<[string, string]> {
+  const componentKeys = new Map<string, string>();
+  return function* (path) {
+    let key = "";
+    let start = 0;
+    for (;;) {
+      const slash = path.indexOf("/", start);
+      const end = slash === -1 ? path.length : slash;
+      const component = path.slice(start, end);
+      let componentKey = componentKeys.get(component);
+      if (componentKey === undefined) componentKeys.set(component, (componentKey = collisionKey(component)));
+      key = start === 0 ? componentKey : `${key}/${componentKey}`;
+      yield [path.slice(0, end), key];
+      if (slash === -1) return;
+      start = slash + 1;
+    }
+  };
 }

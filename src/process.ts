@@ -203,6 +203,8 @@ export interface CaptureRequest {
   readonly maxBuffer?: number;
   /** A call that blocks (git opening a FIFO the agent planted, say) is killed after this long. */
   readonly timeoutMs?: number;
+  /** Kills the call when aborted (its exit code is then null). */
+  readonly signal?: AbortSignal;
 }
 
 export interface CaptureResult {
@@ -229,6 +231,7 @@ export async function captureProcess(request: CaptureRequest): Promise<CaptureRe
     maxBuffer: { stdout: maxBuffer, stderr: 1024 * 1024 },
     reject: false,
     stripFinalNewline: false,
+    ...(request.signal ? { cancelSignal: request.signal } : {}),
   });
   const stdout = Buffer.from(result.stdout ?? new Uint8Array());
   const stderr = Buffer.from(result.stderr ?? new Uint8Array()).toString("utf8");

@@ -17,6 +17,17 @@ export const ARTIFACTS = [
 ] as const;
 
 const MAX_EVENT_LOG_BYTES = 64 * 1024 * 1024;
+/** Kept for handoff's own events (phases, commands, verdict): an agent's flood cannot push them out of the log. */
+const RUNNER_RESERVE_BYTES = 1024 * 1024;
+const RUNNER_EVENT_TYPES: ReadonlySet<string> = new Set<RunnerEvent["type"]>([
+  "run.started",
+  "sandbox.chosen",
+  "phase.started",
+  "phase.finished",
+  "command.started",
+  "source.changed",
+  "run.finished",
+]);
 const APPEND_NO_FOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
@@ -66,6 +77,7 @@ export class RunDirectory {
   #eventsFd: number;
   #eventBytes = 0;
   #eventsDropped = 0;
+  #agentShareFull = false;
   readonly #owner = currentOwner();
   #tracked: TrackedResources = {};
   #checkpoint: { phase: Phase | null; extra: Record<string, unknown> } = { phase: null, extra: {} };
@@ -123,10 +135,19 @@ export class RunDirectory {
 
   event(event: RunnerEvent): RecordedEvent {
     const recorded = { seq: ++this.#seq, time: new Date().toISOString(), ...event } as RecordedEvent;
+    const ownEvent = RUNNER_EVENT_TYPES.has(event.type);
+    // Once the agent's share is full, its events are counted and dropped without being serialised first: a flood
+    // of a gigabyte would otherwise spend a third of handoff's time building lines nobody writes.
+    if (!ownEvent && this.#agentShareFull) {
+      this.#eventsDropped++;
+      return recorded;
+    }
     const line = Buffer.from(`${JSON.stringify(recorded)}\n`);
     // Bytes, not characters: escaped garbage can be several bytes per character.
-    if (this.#eventBytes + line.length > MAX_EVENT_LOG_BYTES && event.type !== "run.finished") {
+    const limit = ownEvent ? MAX_EVENT_LOG_BYTES : MAX_EVENT_LOG_BYTES - RUNNER_RESERVE_BYTES;
+    if (this.#eventBytes + line.length > limit && event.type !== "run.finished") {
       this.#eventsDropped++;
+      if (!ownEvent) this.#agentShareFull = true;
       return recorded;
     }
     this.#eventBytes += line.length;

@@ -88,6 +88,8 @@ class PipelineRun {
   pristine: PristineStore | null = null;
   containment: Containment | null = null;
   extraWarnings: PolicyFinding[] = [];
+  /** The source was compared with its snapshot after the last process handoff does not trust (setup, agent, verify). */
+  sourceCheckedSinceLastCommand = false;
 
   readonly dir: RunDirectory;
   readonly source: SourceRepo;
@@ -283,12 +285,16 @@ class PipelineRun {
     this.dir.writeJson("backend-result.json", { backend: this.backend.name, ...this.agentResult });
     if (this.cancelled) return;
 
-    const afterAgent = await this.phase("recheck", () => takeSourceSnapshot(this.source));
-    if (afterAgent) this.noteSourceChanges(before, afterAgent, "after_agent");
-
     this.extraction = (await this.phase("extract", () =>
       extractPatch({ source: this.source, workspace: ws, policy: compilePolicy(o.policy), privateParent: this.scratch!, pristine: this.pristine! }),
     )) ?? null;
+    // After extraction (it reads only handoff's own copies), so that with no command left to run this check is the
+    // last one and covers the whole run: a third snapshot would cost as much and see nothing new.
+    const afterAgent = await this.phase("recheck", () => takeSourceSnapshot(this.source));
+    if (afterAgent) {
+      this.noteSourceChanges(before, afterAgent, "after_agent");
+      this.sourceCheckedSinceLastCommand = true;
+    }
     if (!this.extraction) return;
     this.dir.writeFile("changes.patch", this.extraction.patch);
     this.facts.patch = { empty: this.extraction.patch.length === 0, violations: this.extraction.violations };
@@ -309,6 +315,8 @@ class PipelineRun {
       onCommand: (phase: string, command: string) => this.emit({ type: "command.started", phase, command }),
       containment,
     };
+    // Setup and verify commands run code from the patch: the source is checked again at the end.
+    if (o.setup.length > 0 || o.verify.length > 0) this.sourceCheckedSinceLastCommand = false;
     if (this.request.baseline && o.verify.length > 0) {
       this.facts.baseline = (await this.phase("baseline", () => runBaseline(common))) ?? null;
     }
@@ -356,7 +364,7 @@ class PipelineRun {
   }
 
   async finish(before: SourceSnapshot | null): Promise<RunResult> {
-    if (before) {
+    if (before && !this.sourceCheckedSinceLastCommand) {
       const atEnd = await this.phase("finish", () => takeSourceSnapshot(this.source));
       if (atEnd) this.noteSourceChanges(before, atEnd, "at_end");
     }

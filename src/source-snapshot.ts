@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { displayPath, fileType, walkTree } from "./fs-walk.js";
+import { displayPath, walkTree } from "./fs-walk.js";
 import { git, gitText } from "./git.js";
 import { readFileSafely } from "./safe-read.js";
 import { type SourceRepo, parsePorcelainV2, sourceTarget } from "./source-repo.js";
+import { StatTable } from "./stat-table.js";
 
 /**
  * Gate 2's source invariant: what the user's repository looked like before the run, compared again after the
@@ -15,8 +16,8 @@ export interface SourceSnapshot {
   readonly symbolicHead: string;
   readonly refsDigest: string;
   readonly statusDigest: string;
-  /** Work tree (ignored files included) and git control files: path → stat tuple (+ content hash where taken). */
-  readonly entries: ReadonlyMap<string, string>;
+  /** Work tree (ignored files included) and git dir: latin1 path → stat tuple (+ content hash where taken). */
+  readonly entries: StatTable;
 }
 
 /** Files whose bytes are hashed as well as stat'ed: git's control files. */
@@ -27,10 +28,6 @@ function sha256(bytes: Buffer | string): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
-function statTuple(stats: import("node:fs").BigIntStats): string {
-  return `${fileType(stats)} ${stats.mode} ${stats.size} ${stats.mtimeNs} ${stats.ctimeNs} ${stats.ino} ${stats.nlink}`;
-}
-
 function hashFile(abs: Buffer | string): string {
   const read = readFileSafely(abs, MAX_HASHED_BYTES);
   return read.kind === "bytes" ? sha256(read.bytes) : read.kind;
@@ -38,28 +35,23 @@ function hashFile(abs: Buffer | string): string {
 
 export async function takeSourceSnapshot(source: SourceRepo): Promise<SourceSnapshot> {
   const target = sourceTarget(source);
-  const [head, symbolic, refs, status] = await Promise.all([
-    git(target, ["rev-parse", "--verify", "-q", "HEAD"], { okExitCodes: [1] }),
-    git(target, ["symbolic-ref", "-q", "HEAD"], { okExitCodes: [1] }),
+  // git runs beside the stat walk below (two cores, and the walk is synchronous): status costs no extra wall time.
+  const answers = Promise.all([
+    // The commit, then the checked-out branch (`HEAD` when detached); exit 128 if HEAD no longer resolves.
+    git(target, ["rev-parse", "HEAD", "--symbolic-full-name", "HEAD"], { okExitCodes: [128] }),
     gitText(target, ["for-each-ref", "--format=%(objectname) %(refname)"]),
     git(target, ["--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored"]),
   ]);
-  const entries = new Map<string, string>();
-
-  // Dirty and untracked files: stat cannot vouch for their bytes against the index, so hash them.
-  const hashed = new Set<string>();
-  for (const entry of parsePorcelainV2(status.stdout)) {
-    if (entry.kind !== "ignored") hashed.add(entry.path.toString("latin1"));
-  }
+  answers.catch(() => {}); // awaited below; a walk that throws first must not leave it unhandled
+  const entries = new StatTable();
 
   const relativeGitDir = source.gitDir.startsWith(`${source.topLevel}/`) ? source.gitDir.slice(source.topLevel.length + 1) : null;
   walkTree(source.topLevel, {
     skipTopLevel: relativeGitDir === ".git" ? [".git"] : [],
-    onEntry: ({ relPath, absPath, stats }) => {
+    onEntry: ({ relPath, stats }) => {
       const key = relPath.toString("latin1");
       if (relativeGitDir && relativeGitDir !== ".git" && key === relativeGitDir) return "skip";
-      const content = stats.isFile() && hashed.has(key) ? ` ${hashFile(absPath)}` : "";
-      entries.set(key, statTuple(stats) + content);
+      entries.add(key, stats);
     },
   });
 
@@ -69,15 +61,26 @@ export async function takeSourceSnapshot(source: SourceRepo): Promise<SourceSnap
     walkTree(dir, {
       onEntry: ({ relPath, absPath, stats }) => {
         const rel = relPath.toString("latin1");
-        const hashedFile = stats.isFile() && (HASHED_GIT_FILES.has(rel) || rel.startsWith("hooks/") || rel.startsWith("info/"));
-        entries.set(`${label}/${rel}`, statTuple(stats) + (hashedFile ? ` ${hashFile(absPath)}` : ""));
+        entries.add(`${label}/${rel}`, stats);
+        if (stats.isFile() && (HASHED_GIT_FILES.has(rel) || rel.startsWith("hooks/") || rel.startsWith("info/"))) {
+          entries.setHash(`${label}/${rel}`, hashFile(absPath));
+        }
       },
     });
   }
 
+  const [heads, refs, status] = await answers;
+  const [head = "", symbolicHead = ""] = heads.exitCode === 0 ? heads.stdout.toString("utf8").trim().split("\n") : [`(HEAD does not resolve: exit ${heads.exitCode})`];
+  // Dirty and untracked files: stat cannot vouch for their bytes against the index, so hash them.
+  for (const entry of parsePorcelainV2(status.stdout)) {
+    if (entry.kind === "ignored") continue;
+    const key = entry.path.toString("latin1");
+    if (entries.isFile(key)) entries.setHash(key, hashFile(Buffer.concat([Buffer.from(`${source.topLevel}/`), entry.path])));
+  }
+
   return {
-    head: head.stdout.toString("utf8").trim(),
-    symbolicHead: symbolic.stdout.toString("utf8").trim(),
+    head,
+    symbolicHead,
     refsDigest: sha256(refs),
     statusDigest: sha256(status.stdout),
     entries,
@@ -90,12 +93,7 @@ export function compareSnapshots(before: SourceSnapshot, after: SourceSnapshot):
   if (before.head !== after.head) changed.push("(HEAD commit)");
   if (before.symbolicHead !== after.symbolicHead) changed.push("(checked-out branch)");
   if (before.refsDigest !== after.refsDigest) changed.push("(refs)");
-  for (const [key, tuple] of before.entries) {
-    if (after.entries.get(key) !== tuple) changed.push(displayPath(Buffer.from(key, "latin1")));
-  }
-  for (const key of after.entries.keys()) {
-    if (!before.entries.has(key)) changed.push(displayPath(Buffer.from(key, "latin1")));
-  }
+  for (const key of before.entries.differences(after.entries)) changed.push(displayPath(Buffer.from(key, "latin1")));
   if (changed.length === 0 && before.statusDigest !== after.statusDigest) changed.push("(git status)");
   return changed;
 }

@@ -1,10 +1,12 @@
 import { createHash } from "node:crypto";
-import { copyFileSync, mkdirSync, mkdtempSync, statSync, utimesSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Containment, JailRole, ProcessJail } from "./containment.js";
 import { buildEnvironment } from "./env.js";
 import { type GitTarget, git } from "./git.js";
 import { type CommandRecord, TestLog, commandPassed, runShellCommands } from "./shell-commands.js";
+import { writeIndexCopy } from "./private-git.js";
+import { settleRacyEntries } from "./racy-index.js";
 import { stageWorkTree } from "./staging.js";
 
 /**
@@ -73,11 +75,9 @@ export async function runVerification(request: VerificationRequest): Promise<Ver
   const target = { gitDir: request.privateGitDir, workTree: checkout.dir, indexFile: checkout.indexFile, cwd: checkout.dir };
   const applied = await applyAndCompare(target, "--index", request, "the patch applied to a fresh checkout does not give the index handoff extracted");
   if (applied) return applied;
-  // Keep the post-apply index: re-extraction stages against it, so only what the commands touched is re-hashed.
-  const appliedIndex = join(request.privateGitDir, "verify-applied.index");
-  copyFileSync(checkout.indexFile, appliedIndex);
-  const mtime = statSync(checkout.indexFile).mtimeMs / 1000;
-  utimesSync(appliedIndex, mtime, mtime);
+  // Keep the post-apply index in memory (the commands cannot reach it): re-extraction stages against it, so only
+  // what the commands touched is re-hashed.
+  const appliedIndex = { bytes: readFileSync(checkout.indexFile), mtimeMs: statSync(checkout.indexFile).mtimeMs };
 
   const shell = { cwd: checkout.dir, env: checkout.env, timeoutMs: request.timeoutMs, signal: request.signal, log: request.log };
   const setup = await runShellCommands(request.setup, {
@@ -100,10 +100,13 @@ export async function runVerification(request: VerificationRequest): Promise<Ver
   const failed = verify.find((record) => !commandPassed(record));
   if (failed) return { kind: "command_failed", commands, failed };
 
+  const settled = settleRacyEntries(appliedIndex, checkout.dir, request.baseCommit.length === 64 ? "sha256" : "sha1");
+  const againIndex = join(request.privateGitDir, "verify-again.index");
+  writeIndexCopy(againIndex, settled.bytes, settled.mtimeMs);
   const again = await stageWorkTree({
     gitDir: request.privateGitDir,
     workTree: checkout.dir,
-    indexFile: appliedIndex,
+    indexFile: againIndex,
     baseCommit: request.baseCommit,
     cwd: checkout.dir,
   });

@@ -1,4 +1,4 @@
-import { PATH_MAX, fileType, walkTree } from "./fs-walk.js";
+import { PATH_MAX, fileType, walkTreeYielding } from "./fs-walk.js";
 import type { PolicyFinding, ViolationRule } from "./findings.js";
 import { checkPathName, foldLikeNtfsAndHfs, printablePath } from "./path-names.js";
 import type { PatchPolicy } from "./policy.js";
@@ -46,14 +46,26 @@ function gitRefusesSymlink(relPath: Buffer): boolean {
     });
 }
 
-export function scanWorkspace(workTree: string, policy: Pick<PatchPolicy, "maxWorkspaceEntries" | "maxDepth" | "maxFileBytes">): WorkspaceScan {
+export async function scanWorkspace(
+  workTree: string,
+  policy: Pick<PatchPolicy, "maxWorkspaceEntries" | "maxDepth" | "maxFileBytes">,
+  /** Called at the first finding staging must leave out (git staging early is then stopped at once). */
+  onExclusion: () => void = () => {},
+): Promise<WorkspaceScan> {
   const findings: ScanFinding[] = [];
-  const add = (rawPath: Buffer, rule: ViolationRule, message: string, excludeFromStaging: boolean) =>
+  let excluding = false;
+  const add = (rawPath: Buffer, rule: ViolationRule, message: string, excludeFromStaging: boolean) => {
+    if (excludeFromStaging && !excluding) {
+      excluding = true;
+      onExclusion();
+    }
     findings.push({ rawPath, path: printablePath(rawPath), rule, message, excludeFromStaging });
+  };
   // The first file git would hang or exhaust memory on: extraction must stop before any git call.
   let gitHazard: ScanFinding | null = null;
+  const maxFileBytes = BigInt(policy.maxFileBytes);
 
-  const summary = walkTree(workTree, {
+  const summary = await walkTreeYielding(workTree, {
     skipTopLevel: [".git"],
     maxEntries: policy.maxWorkspaceEntries,
     maxDepth: policy.maxDepth,
@@ -76,7 +88,7 @@ export function scanWorkspace(workTree: string, policy: Pick<PatchPolicy, "maxWo
       const type = fileType(stats);
       const what = type === "char" || type === "block" ? `${type} device` : type;
       const special = type !== "file" && type !== "dir" && type !== "symlink";
-      const oversized = type === "file" && stats.size > BigInt(policy.maxFileBytes);
+      const oversized = type === "file" && stats.size > maxFileBytes;
       const baseName = name.toString("latin1");
       if (gitHazard === null && READ_BY_GIT.has(baseName) && (special || oversized)) {
         gitHazard = special

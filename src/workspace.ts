@@ -54,7 +54,8 @@ async function copyRepository(from: string, to: string, cwd: string): Promise<vo
   await git({ gitDir: to, cwd }, ["remote", "remove", "origin"]);
 }
 
-function fingerprintStore(path: string): string {
+/** The lstat fingerprint of a pristine store as it is now (the bench re-takes it between repeated extractions). */
+export function fingerprintStore(path: string): string {
   const hash = createHash("sha256");
   walkTree(path, {
     onEntry: ({ relPath, stats }) => {

@@ -89,7 +89,7 @@ describe("output floods from the agent", () => {
     expect(sizeOf(run, "events.jsonl")).toBeLessThan(64 * 1024);
   });
 
-  test("ends a run whose agent prints 48 MiB of random bytes on stdout with a verdict, every line a harmless event", async () => {
+  test("ends a run whose agent prints 48 MiB of random bytes on stdout with a verdict, every line a harmless event, handoff's own events still logged", async () => {
     const run = await runAgent(agentWith("floods-stdout-with-binary-garbage.sh", String(48 * 1024 ** 2)));
     expectVerifiedFix(run);
     expectComplete(run);
@@ -99,6 +99,11 @@ describe("output floods from the agent", () => {
     // The event log reached its cap (64 MiB, counted in bytes): what was left out is counted in one last line.
     expect(events.at(-1)).toMatchObject({ type: "diagnostic", message: expect.stringMatching(/^\d+ events were left out/u) });
     expect(sizeOf(run, "events.jsonl")).toBeLessThanOrEqual(64 * 1024 ** 2 + 4096);
+    // The agent's share of the log is full, but handoff's own events keep their reserve: every phase that started
+    // after the flood also finished in the log.
+    const started = events.filter((event) => event.type === "phase.started").map((event) => event.phase);
+    expect(started).toEqual(expect.arrayContaining(["agent", "extract", "recheck", "verify"]));
+    expect(events.filter((event) => event.type === "phase.finished").map((event) => event.phase)).toEqual(started);
   });
 
   test("ends a run whose agent writes 2 GiB on stderr without a newline with a verdict, keeping a 4 KiB tail", async () => {
@@ -355,8 +360,8 @@ describe("an entry handoff cannot read", () => {
     writeFileSync(join(ws, "math.js"), FAILING_ADD_PROJECT["math.js"]!);
     writeFileSync(join(ws, "secret", "new.js"), "export const hidden = true;\n");
     chmodSync(join(ws, "secret"), 0);
-    const scan = `import(${JSON.stringify(resolve(import.meta.dirname, "../dist/src/workspace-scan.js"))}).then((m) => {
-      const { fatal } = m.scanWorkspace(process.argv[1], { maxWorkspaceEntries: 1000, maxDepth: 50, maxFileBytes: 1e6 });
+    const scan = `import(${JSON.stringify(resolve(import.meta.dirname, "../dist/src/workspace-scan.js"))}).then(async (m) => {
+      const { fatal } = await m.scanWorkspace(process.argv[1], { maxWorkspaceEntries: 1000, maxDepth: 50, maxFileBytes: 1e6 });
       console.log(JSON.stringify(fatal && { rule: fatal.rule, path: fatal.path }));
     })`;
     const out = execFileSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", scan, ws], { encoding: "utf8" });

@@ -105,6 +105,14 @@ describe("collisions (N4)", () => {
     expect(findCollisions(["Src/new.js"], ["Src/new.js", "src/old.js"])[0]).toMatchObject({ path: "Src/new.js", message: expect.stringContaining("src") });
   });
 
+  test("a collision below a shared directory is found, and paths that part ways above it are not", () => {
+    const tree = ["lib/Util/new.js", "lib/util/old.js", "lib/other/Util.js", "docs/lib/util/x.md"];
+    expect(findCollisions(["lib/Util/new.js"], tree)).toEqual([
+      { path: "lib/Util/new.js", rule: "case_collision", message: "collides with lib/util after case folding or Unicode normalization" },
+    ]);
+    expect(findCollisions(["lib/Util/new.js"], ["lib/Util/new.js", "lib/other/Util.js", "docs/lib/util/x.md"])).toEqual([]);
+  });
+
   test("NFD and NFC spellings of one name collide", () => {
     expect(findCollisions(["cafe\u0301.txt"], ["cafe\u0301.txt", "caf\u00e9.txt"])).toHaveLength(1);
   });

@@ -1,0 +1,127 @@
+#!/usr/bin/env node
+// `npm run bench`: the cost of every gate, measured against git's own primitives (docs/performance.md).
+// Progress goes to stderr; the table to stdout; the full results to bench/results/<date>.json.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, statfsSync, writeFileSync } from "node:fs";
+import { cpus, release, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { REPO_SPECS, ensureRepo } from "./lib/generate.mjs";
+import { benchIngestion } from "./lib/ingest.mjs";
+import { benchRepo } from "./lib/phases.mjs";
+import { formatTable, judgeRows } from "./lib/report.mjs";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const DEFAULT_ROUNDS = { small: 7, medium: 5, large: 3 };
+const FS_TYPES = { 0x01021994: "tmpfs", 0xef53: "ext4", 0x58465342: "xfs", 0x9123683e: "btrfs", 0x794c7630: "overlayfs" };
+const USAGE = "usage: npm run bench -- [--sizes small,medium,large] [--rounds N] [--ingest-bytes N] [--dir DIR]";
+
+const log = (line) => process.stderr.write(`bench: ${line}\n`);
+
+function options() {
+  const { values } = parseArgs({
+    options: {
+      sizes: { type: "string", default: "small,medium,large" },
+      rounds: { type: "string" },
+      "ingest-bytes": { type: "string", default: String(1024 ** 3) },
+      dir: { type: "string" },
+      help: { type: "boolean" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  const sizes = values.sizes.split(",").filter(Boolean);
+  const unknown = sizes.find((size) => !(size in REPO_SPECS));
+  const rounds = values.rounds === undefined ? null : Number(values.rounds);
+  const ingestBytes = Number(values["ingest-bytes"]);
+  if (unknown || (rounds !== null && !(Number.isInteger(rounds) && rounds > 0)) || !(Number.isSafeInteger(ingestBytes) && ingestBytes >= 0)) {
+    throw new UsageError(unknown ? `unknown size ${unknown} (small, medium, large)` : USAGE);
+  }
+  return { sizes, rounds, ingestBytes, dir: values.dir ?? process.env.HANDOFF_BENCH_DIR ?? defaultDir() };
+}
+
+class UsageError extends Error {}
+
+/**
+ * tmpfs when it has room: file creation on this kind of VM's root disk costs 0.3–0.7 ms a file and drifts between
+ * runs (perf-anchors.md §2), which would drown the phases in noise. Both sides of every ratio use the same disk.
+ */
+function defaultDir() {
+  try {
+    const shm = statfsSync("/dev/shm");
+    if (shm.type === 0x01021994 && shm.bavail * shm.bsize > 8 * 1024 ** 3) return "/dev/shm/handoff-bench";
+  } catch {
+    // no /dev/shm here
+  }
+  return join(tmpdir(), "handoff-bench");
+}
+
+function machine(dir) {
+  const fsType = statfsSync(dir).type;
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? "unknown",
+    memoryGiB: Math.round(totalmem() / 1024 ** 3),
+    kernel: release(),
+    node: process.version,
+    git: execFileSync("git", ["--version"]).toString().trim(),
+    benchDir: dir,
+    filesystem: FS_TYPES[fsType] ?? `0x${fsType.toString(16)}`,
+    loadAverage: loadAverage(),
+  };
+}
+
+function loadAverage() {
+  try {
+    return execFileSync("cat", ["/proc/loadavg"]).toString().split(" ").slice(0, 3).join(" ");
+  } catch {
+    return null;
+  }
+}
+
+async function main() {
+  const started = Date.now();
+  const opts = options();
+  mkdirSync(join(opts.dir, "repos"), { recursive: true });
+  const results = { date: new Date().toISOString(), machine: machine(opts.dir), repos: [], ingestion: null };
+  log(`working in ${opts.dir} (${results.machine.filesystem}); ${results.machine.cpus} cores, ${results.machine.git}`);
+
+  for (const name of opts.sizes) {
+    const repo = await ensureRepo(name, join(opts.dir, "repos"), log);
+    const rounds = opts.rounds ?? DEFAULT_ROUNDS[name];
+    log(`${name}: ${repo.trackedFiles} tracked files, ${(repo.trackedBytes / 1e6).toFixed(0)} MB; ${rounds} rounds per phase`);
+    const measured = await benchRepo({ root: ROOT, repo, workDir: join(opts.dir, "work", name), rounds, log });
+    if (!measured.samePatch) log(`  WARNING: handoff's patch differs from git's own diff of the same change`);
+    results.repos.push({ name, spec: REPO_SPECS[name], facts: { trackedFiles: repo.trackedFiles, trackedBytes: repo.trackedBytes, baseCommit: repo.baseCommit }, rounds, samePatch: measured.samePatch, patchBytes: measured.patchBytes, rows: measured.rows });
+  }
+
+  if (opts.ingestBytes > 0) {
+    const workDir = join(opts.dir, "work", "ingest");
+    mkdirSync(workDir, { recursive: true });
+    results.ingestion = await benchIngestion({ repoRoot: ROOT, workDir, bytes: opts.ingestBytes, log: (line) => log(line) });
+  }
+
+  const missed = judgeRows(results);
+  results.missed = missed;
+  results.seconds = Math.round((Date.now() - started) / 1000);
+  const resultsDir = join(ROOT, "bench", "results");
+  mkdirSync(resultsDir, { recursive: true });
+  const file = join(resultsDir, `${results.date.slice(0, 10)}.json`);
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+
+  process.stdout.write(`${formatTable(results)}\n\n`);
+  process.stdout.write(missed.length === 0 ? "targets: all met\n" : `targets MISSED:\n${missed.map((m) => `  ${m}`).join("\n")}\n`);
+  log(`done in ${results.seconds} s; results in ${file}`);
+  return missed.length === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    process.stderr.write(`bench: ${error instanceof UsageError ? error.message : error.stack}\n`);
+    process.exit(error instanceof UsageError ? 2 : 1);
+  },
+);

@@ -1,0 +1,61 @@
+import { type Dirent, lstatSync, opendirSync, readdirSync } from "node:fs";
+import { ONE_READ_DIR_BYTES, PATH_MAX } from "./fs-walk.js";
+import type { PatchPolicy } from "./policy.js";
+
+/**
+ * Whether git may start staging the workspace while the full scan (`scanWorkspace`) is still running, so that the
+ * two use both cores instead of one after the other (on 80,000 files each takes about 0.4 s).
+ *
+ * A walk of names only: no lstat but of each `.gitignore` and `.gitattributes`. It says yes only when git will
+ * meet nothing it could block on or exhaust memory on (one of those two names on a FIFO, socket, device or an
+ * oversized file), no nested repository (git would read its HEAD), and a tree within the entry, depth and PATH_MAX
+ * limits with every directory readable. Anything else, or any doubt, is a no: extraction then waits for the scan
+ * as before. The scan's findings decide either way; staging that started early is thrown away and done again
+ * when the scan finds paths to leave out.
+ */
+const READ_BY_GIT = new Set([".gitignore", ".gitattributes"]);
+const SLASH = Buffer.from("/");
+
+export function gitMayStageEarly(workTree: string, policy: Pick<PatchPolicy, "maxWorkspaceEntries" | "maxDepth" | "maxFileBytes">): boolean {
+  const stack: { abs: Buffer; depth: number }[] = [{ abs: Buffer.from(workTree), depth: 0 }];
+  let entries = 0;
+  try {
+    while (stack.length > 0) {
+      const dir = stack.pop()!;
+      for (const entry of readEntries(dir.abs)) {
+        const name = entry.name;
+        if (dir.depth === 0 && name === ".git") continue; // handoff's own gitfile
+        if (++entries > policy.maxWorkspaceEntries || name === ".git") return false;
+        if (dir.abs.length + 1 + name.length >= PATH_MAX) return false; // latin1: one character per byte
+        const readByGit = READ_BY_GIT.has(name);
+        if (!readByGit && !entry.isDirectory()) continue;
+        const abs = Buffer.concat([dir.abs, SLASH, Buffer.from(name, "latin1")]);
+        if (readByGit && !entry.isSymbolicLink()) {
+          if (!entry.isFile() || lstatSync(abs).size > policy.maxFileBytes) return false;
+        }
+        if (entry.isDirectory()) {
+          if (dir.depth + 1 >= policy.maxDepth) return false;
+          stack.push({ abs, depth: dir.depth + 1 });
+        }
+      }
+    }
+  } catch {
+    return false; // unreadable, or changed under the walk: the full scan will say what
+  }
+  return true;
+}
+
+/** A directory's entries with their types: read at once when its st_size says it is small, else entry by entry. */
+function* readEntries(dir: Buffer): Generator<Dirent> {
+  const size = lstatSync(dir).size;
+  if (size > 0 && size <= ONE_READ_DIR_BYTES) {
+    yield* readdirSync(dir, { encoding: "latin1", withFileTypes: true }) as unknown as Dirent[];
+    return;
+  }
+  const handle = opendirSync(dir, { encoding: "latin1", bufferSize: 128 });
+  try {
+    for (let entry = handle.readSync(); entry !== null; entry = handle.readSync()) yield entry;
+  } finally {
+    handle.closeSync();
+  }
+}

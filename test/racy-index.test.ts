@@ -1,0 +1,82 @@
+import { execFileSync } from "node:child_process";
+import { lstatSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { settleRacyEntries } from "../src/racy-index.js";
+import { makeRepo, tempDir } from "./helpers/repo.js";
+
+/** A fresh checkout whose every entry is racily clean: the index is dated in the same second as its files. */
+async function racyCheckout(): Promise<{ repo: string; index: { bytes: Buffer; mtimeMs: number }; seconds: number }> {
+  const repo = await makeRepo({ "a.txt": "hello\n", "b.txt": "world\n", "dir/c.txt": "third file\n" });
+  const seconds = Math.floor(statSync(join(repo, "a.txt")).mtimeMs / 1000);
+  return { repo, index: { bytes: readFileSync(join(repo, ".git", "index")), mtimeMs: seconds * 1000 }, seconds };
+}
+
+/** What git itself makes of an index copy with the given mtime: the paths it finds changed by stat or content. */
+function gitSeesChanged(repo: string, index: { bytes: Buffer; mtimeMs: number }): string[] {
+  const file = join(tempDir("handoff-index"), "copy.index");
+  writeFileSync(file, index.bytes);
+  utimesSync(file, index.mtimeMs / 1000, index.mtimeMs / 1000);
+  const out = execFileSync("git", ["add", "-A", "--dry-run"], { cwd: repo, env: { ...process.env, GIT_INDEX_FILE: file } }).toString();
+  return out.split("\n").filter(Boolean);
+}
+
+function indexSizes(repo: string, bytes: Buffer): Record<string, number> {
+  const file = join(tempDir("handoff-index"), "sizes.index");
+  writeFileSync(file, bytes);
+  const out = execFileSync("git", ["ls-files", "--debug"], { cwd: repo, env: { ...process.env, GIT_INDEX_FILE: file } }).toString();
+  const sizes: Record<string, number> = {};
+  let path = "";
+  for (const line of out.split("\n")) {
+    if (!line.startsWith(" ")) path = line;
+    const size = /size: (\d+)/u.exec(line);
+    if (size) sizes[path] = Number(size[1]);
+  }
+  return sizes;
+}
+
+/** Rewrites a file with other bytes of the same size and puts its mtime back to the nanosecond: only ctime moves. */
+function rewriteSameSizeKeepMtime(path: string, content: string): void {
+  const { mtimeNs } = lstatSync(path, { bigint: true });
+  writeFileSync(path, content);
+  execFileSync("touch", ["-m", "-d", `@${mtimeNs / 1_000_000_000n}.${String(mtimeNs % 1_000_000_000n).padStart(9, "0")}`, path]);
+}
+
+describe("settling racily clean index entries", () => {
+  test("trusts the untouched files of a fresh checkout and dates the copy one second past them", async () => {
+    const { repo, index, seconds } = await racyCheckout();
+    const settled = settleRacyEntries(index, repo, "sha1");
+    expect(settled.mtimeMs).toBe((seconds + 1) * 1000);
+    expect(indexSizes(repo, settled.bytes)).toEqual({ "a.txt": 6, "b.txt": 6, "dir/c.txt": 11 });
+    expect(gitSeesChanged(repo, settled)).toEqual([]);
+  });
+
+  test("smudges a file rewritten in the same second with its size and mtime put back, so git still stages it", async () => {
+    const { repo, index } = await racyCheckout();
+    rewriteSameSizeKeepMtime(join(repo, "a.txt"), "HELLO\n");
+    // The danger being guarded against: the same copy merely dated a second later hides the change from git.
+    expect(gitSeesChanged(repo, { bytes: index.bytes, mtimeMs: index.mtimeMs + 1000 })).toEqual([]);
+    const settled = settleRacyEntries(index, repo, "sha1");
+    expect(indexSizes(repo, settled.bytes)["a.txt"]).toBe(0);
+    expect(gitSeesChanged(repo, settled)).toEqual(["add 'a.txt'"]);
+  });
+
+  test("smudges a racy entry whose file was deleted and recreated, even with its old bytes", async () => {
+    const { repo, index } = await racyCheckout();
+    const path = join(repo, "b.txt");
+    execFileSync("rm", [path]);
+    writeFileSync(path, "world\n");
+    const settled = settleRacyEntries(index, repo, "sha1");
+    expect(indexSizes(repo, settled.bytes)["b.txt"]).toBe(0);
+    expect(indexSizes(repo, settled.bytes)["a.txt"]).toBe(6);
+  });
+
+  test("leaves an index alone when it is not racy or not of version 2 or 3", async () => {
+    const { repo, index } = await racyCheckout();
+    const later = { bytes: index.bytes, mtimeMs: index.mtimeMs + 5000 };
+    expect(settleRacyEntries(later, repo, "sha1")).toBe(later);
+    execFileSync("git", ["update-index", "--index-version", "4"], { cwd: repo });
+    const v4 = { bytes: readFileSync(join(repo, ".git", "index")), mtimeMs: index.mtimeMs };
+    expect(settleRacyEntries(v4, repo, "sha1")).toBe(v4);
+  });
+});

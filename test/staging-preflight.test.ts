@@ -1,0 +1,54 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { gitMayStageEarly } from "../src/staging-preflight.js";
+import { tempDir } from "./helpers/repo.js";
+
+const POLICY = { maxWorkspaceEntries: 100, maxDepth: 8, maxFileBytes: 1024 };
+
+/** A workspace like a clone: handoff's `.git` gitfile at the top, some source, an ordinary `.gitignore`. */
+function workspace(): string {
+  const ws = tempDir("handoff-preflight");
+  writeFileSync(join(ws, ".git"), "gitdir: /elsewhere\n");
+  writeFileSync(join(ws, ".gitignore"), "node_modules/\n");
+  mkdirSync(join(ws, "src", "lib"), { recursive: true });
+  writeFileSync(join(ws, "src", "lib", "math.js"), "export const add = (a, b) => a + b;\n");
+  return ws;
+}
+
+// The case where git starts early and the scan then finds a path to leave out (the early staging is thrown away
+// and done again) is run end to end by threats-filesystem.test.ts, "F6: rejects a hard link … out of the patch".
+describe("letting git stage while the workspace scan runs", () => {
+  test("an ordinary workspace lets git start at once", () => {
+    expect(gitMayStageEarly(workspace(), POLICY)).toBe(true);
+  });
+
+  test("a FIFO named .gitignore, where git would block, makes git wait for the scan", () => {
+    const ws = workspace();
+    execFileSync("mkfifo", [join(ws, "src", ".gitignore")]);
+    expect(gitMayStageEarly(ws, POLICY)).toBe(false);
+  });
+
+  test("an oversized .gitattributes, which git would read whole, makes git wait for the scan", () => {
+    const ws = workspace();
+    writeFileSync(join(ws, "src", ".gitattributes"), "");
+    truncateSync(join(ws, "src", ".gitattributes"), POLICY.maxFileBytes + 1);
+    expect(gitMayStageEarly(ws, POLICY)).toBe(false);
+  });
+
+  test("a nested repository below the top makes git wait for the scan", () => {
+    const ws = workspace();
+    mkdirSync(join(ws, "src", "vendor", ".git"), { recursive: true });
+    expect(gitMayStageEarly(ws, POLICY)).toBe(false);
+  });
+
+  test("a tree over the entry or depth limit makes git wait for the scan", () => {
+    const wide = workspace();
+    for (let i = 0; i < POLICY.maxWorkspaceEntries; i++) writeFileSync(join(wide, `f${i}`), "");
+    expect(gitMayStageEarly(wide, POLICY)).toBe(false);
+    const deep = workspace();
+    mkdirSync(join(deep, ...Array.from({ length: POLICY.maxDepth }, (_, i) => `d${i}`)), { recursive: true });
+    expect(gitMayStageEarly(deep, POLICY)).toBe(false);
+  });
+});
