@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { applyAgentEdit, planAgentEdit } from "./agent-edit.mjs";
@@ -86,7 +86,10 @@ export async function benchRepo({ root, repo, workDir, rounds, log }) {
   const anchorIndex = join(anchorClone, ".git", "index");
   const savedIndex = join(workDir, "anchor-index.saved");
   copyFileSync(anchorIndex, savedIndex);
-  const indexTime = statSync(anchorIndex).mtime;
+  // Dated a second past every file, as git's index is once any later command rewrote it: git then trusts its stat
+  // data and re-hashes only what the edit touched, whichever second the clone happened to end in (handoff settles
+  // its own racily clean entries, racy-index.ts). Otherwise the anchor's cost would depend on that second.
+  const indexTime = new Date(Math.ceil(Date.now() / 1000) * 1000 + 1000);
   const policy = compilePolicy(DEFAULT_POLICY);
   let extractRequest = null;
   const clearPrivateDirs = () => {
@@ -107,8 +110,8 @@ export async function benchRepo({ root, repo, workDir, rounds, log }) {
       },
       {
         name: "anchor",
-        // Every sample starts where a fresh clone is: its post-clone index (stat cache, racily clean entries and
-        // all) and no loose object yet, so each `add` writes its blobs as the first one after a clone does.
+        // Every sample starts where the clone is: its index and no loose object yet, so each `add` writes its
+        // blobs as the first one after a clone does.
         prep: () => {
           copyFileSync(savedIndex, anchorIndex);
           utimesSync(anchorIndex, indexTime, indexTime);
