@@ -66,11 +66,14 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   const storeTampered = pristineTampered(request.pristine);
   if (storeTampered) violations.push({ path: "", rule: "git_metadata_tampered", message: storeTampered });
 
-  const privateGit = await createPrivateGitDir(source, request.pristine.path, request.privateParent, "extract");
+  // `git init` of the private git dir runs while the index is settled and the preflight walks.
+  const privateGitMade = createPrivateGitDir(source, request.pristine.path, request.privateParent, "extract");
+  privateGitMade.catch(() => {}); // awaited below
+  const settled = settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat);
+  const mayStageEarly = gitMayStageEarly(workspace.workTree, policy);
+  const privateGit = await privateGitMade;
   const indexFile = join(privateGit.path, "handoff.index");
   const target = { gitDir: privateGit.path, workTree: workspace.workTree, indexFile, cwd: privateGit.path };
-
-  const settled = settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat);
   const writeBaseIndex = () => writeIndexCopy(indexFile, settled.bytes, settled.mtimeMs);
   const listIgnored = () => git(target, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"]);
   const stage = (exclude: readonly Buffer[], signal?: AbortSignal) =>
@@ -89,7 +92,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   // staging must leave out stops it, and it is done again below with that path left out.
   const stopEarly = new AbortController();
   writeBaseIndex();
-  const early = gitMayStageEarly(workspace.workTree, policy) ? { ignored: settle(listIgnored()), staged: settle(stage([], stopEarly.signal)) } : null;
+  const early = mayStageEarly ? { ignored: settle(listIgnored()), staged: settle(stage([], stopEarly.signal)) } : null;
   const scan = await scanWorkspace(workspace.workTree, policy, () => stopEarly.abort());
   if (scan.fatal) stopEarly.abort();
   const [earlyIgnored, earlyStaged] = early ? await Promise.all([early.ignored, early.staged]) : [null, null];
