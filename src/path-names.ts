@@ -103,45 +103,49 @@ export function collisionKey(path: string): string {
  * this costs a few milliseconds instead of folding all 600,000 prefixes.
  */
 export function findCollisions(addedPaths: readonly string[], allPaths: readonly string[]): PolicyFinding[] {
-  const keys = prefixKeyer();
+  const keyOf = componentKeyer();
   const spellings = new Map<string, Set<string>>();
-  for (const path of addedPaths) for (const [, key] of keys(path)) spellings.set(key, new Set());
+  for (const path of addedPaths) forEachPrefix(path, keyOf, (_, key) => void spellings.set(key, new Set()));
   for (const path of allPaths) {
-    for (const [prefix, key] of keys(path)) {
+    forEachPrefix(path, keyOf, (prefix, key) => {
       const seen = spellings.get(key);
-      if (!seen) break; // no added path goes through here: nothing deeper can collide with one
+      if (!seen) return false; // no added path goes through here: nothing deeper can collide with one
       seen.add(prefix);
-    }
+      return true;
+    });
   }
   const findings: PolicyFinding[] = [];
   for (const path of addedPaths) {
-    for (const [prefix, key] of keys(path)) {
+    forEachPrefix(path, keyOf, (prefix, key) => {
       const other = [...spellings.get(key)!].find((spelling) => spelling !== prefix);
-      if (other !== undefined) {
-        findings.push({ path, rule: "case_collision", message: `collides with ${other} after case folding or Unicode normalization` });
-        break;
-      }
-    }
+      if (other === undefined) return true;
+      findings.push({ path, rule: "case_collision", message: `collides with ${other} after case folding or Unicode normalization` });
+      return false;
+    });
   }
   return findings;
 }
 
-/** Each prefix of a path with its collision key, built from the keys of its components (cached: names repeat). */
-function prefixKeyer(): (path: string) => Generator<[string, string]> {
-  const componentKeys = new Map<string, string>();
-  return function* (path) {
-    let key = "";
-    let start = 0;
-    for (;;) {
-      const slash = path.indexOf("/", start);
-      const end = slash === -1 ? path.length : slash;
-      const component = path.slice(start, end);
-      let componentKey = componentKeys.get(component);
-      if (componentKey === undefined) componentKeys.set(component, (componentKey = collisionKey(component)));
-      key = start === 0 ? componentKey : `${key}/${componentKey}`;
-      yield [path.slice(0, end), key];
-      if (slash === -1) return;
-      start = slash + 1;
-    }
+/** collisionKey of path components, cached: directory names repeat across thousands of paths. */
+function componentKeyer(): (component: string) => string {
+  const keys = new Map<string, string>();
+  return (component) => {
+    let key = keys.get(component);
+    if (key === undefined) keys.set(component, (key = collisionKey(component)));
+    return key;
   };
+}
+
+/** Calls `visit` with each prefix of a path (`a`, `a/b`, `a/b/c`) and its key, until `visit` returns false. */
+function forEachPrefix(path: string, keyOf: (component: string) => string, visit: (prefix: string, key: string) => boolean | void): void {
+  let key = "";
+  let start = 0;
+  for (;;) {
+    const slash = path.indexOf("/", start);
+    const end = slash === -1 ? path.length : slash;
+    const componentKey = keyOf(path.slice(start, end));
+    key = start === 0 ? componentKey : `${key}/${componentKey}`;
+    if (visit(path.slice(0, end), key) === false || slash === -1) return;
+    start = slash + 1;
+  }
 }
