@@ -14,7 +14,7 @@ import { readFileSafely } from "./safe-read.js";
 import { findSecrets } from "./secrets.js";
 import type { SourceRepo } from "./source-repo.js";
 import { GIT_OUTPUT_CAP, type RawChange, listingPaths, stageWorkTree } from "./staging.js";
-import { gitMayStageEarly } from "./staging-preflight.js";
+import { preflightStaging } from "./staging-preflight.js";
 import { isUnderIgnored, scanWorkspace } from "./workspace-scan.js";
 import { type PristineStore, type Workspace, gitfileTampered, pristineTampered } from "./workspace.js";
 
@@ -70,7 +70,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   const privateGitMade = createPrivateGitDir(source, request.pristine.path, request.privateParent, "extract");
   privateGitMade.catch(() => {}); // awaited below
   const settled = settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat);
-  const mayStageEarly = gitMayStageEarly(workspace.workTree, policy);
+  const preflight = preflightStaging(workspace.workTree, policy);
   const privateGit = await privateGitMade;
   const indexFile = join(privateGit.path, "handoff.index");
   const target = { gitDir: privateGit.path, workTree: workspace.workTree, indexFile, cwd: privateGit.path };
@@ -92,8 +92,8 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   // staging must leave out stops it, and it is done again below with that path left out.
   const stopEarly = new AbortController();
   writeBaseIndex();
-  const early = mayStageEarly ? { ignored: settle(listIgnored()), staged: settle(stage([], stopEarly.signal)) } : null;
-  const scan = await scanWorkspace(workspace.workTree, policy, () => stopEarly.abort());
+  const early = preflight.mayStageEarly ? { ignored: settle(listIgnored()), staged: settle(stage([], stopEarly.signal)) } : null;
+  const scan = await scanWorkspace(workspace.workTree, policy, () => stopEarly.abort(), preflight.listings ?? undefined);
   if (scan.fatal) stopEarly.abort();
   const [earlyIgnored, earlyStaged] = early ? await Promise.all([early.ignored, early.staged]) : [null, null];
   if (scan.fatal) {

@@ -26,7 +26,12 @@ export interface WalkOptions {
   readonly maxDepth?: number;
   /** Return "skip" to not descend into a directory. */
   readonly onEntry: (entry: WalkEntry) => "skip" | void;
+  /** Names already read for some directories (an earlier walk's), used instead of reading them again. */
+  readonly listings?: DirectoryListings;
 }
+
+/** Directory (absolute path, latin1) → its names (latin1, sorted): what one walk read, for the next to reuse. */
+export type DirectoryListings = ReadonlyMap<string, readonly string[]>;
 
 export interface WalkSummary {
   readonly entries: number;
@@ -85,7 +90,8 @@ function* walkSteps(root: string, options: WalkOptions): Generator<void, WalkSum
     let names: string[];
     try {
       // One more name than the limit can take is enough to know the walk is cut short.
-      names = readNames(dir.abs, maxEntries - entries + 1 + (dir.depth === 0 ? skip.size : 0), dir.size);
+      const limit = maxEntries - entries + 1 + (dir.depth === 0 ? skip.size : 0);
+      names = options.listings?.get(dir.abs.toString("latin1"))?.slice(0, limit) ?? readNames(dir.abs, limit, dir.size);
     } catch {
       unreadable.push(dir.rel);
       continue;

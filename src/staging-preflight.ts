@@ -1,5 +1,5 @@
 import { type Dirent, lstatSync, opendirSync, readdirSync } from "node:fs";
-import { ONE_READ_DIR_BYTES, PATH_MAX } from "./fs-walk.js";
+import { type DirectoryListings, ONE_READ_DIR_BYTES, PATH_MAX } from "./fs-walk.js";
 import type { PatchPolicy } from "./policy.js";
 
 /**
@@ -16,33 +16,47 @@ import type { PatchPolicy } from "./policy.js";
 const READ_BY_GIT = new Set([".gitignore", ".gitattributes"]);
 const SLASH = Buffer.from("/");
 
-export function gitMayStageEarly(workTree: string, policy: Pick<PatchPolicy, "maxWorkspaceEntries" | "maxDepth" | "maxFileBytes">): boolean {
+export interface StagingPreflight {
+  readonly mayStageEarly: boolean;
+  /** What the walk read, for the full scan to reuse (only when git may start early, and up to LISTED_ENTRIES). */
+  readonly listings: DirectoryListings | null;
+}
+
+/** Beyond this many entries the names are not kept for the scan (memory): it reads the directories itself. */
+const LISTED_ENTRIES = 250_000;
+
+export function preflightStaging(workTree: string, policy: Pick<PatchPolicy, "maxWorkspaceEntries" | "maxDepth" | "maxFileBytes">): StagingPreflight {
+  const no = { mayStageEarly: false, listings: null };
   const stack: { abs: Buffer; depth: number }[] = [{ abs: Buffer.from(workTree), depth: 0 }];
+  const listings = new Map<string, string[]>();
   let entries = 0;
   try {
     while (stack.length > 0) {
       const dir = stack.pop()!;
+      const names: string[] = [];
       for (const entry of readEntries(dir.abs)) {
         const name = entry.name;
+        names.push(name);
         if (dir.depth === 0 && name === ".git") continue; // handoff's own gitfile
-        if (++entries > policy.maxWorkspaceEntries || name === ".git") return false;
-        if (dir.abs.length + 1 + name.length >= PATH_MAX) return false; // latin1: one character per byte
+        if (++entries > policy.maxWorkspaceEntries || name === ".git") return no;
+        if (dir.abs.length + 1 + name.length >= PATH_MAX) return no; // latin1: one character per byte
         const readByGit = READ_BY_GIT.has(name);
         if (!readByGit && !entry.isDirectory()) continue;
         const abs = Buffer.concat([dir.abs, SLASH, Buffer.from(name, "latin1")]);
         if (readByGit && !entry.isSymbolicLink()) {
-          if (!entry.isFile() || lstatSync(abs).size > policy.maxFileBytes) return false;
+          if (!entry.isFile() || lstatSync(abs).size > policy.maxFileBytes) return no;
         }
         if (entry.isDirectory()) {
-          if (dir.depth + 1 >= policy.maxDepth) return false;
+          if (dir.depth + 1 >= policy.maxDepth) return no;
           stack.push({ abs, depth: dir.depth + 1 });
         }
       }
+      if (entries <= LISTED_ENTRIES) listings.set(dir.abs.toString("latin1"), names.sort());
     }
   } catch {
-    return false; // unreadable, or changed under the walk: the full scan will say what
+    return no; // unreadable, or changed under the walk: the full scan will say what
   }
-  return true;
+  return { mayStageEarly: true, listings: entries <= LISTED_ENTRIES ? listings : null };
 }
 
 /** A directory's entries with their types: read at once when its st_size says it is small, else entry by entry. */

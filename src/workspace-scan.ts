@@ -1,4 +1,4 @@
-import { PATH_MAX, fileType, walkTreeYielding } from "./fs-walk.js";
+import { type DirectoryListings, PATH_MAX, fileType, walkTreeYielding } from "./fs-walk.js";
 import type { PolicyFinding, ViolationRule } from "./findings.js";
 import { checkPathName, foldLikeNtfsAndHfs, printablePath } from "./path-names.js";
 import type { PatchPolicy } from "./policy.js";
@@ -51,6 +51,8 @@ export async function scanWorkspace(
   policy: Pick<PatchPolicy, "maxWorkspaceEntries" | "maxDepth" | "maxFileBytes">,
   /** Called at the first finding staging must leave out (git staging early is then stopped at once). */
   onExclusion: () => void = () => {},
+  /** Directory names the staging preflight already read (`preflightStaging`). */
+  listings?: DirectoryListings,
 ): Promise<WorkspaceScan> {
   const findings: ScanFinding[] = [];
   let excluding = false;
@@ -66,6 +68,7 @@ export async function scanWorkspace(
   const maxFileBytes = BigInt(policy.maxFileBytes);
 
   const summary = await walkTreeYielding(workTree, {
+    listings,
     skipTopLevel: [".git"],
     maxEntries: policy.maxWorkspaceEntries,
     maxDepth: policy.maxDepth,

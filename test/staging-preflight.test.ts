@@ -2,7 +2,10 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { gitMayStageEarly } from "../src/staging-preflight.js";
+import { preflightStaging } from "../src/staging-preflight.js";
+import { scanWorkspace } from "../src/workspace-scan.js";
+
+const gitMayStageEarly = (ws: string, policy: typeof POLICY) => preflightStaging(ws, policy).mayStageEarly;
 import { tempDir } from "./helpers/repo.js";
 
 const POLICY = { maxWorkspaceEntries: 100, maxDepth: 8, maxFileBytes: 1024 };
@@ -50,5 +53,20 @@ describe("letting git stage while the workspace scan runs", () => {
     const deep = workspace();
     mkdirSync(join(deep, ...Array.from({ length: POLICY.maxDepth }, (_, i) => `d${i}`)), { recursive: true });
     expect(gitMayStageEarly(deep, POLICY)).toBe(false);
+  });
+
+  test("hands the names it read to the scan, which then finds exactly what it finds reading them itself", async () => {
+    const ws = workspace();
+    execFileSync("mkfifo", [join(ws, "src", "pipe")]);
+    execFileSync("ln", [join(ws, "src", "lib", "math.js"), join(ws, "src", "twin.js")]);
+    writeFileSync(join(ws, "src", "big.bin"), "");
+    truncateSync(join(ws, "src", "big.bin"), POLICY.maxFileBytes + 1);
+    const preflight = preflightStaging(ws, POLICY);
+    expect(preflight.mayStageEarly).toBe(true);
+    expect(preflight.listings?.get(join(ws, "src"))).toEqual(["big.bin", "lib", "pipe", "twin.js"]);
+    const withListings = await scanWorkspace(ws, POLICY, () => {}, preflight.listings ?? undefined);
+    const reading = await scanWorkspace(ws, POLICY);
+    expect(withListings).toEqual(reading);
+    expect(reading.findings.map((finding) => finding.rule).sort()).toEqual(["file_too_large", "hard_link", "hard_link", "special_file"]);
   });
 });
