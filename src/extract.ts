@@ -75,7 +75,8 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   const indexFile = join(privateGit.path, "handoff.index");
   const target = { gitDir: privateGit.path, workTree: workspace.workTree, indexFile, cwd: privateGit.path };
   const writeBaseIndex = () => writeIndexCopy(indexFile, settled.bytes, settled.mtimeMs);
-  const listIgnored = () => git(target, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"]);
+  const listIgnored = (signal?: AbortSignal) =>
+    git(target, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], { signal });
   const stage = (exclude: readonly Buffer[], signal?: AbortSignal) =>
     stageWorkTree({
       gitDir: privateGit.path,
@@ -89,12 +90,19 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     });
 
   // A plainly ordinary workspace lets git stage it while the scan runs (staging-preflight.ts); the first finding
-  // staging must leave out stops it, and it is done again below with that path left out.
-  const stopEarly = new AbortController();
+  // staging must leave out stops it, and it is done again below with that path left out. A fatal finding stops
+  // both git calls (only a process that outlived the agent could have planted a hazard after the preflight).
+  const stopStaging = new AbortController();
+  const stopListing = new AbortController();
   writeBaseIndex();
-  const early = preflight.mayStageEarly ? { ignored: settle(listIgnored()), staged: settle(stage([], stopEarly.signal)) } : null;
-  const scan = await scanWorkspace(workspace.workTree, policy, () => stopEarly.abort(), preflight.listings ?? undefined);
-  if (scan.fatal) stopEarly.abort();
+  const early = preflight.mayStageEarly
+    ? { ignored: settle(listIgnored(stopListing.signal)), staged: settle(stage([], stopStaging.signal)) }
+    : null;
+  const scan = await scanWorkspace(workspace.workTree, policy, () => stopStaging.abort(), preflight.listings ?? undefined);
+  if (scan.fatal) {
+    stopStaging.abort();
+    stopListing.abort();
+  }
   const [earlyIgnored, earlyStaged] = early ? await Promise.all([early.ignored, early.staged]) : [null, null];
   if (scan.fatal) {
     return {
