@@ -297,7 +297,9 @@ export function createClaudeParser(chosenSessionId: string | null = null): Strea
       const output = resultText(result.data.content);
       events.push({ type: "agent.tool.finished", id: result.data.tool_use_id, ok, ...(output !== undefined ? { output } : {}) });
       const file = FileToolResult.safeParse(parsed.data.tool_use_result);
-      if (ok && content.length === 1 && FILE_TOOLS.has(toolNames.get(result.data.tool_use_id) ?? "") && file.success) {
+      const toolName = toolNames.get(result.data.tool_use_id) ?? "";
+      toolNames.delete(result.data.tool_use_id); // a call has one result: the map stays as small as the calls in flight
+      if (ok && content.length === 1 && FILE_TOOLS.has(toolName) && file.success) {
         events.push({ type: "agent.file.changed", path: file.data.filePath, change: file.data.type === "create" ? "create" : "update" });
       }
     }

@@ -159,6 +159,7 @@ export function createCodexParser(): StreamParser {
     if (phase === "updated") return []; // progress only; the completed item carries the final state
     const events = startTool(id, name, input);
     if (phase === "completed") {
+      started.delete(id); // completed is an item's last line: the set stays as small as the items in flight
       const { ok, output } = finished();
       events.push({ type: "agent.tool.finished", id, ok, ...(output !== undefined ? { output } : {}) });
     }

@@ -149,6 +149,22 @@ describe("codex stream parser", () => {
     ]);
   });
 
+  test("an item id used again after its item completed (a later turn) starts a tool again: ids are not held for ever", () => {
+    const command = (n: number) => ({ id: "item_0", type: "command_execution", command: `echo ${n}`, aggregated_output: `${n}\n`, exit_code: 0, status: "completed" });
+    const { events } = parse(
+      lines(
+        { type: "item.completed", item: command(1) },
+        { type: "turn.completed", usage: { input_tokens: 1, output_tokens: 1 } },
+        { type: "item.completed", item: command(2) },
+        { type: "turn.completed", usage: { input_tokens: 2, output_tokens: 2 } },
+      ),
+    );
+    expect(events.filter((event) => event.type === "agent.tool.started")).toEqual([
+      { type: "agent.tool.started", id: "item_0", name: "shell", input: { command: "echo 1" } },
+      { type: "agent.tool.started", id: "item_0", name: "shell", input: { command: "echo 2" } },
+    ]);
+  });
+
   test("MCP calls, web searches, todo lists and error items", () => {
     const mcp = { id: "item_3", type: "mcp_tool_call", server: "github", tool: "search_issues", arguments: { q: "is:open" }, status: "in_progress" };
     const { events, finish } = parse(
