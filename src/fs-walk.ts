@@ -47,8 +47,15 @@ const SLASH = Buffer.from("/");
 /** Linux's PATH_MAX, counting the terminating NUL: a longer path fails with ENAMETOOLONG in every path-based call. */
 export const PATH_MAX = 4096;
 
-/** A directory this small (by st_size) holds at most some 100,000 names: read at once, whatever the entry limit. */
-export const ONE_READ_DIR_BYTES = 1024 * 1024;
+/**
+ * Whether a directory is small enough, by its st_size, to read in one readdir whatever the entry limit: at most 1 MiB
+ * holds some 100,000 names (tmpfs counts 20 bytes a name, ext4 and XFS bytes of blocks). 0 means unknown: no.
+ */
+export function readsAtOnce(size: bigint | number): boolean {
+  return size > 0 && size <= ONE_READ_DIR_BYTES;
+}
+
+const ONE_READ_DIR_BYTES = 1024 * 1024;
 
 /**
  * Up to `limit` names of a directory, read entry by entry (readdirSync would hold all of them), sorted by bytes.
@@ -57,8 +64,8 @@ export const ONE_READ_DIR_BYTES = 1024 * 1024;
  */
 function readNames(dir: Buffer, limit: number, sizeHint: bigint): string[] {
   // One readdir is 12% faster than reading entry by entry: used when the walk is unbounded (the user's own tree) or
-  // the directory is small by its st_size (tmpfs counts 20 bytes a name, ext4 and XFS bytes of blocks; 0 = unknown).
-  if (limit === Number.POSITIVE_INFINITY || (sizeHint > 0n && sizeHint <= BigInt(ONE_READ_DIR_BYTES))) {
+  // the directory is small.
+  if (limit === Number.POSITIVE_INFINITY || readsAtOnce(sizeHint)) {
     return readdirSync(dir, { encoding: "latin1" }).sort().slice(0, limit);
   }
   const handle = opendirSync(dir, { encoding: "latin1" });

@@ -70,12 +70,13 @@ export async function takeSourceSnapshot(source: SourceRepo): Promise<SourceSnap
   }
 
   const [heads, refs, status] = await answers;
+  const topLevel = Buffer.from(`${source.topLevel}/`);
   const [head = "", symbolicHead = ""] = heads.exitCode === 0 ? heads.stdout.toString("utf8").trim().split("\n") : [`(HEAD does not resolve: exit ${heads.exitCode})`];
   // Dirty and untracked files: stat cannot vouch for their bytes against the index, so hash them.
   for (const entry of parsePorcelainV2(status.stdout)) {
     if (entry.kind === "ignored") continue;
     const key = entry.path.toString("latin1");
-    if (entries.isFile(key)) entries.setHash(key, hashFile(Buffer.concat([Buffer.from(`${source.topLevel}/`), entry.path])));
+    if (entries.isFile(key)) entries.setHash(key, hashFile(Buffer.concat([topLevel, entry.path])));
   }
 
   return {

@@ -1,5 +1,5 @@
 import { type Dirent, lstatSync, opendirSync, readdirSync } from "node:fs";
-import { type DirectoryListings, ONE_READ_DIR_BYTES, PATH_MAX } from "./fs-walk.js";
+import { type DirectoryListings, PATH_MAX, readsAtOnce } from "./fs-walk.js";
 import type { PatchPolicy } from "./policy.js";
 
 /**
@@ -61,8 +61,7 @@ export function preflightStaging(workTree: string, policy: Pick<PatchPolicy, "ma
 
 /** A directory's entries with their types: read at once when its st_size says it is small, else entry by entry. */
 function* readEntries(dir: Buffer): Generator<Dirent> {
-  const size = lstatSync(dir).size;
-  if (size > 0 && size <= ONE_READ_DIR_BYTES) {
+  if (readsAtOnce(lstatSync(dir).size)) {
     yield* readdirSync(dir, { encoding: "latin1", withFileTypes: true }) as unknown as Dirent[];
     return;
   }

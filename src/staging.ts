@@ -116,9 +116,9 @@ async function gitUpTo(target: GitTarget, args: readonly string[], maxBytes: num
 }
 
 /**
- * `git diff --raw -z`, with or without `--numstat` (line counts null without): `:old new oldId newId S\0path\0` records first, then
- * `adds\tdels\tpath\0` records for the same paths. A raw header always starts with `:` and its path is the next
- * record; a numstat record starts with a digit or `-`.
+ * `git diff --raw -z`, with or without `--numstat` (line counts are null without): `:old new oldId newId S\0path\0`
+ * records first, then `adds\tdels\tpath\0` records for the same paths. A raw header always starts with `:` and its
+ * path is the next record; a numstat record starts with a digit or `-`.
  */
 export function parseRawWithNumstat(output: Buffer): RawChange[] {
   const records = splitNul(output);

@@ -12,14 +12,6 @@ export class StatTable {
   readonly #hashes = new Map<string, string>();
   #values = new BigInt64Array(COLUMNS * 1024);
 
-  get size(): number {
-    return this.#slots.size;
-  }
-
-  has(key: string): boolean {
-    return this.#slots.has(key);
-  }
-
   /** Whether the entry is a regular file (S_IFREG in its mode). */
   isFile(key: string): boolean {
     const slot = this.#slots.get(key);

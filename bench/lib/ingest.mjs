@@ -1,26 +1,23 @@
 // Ingestion benchmark: a real `handoff run --backend codex` end to end, on a fake Codex that prints `bytes` of
 // JSONL events and changes nothing. Measures how fast handoff takes the stream in, and handoff's own peak RSS.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { git } from "./git.mjs";
 
 const GIB = 1024 ** 3;
 const STDERR_TAIL_BYTES = 8 * 1024;
 
 /** A repository with two files and one commit: the source the fake agent leaves untouched. */
-function makeRepo(dir) {
+async function makeRepo(dir) {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "README.md"), "# bench\n\nA repository for handoff's ingestion benchmark.\n");
   writeFileSync(join(dir, "math.js"), "export function add(a, b) {\n  return a + b;\n}\n");
-  const git = (...args) => {
-    const ran = spawnSync("git", ["-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "-c", "commit.gpgsign=false", ...args], { cwd: dir, encoding: "utf8" });
-    if (ran.status !== 0) throw new Error(`git ${args.join(" ")} failed in ${dir}: ${ran.stderr || ran.error?.message}`);
-  };
-  git("init", "-q", "-b", "main");
-  git("add", "-A");
-  git("commit", "-q", "-m", "bench repository");
+  await git(dir, ["init", "-q", "-b", "main"]);
+  await git(dir, ["add", "-A"]);
+  await git(dir, ["commit", "-q", "-m", "bench repository"]);
 }
 
 /** Runs `node <wrapper> <args>`; resolves with its exit code, stdout, the tail of its stderr and the wall time. */
@@ -62,7 +59,7 @@ export async function benchIngestion({ repoRoot, workDir, bytes, log = () => {} 
   const rssFile = join(workDir, "rss.json");
   // A second call on the same workDir starts over.
   for (const stale of [repo, runsDir, rssFile]) rmSync(stale, { recursive: true, force: true });
-  makeRepo(repo);
+  await makeRepo(repo);
 
   const env = {
     ...process.env,
