@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   chmodSync,
@@ -84,11 +84,17 @@ function tempFilesIn(runDir: string): string[] {
   return readdirSync(runDir).filter((name) => name.endsWith(".tmp"));
 }
 
+/** The pid of a process that has exited: a dead handoff that is not this process. */
+function deadPid(): number {
+  const child = spawnSync("true");
+  return child.pid!;
+}
+
 /** A run directory as a dead handoff left it mid-run: checkpoint not done, its owner a pid that is gone. */
 function fakeCrashedRun(runsDir: string, runId: string, checkpointExtra: Record<string, unknown> = {}): string {
   const runDir = join(runsDir, runId);
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
-  const owner = { ...currentOwner(), startTime: currentOwner().startTime! - 1 };
+  const owner = { ...currentOwner(), pid: deadPid(), startTime: 1 };
   writeFileSync(join(runDir, "request.json"), JSON.stringify({ runId, repo: { path: "/src/repo", baseCommit: "0".repeat(40) }, backend: { name: "command" } }));
   writeFileSync(join(runDir, "events.jsonl"), `${JSON.stringify({ seq: 1, time: new Date().toISOString(), type: "run.started" })}\n`);
   writeFileSync(join(runDir, "test.log"), "");
@@ -190,15 +196,14 @@ describe("artifacts are never written through a link (item 3)", () => {
       symlinkSync(join(elsewhere, name), join(runDir, `.${name}.${process.pid}.tmp`));
     }
 
-    const [swept] = await sweepCrashedRuns(runsDir);
-    expect(swept).toMatchObject({ runId: "linked-patch", resultKept: false });
-    const result = RunResult.parse(readJson(join(runDir, "result.json")));
-    expect(result).toMatchObject({ detail: "runner_crashed", patch: null });
-    expect(result.summary).toContain("changes.patch is a symbolic link: not taken as its patch");
+    await sweepCrashedRuns(runsDir);
     for (const name of ["result.json", "checkpoint.json", "backend-result.json"]) {
       expect(lstatSync(join(runDir, name)).isFile(), name).toBe(true);
       expect(readFileSync(join(elsewhere, name), "utf8"), name).toBe("");
     }
+    const result = RunResult.parse(readJson(join(runDir, "result.json")));
+    expect(result).toMatchObject({ detail: "runner_crashed", patch: null });
+    expect(result.summary).toContain("changes.patch is a symbolic link: not taken as its patch");
   });
 });
 
@@ -337,11 +342,11 @@ describe("the crash window after the final checkpoint (item 8)", () => {
     chmodSync(join(runDir, "result.json"), 0o600);
 
     const [swept] = await sweepCrashedRuns(runsDir, { workspacesDir: join(root, "ws") });
-    expect(swept).toMatchObject({ runId: "judged", resultKept: true, removed: [workspace] });
     expect(RunResult.parse(readJson(join(runDir, "result.json")))).toMatchObject({ terminalReason: "verified", detail: null });
     expect(readJson(join(runDir, "checkpoint.json"))).toMatchObject({ done: true, terminalReason: "verified", cleanup: "done" });
     expect(events(runDir).at(-1)).toMatchObject({ type: "run.finished", terminalReason: "verified" });
     expect(existsSync(workspace)).toBe(false);
+    expect(swept).toMatchObject({ runId: "judged", resultKept: true, removed: [workspace] });
   });
 });
 
