@@ -383,17 +383,6 @@ function readOwnResult(runDir: string, runId: string): RunResult | null {
   return result && result.runId === runId ? result : null;
 }
 
-function lastEventType(runDir: string): string | null {
-  const read = readArtifact(join(runDir, "events.jsonl"), Number.MAX_SAFE_INTEGER);
-  if (read.kind !== "bytes") return null;
-  const lines = read.bytes.toString("utf8").trimEnd().split("\n");
-  try {
-    return (JSON.parse(lines.at(-1) ?? "") as { type?: string }).type ?? null;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * A run whose handoff died after writing result.json, before its directories were gone (a kill in the last
  * moments, or a removal that failed): its leftovers are killed and removed as for a crashed run, but only what the
@@ -411,10 +400,9 @@ async function cleanUpFinishedRun(runDir: string, runId: string, checkpoint: Che
   const removed = await removeRunPaths(paths, cgroups);
   removeTempFiles(runDir, owner.pid);
   const phase = checkpoint.phase ?? null;
-  const finishedLogged = lastEventType(runDir) === "run.finished";
   const dir = RunDirectory.reopen(runDir, runId);
   try {
-    if (!finishedLogged) {
+    if (dir.lastEventType !== "run.finished") {
       dir.event({ type: "diagnostic", message: `handoff (pid ${owner.pid}) stopped after writing result.json; its leftovers were removed by pid ${process.pid}` });
       dir.event({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
     }

@@ -143,6 +143,8 @@ export class RunDirectory {
   #checkpoint: { phase: Phase | null; extra: Record<string, unknown> } = { phase: null, extra: {} };
   #failure: ArtifactWriteFailure | null = null;
   #reserve: TempFile | null = null;
+  /** For a reopened directory: the type of the last whole event the crashed run wrote, or null. */
+  lastEventType: string | null = null;
 
   private constructor(path: string, runId: string, eventsFd: number, lastSeq = 0) {
     this.path = path;
@@ -189,7 +191,9 @@ export class RunDirectory {
       fd = openSync(eventsPath, READ_APPEND_NO_FOLLOW | constants.O_EXCL, 0o600);
     }
     const tail = readEventsTail(fd);
-    const dir = new RunDirectory(path, runId, fd, lastSeq(tail));
+    const last = lastEvent(tail);
+    const dir = new RunDirectory(path, runId, fd, last?.seq ?? 0);
+    dir.lastEventType = last?.type ?? null;
     if (tail.length > 0 && !tail.endsWith("\n")) dir.#append(Buffer.from("\n"));
     return dir;
   }
@@ -436,17 +440,18 @@ function readEventsTail(fd: number): string {
   return bytes.subarray(0, read).toString("utf8");
 }
 
-function lastSeq(tail: string): number {
+/** The last line of the tail that parses as an event: its seq and type. */
+function lastEvent(tail: string): { seq: number; type: string | null } | null {
   const lines = tail.split("\n");
   for (let i = lines.length - 1; i >= 0; i--) {
     try {
-      const seq = (JSON.parse(lines[i]!) as { seq?: unknown }).seq;
-      if (typeof seq === "number" && Number.isSafeInteger(seq)) return seq;
+      const event = JSON.parse(lines[i]!) as { seq?: unknown; type?: unknown };
+      if (typeof event.seq === "number" && Number.isSafeInteger(event.seq)) return { seq: event.seq, type: typeof event.type === "string" ? event.type : null };
     } catch {
       // a line cut short by the crash, or the cut-off first line of the tail
     }
   }
-  return 0;
+  return null;
 }
 
 /** Sortable by time, unique enough for parallel runs: 20261129T203000Z-3f9a1c. */

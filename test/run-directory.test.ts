@@ -53,7 +53,9 @@ const NO_MOUNT = "cannot mount a tmpfs here (needs root and a container that all
 function smallFileSystem(mebibytes: number): string {
   const dir = tempDir("handoff-small-fs");
   execFileSync("mount", ["-t", "tmpfs", "-o", `size=${mebibytes}m,mode=0700`, "tmpfs", dir]);
-  onTestFinished(() => execFileSync("umount", ["-l", dir]));
+  onTestFinished(() => {
+    execFileSync("umount", ["-l", dir]);
+  });
   return dir;
 }
 
