@@ -277,6 +277,28 @@ describe("a full disk (item 5)", () => {
     expect(logged.at(-1)).toMatchObject({ type: "run.finished" });
   });
 
+  test.skipIf(!canMount)("on a full file system result.json still goes into the space reserved when the run directory was made; one too large for it fails whole and leaves the reserve for a smaller one", () => {
+    const disk = smallFileSystem(2);
+    const dir = RunDirectory.create(join(disk, "runs"), "reserved");
+    onTestFinished(() => dir.close());
+    try {
+      writeFileSync(join(disk, "filler"), Buffer.alloc(4 * 1024 * 1024));
+    } catch {
+      // ENOSPC: the file system is full, as wanted
+    }
+    expect(() => dir.writeJson("backend-result.json", { pad: "z".repeat(64 * 1024) })).toThrow(/ENOSPC/);
+    expect(() => dir.writeReserved("result.json", "r".repeat(1536 * 1024))).toThrow(/could not write result.json: ENOSPC/);
+    expect(existsSync(join(dir.path, "result.json"))).toBe(false);
+    const small = `${JSON.stringify({ terminalReason: "policy_or_artifact_error", detail: "artifact_write_failed" })}\n`;
+    dir.writeReserved("result.json", small);
+    expect(readFileSync(join(dir.path, "result.json"), "utf8")).toBe(small);
+    expect(lstatSync(join(dir.path, "result.json")).mode & 0o777).toBe(0o600);
+    // What the reserve held beyond the result is free again: the final checkpoint fits.
+    expect(dir.checkpoint("finish", { done: true })).toBe(true);
+    expect(tempFilesIn(dir.path)).toEqual([]);
+    expect(dir.writeFailure).toEqual({ artifact: "backend-result.json", message: "ENOSPC" });
+  });
+
   test("the crash sweep never takes a changes.patch that is not the one the run recorded (cut short by a full disk) as the run's patch", async () => {
     const runsDir = join(tempDir("handoff-sweep-partial"), "runs");
     const runDir = fakeCrashedRun(runsDir, "partial", { artifacts: { "changes.patch": { bytes: PATCH.length, sha256: sha256(PATCH) } } });
