@@ -240,6 +240,7 @@ class PipelineRun {
 
   async pipeline(before: SourceSnapshot): Promise<void> {
     const o = this.options;
+    if (this.halted) return;
     this.workspace = (await this.phase("clone", async () => {
       mkdirSync(o.workspacesDir, { recursive: true, mode: 0o700 });
       this.scratch = mkdtempSync(join(o.workspacesDir, `${this.dir.runId}-handoff-`));
