@@ -5,13 +5,14 @@ import { resolveBackend } from "../backends/index.js";
 import type { ExternalAgentBackend, ExternalAgentResult } from "./backend.js";
 import { readConfig } from "./config.js";
 import { buildEnvironment } from "./env.js";
-import { ApprovalRequiredError, DirtySourceError } from "./errors.js";
+import { ApprovalRequiredError, ArtifactWriteError, DirtySourceError } from "./errors.js";
 import type { Phase, RecordedEvent, RunnerEvent } from "./events.js";
 import { type Extraction, extractPatch } from "./extract.js";
 import type { PolicyFinding } from "./findings.js";
 import { type RunOptions, type ResolvedOptions, resolveOptions } from "./options.js";
 import { compilePolicy } from "./policy.js";
 import { buildRunResult } from "./build-result.js";
+import { minimalResult } from "./minimal-result.js";
 import type { RunResult } from "./result.js";
 import { RunDirectory, generateRunId } from "./run-dir.js";
 import { sweepCrashedRuns } from "./crash-sweep.js";
@@ -72,6 +73,7 @@ class PipelineRun {
     cancelled: null,
     sourceChanged: [],
     agent: null,
+    runDirWrite: null,
     artifactError: null,
     patch: null,
     verification: null,
@@ -88,6 +90,7 @@ class PipelineRun {
   pristine: PristineStore | null = null;
   containment: Containment | null = null;
   extraWarnings: PolicyFinding[] = [];
+  backendResultWritten = false;
   /** The source was compared with its snapshot after the last process handoff does not trust (setup, agent, verify). */
   sourceCheckedSinceLastCommand = false;
 
@@ -139,7 +142,26 @@ class PipelineRun {
     return this.request.signal?.aborted ?? false;
   }
 
-  /** Runs one phase: checkpoint, events, timing. A throw becomes an artifact error, never a lost run. */
+  /** Nothing more is started once the run is cancelled or a write to its run directory failed (a full disk). */
+  get halted(): boolean {
+    return this.cancelled || this.dir.writeFailure !== null;
+  }
+
+  /** A write to the run directory that may fail: the failure is kept by the run directory and ends the run. */
+  tryWrite(write: () => void): boolean {
+    try {
+      write();
+      return true;
+    } catch (error) {
+      if (error instanceof ArtifactWriteError) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Runs one phase: checkpoint, events, timing. A throw becomes an artifact error, never a lost run. A checkpoint
+   * that cannot be written halts the run after this phase (a phase that makes something calls `track`, which throws).
+   */
   async phase<T>(phase: Phase, body: () => Promise<T>): Promise<T | undefined> {
     this.dir.checkpoint(phase);
     this.emit({ type: "phase.started", phase });
@@ -181,8 +203,10 @@ class PipelineRun {
   }
 
   async execute(): Promise<RunResult> {
-    this.writeRequest();
-    for (const [name, content] of [["changes.patch", ""], ["test.log", ""]] as const) this.dir.writeFile(name, content);
+    this.tryWrite(() => {
+      this.writeRequest();
+      for (const [name, content] of [["changes.patch", ""], ["test.log", ""]] as const) this.dir.writeFile(name, content);
+    });
     this.emit({ type: "run.started", runId: this.dir.runId, repo: this.source.topLevel, baseCommit: this.source.baseCommit, backend: this.backend.name });
     const sandbox = this.sandbox;
     this.emit({
@@ -191,6 +215,7 @@ class PipelineRun {
       verifyNetwork: this.options.verifyNetwork,
       reason: sandbox.kind === "none" ? (sandbox.reason ?? "--sandbox none") : null,
     });
+    if (this.halted) return this.finish(null);
 
     const approved = await this.phase("approval", async () => {
       if (this.request.yes) return true;
@@ -215,6 +240,7 @@ class PipelineRun {
 
   async pipeline(before: SourceSnapshot): Promise<void> {
     const o = this.options;
+    if (this.halted) return;
     this.workspace = (await this.phase("clone", async () => {
       mkdirSync(o.workspacesDir, { recursive: true, mode: 0o700 });
       this.scratch = mkdtempSync(join(o.workspacesDir, `${this.dir.runId}-handoff-`));
@@ -225,7 +251,7 @@ class PipelineRun {
       return workspace;
     })) ?? null;
     const ws = this.workspace;
-    if (!ws || this.cancelled) return;
+    if (!ws || this.halted) return;
     const containment = this.createContainment(this.scratch!);
     const workspaceJail = (role: "setup" | "agent", label: string, extraWritable: readonly string[] = []): ProcessJail =>
       containment.jail({
@@ -254,7 +280,7 @@ class PipelineRun {
       });
       const failed = this.setupRecords.find((record) => !commandPassed(record));
       if (failed) this.facts.setupFailed = failed;
-      if (failed || this.cancelled) return;
+      if (failed || this.halted) return;
     }
 
     this.agentResult = (await this.phase("agent", async () => {
@@ -282,8 +308,8 @@ class PipelineRun {
     })) ?? null;
     this.facts.agent = this.agentResult;
     for (const warning of this.agentResult?.warnings ?? []) this.extraWarnings.push({ ...warning });
-    this.dir.writeJson("backend-result.json", { backend: this.backend.name, ...this.agentResult });
-    if (this.cancelled) return;
+    this.writeBackendResult();
+    if (this.halted) return;
 
     this.extraction = (await this.phase("extract", () =>
       extractPatch({ source: this.source, workspace: ws, policy: compilePolicy(o.policy), privateParent: this.scratch!, pristine: this.pristine! }),
@@ -296,12 +322,13 @@ class PipelineRun {
       this.sourceCheckedSinceLastCommand = true;
     }
     if (!this.extraction) return;
-    this.dir.writeFile("changes.patch", this.extraction.patch);
+    const extracted = this.extraction.patch;
+    if (!this.tryWrite(() => this.dir.writeRecordedFile("changes.patch", extracted))) return;
     this.facts.patch = { empty: this.extraction.patch.length === 0, violations: this.extraction.violations };
 
     const agentFinished = this.agentResult?.outcome.kind === "finished";
     const verifiable = agentFinished && !this.facts.patch.empty && this.extraction.violations.length === 0 && this.facts.sourceChanged.length === 0;
-    if (!verifiable || this.cancelled) return;
+    if (!verifiable || this.halted) return;
     const extraction = this.extraction;
     const common = {
       privateGitDir: extraction.privateGitDir,
@@ -370,12 +397,41 @@ class PipelineRun {
     }
     if (this.cancelled) this.facts.cancelled ??= "interrupted";
     const containment = (this.containment ?? this.createContainment(null)).summary();
-    const verdict = decideOutcome(this.facts);
     const keep = this.request.keepWorkspace === true && this.workspace !== null;
-    const result = buildRunResult({
+    this.writeBackendResult();
+    let result = this.buildResult(containment, keep);
+    let written = this.writeResult(result);
+    if (!written) {
+      // That failure is on record now: the verdict names it, and a result.json cut to its first entries carries it.
+      result = minimalResult(this.buildResult(containment, keep));
+      written = this.writeResult(result);
+    }
+    if (keep) this.dir.release(["workspaceRoot", "cliHome"]);
+    const ending = { done: true, terminalReason: result.terminalReason, detail: result.detail };
+    // Done, with its clean-up pending until the directories are gone: a crash in between is cleaned up by the next
+    // start's sweep, which keeps this verdict.
+    const end = () => {
+      this.dir.checkpoint("finish", { ...ending, cleanup: "pending" });
+      this.emit({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
+    };
+    if (written) end();
+    const cleaned = await this.cleanUp(keep);
+    // The clean-up may have freed the space a failed write needed: the run directory is then complete after all.
+    this.writeBackendResult();
+    if (!written) {
+      written = this.writeResult(result);
+      if (written) end();
+    }
+    if (written && cleaned) this.dir.checkpoint("finish", { ...ending, cleanup: "done" });
+    return result;
+  }
+
+  buildResult(containment: ReturnType<Containment["summary"]>, keep: boolean): RunResult {
+    this.facts.runDirWrite = this.dir.writeFailure;
+    return buildRunResult({
       runId: this.dir.runId,
       runDir: this.dir.path,
-      verdict,
+      verdict: decideOutcome(this.facts),
       source: this.source,
       backendName: this.backend.name,
       agent: this.agentResult,
@@ -390,14 +446,38 @@ class PipelineRun {
       phases: this.phases,
       workspace: keep ? this.workspace!.workTree : null,
     });
-    if (!this.agentResult) this.dir.writeJson("backend-result.json", { backend: this.backend.name, ran: false });
-    this.dir.writeJson("result.json", result);
-    this.dir.checkpoint("finish", { done: true, terminalReason: verdict.terminalReason, detail: verdict.detail });
-    this.emit({ type: "run.finished", terminalReason: verdict.terminalReason, detail: verdict.detail });
-    await this.containment?.close();
-    if (this.scratch) removeTree(this.scratch);
-    if (this.cliHome && !keep) removeTree(this.cliHome);
-    if (this.workspace && !keep) removeTree(this.workspace.root);
-    return result;
+  }
+
+  /** backend-result.json: what the backend returned, or `ran: false`; again at the end if it could not be written. */
+  writeBackendResult(): void {
+    if (this.backendResultWritten) return;
+    const record = this.agentResult ? { backend: this.backend.name, ...this.agentResult } : { backend: this.backend.name, ran: false };
+    this.backendResultWritten = this.tryWrite(() => this.dir.writeJson("backend-result.json", record));
+  }
+
+  /** result.json, into the space the run directory reserved for it. */
+  writeResult(result: RunResult): boolean {
+    return this.tryWrite(() => this.dir.writeReserved("result.json", `${JSON.stringify(result, null, 2)}\n`));
+  }
+
+  /** Stops the containment and removes the run's directories; false when something could not be removed. */
+  async cleanUp(keep: boolean): Promise<boolean> {
+    let cleaned = true;
+    const remove = (path: string) => {
+      try {
+        removeTree(path);
+      } catch {
+        cleaned = false;
+      }
+    };
+    try {
+      await this.containment?.close();
+    } catch {
+      cleaned = false;
+    }
+    if (this.scratch) remove(this.scratch);
+    if (this.cliHome && !keep) remove(this.cliHome);
+    if (this.workspace && !keep) remove(this.workspace.root);
+    return cleaned;
   }
 }

@@ -266,6 +266,9 @@ describe("crash safety", () => {
       "",
     ].join("\n");
     writeFileSync(join(runDir, "changes.patch"), patch);
+    // The run recorded the patch in its checkpoint before writing it: only a file that matches is taken.
+    const checkpoint = readJson(join(runDir, "checkpoint.json"));
+    writeFileSync(join(runDir, "checkpoint.json"), JSON.stringify({ ...checkpoint, artifacts: { "changes.patch": { bytes: patch.length, sha256: createHash("sha256").update(patch).digest("hex") } } }));
 
     await sweepCrashedRuns(dirs.runsDir);
     const result = RunResult.parse(readJson(join(runDir, "result.json")));
