@@ -4,6 +4,7 @@ import { basename, isAbsolute, join, normalize } from "node:path";
 import { z } from "zod";
 import { CRASH_DETAIL, type CrashedRun, buildCrashedRunResult } from "./crash-result.js";
 import { RunDirectory, isSafeRunId } from "./run-dir.js";
+import { isRunNonce, runNames } from "./run-names.js";
 import { readFileSafely } from "./safe-read.js";
 import { removeCgroupDirs, requestCgroupKill } from "./cgroup.js";
 import { type Survivor, findCgroupMembers, findSurvivors, killSurvivors, processStartTime, uniqueSurvivors } from "./survivors.js";
@@ -15,12 +16,6 @@ import { removeTree } from "./workspace.js";
  * owner dead), kills what the run left running, removes what it made, and ends the run as user_cancelled with
  * detail runner_crashed. See docs/crash-safety.md.
  */
-
-export interface SweepOptions {
-  /** Where this start puts workspaces: searched for `<runId>-*` entries too (a crash can come before `track`). */
-  readonly workspacesDir?: string;
-  readonly cliHomesDir?: string;
-}
 
 export interface SweptRun {
   readonly runId: string;
@@ -47,6 +42,8 @@ const Owner = z.looseObject({
 type Owner = z.infer<typeof Owner>;
 
 const Checkpoint = z.looseObject({
+  /** Absent in checkpoints of a handoff from before nonces: then nothing is matched by marker. */
+  nonce: z.string().refine(isRunNonce).optional(),
   phase: z.string().nullable().optional(),
   pid: z.number().int().positive().optional(),
   owner: Owner.optional(),
@@ -66,8 +63,6 @@ type Checkpoint = z.infer<typeof Checkpoint>;
 const Request = z.looseObject({
   repo: z.looseObject({ path: z.string(), baseCommit: z.string() }).optional(),
   backend: z.looseObject({ name: z.string() }).optional(),
-  workspacesDir: z.string().optional(),
-  cliHomesDir: z.string().optional(),
 });
 
 const BackendResult = z.looseObject({
@@ -159,22 +154,25 @@ function releaseLock(runDir: string): void {
   }
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
+type TrackedPath = "workspaceRoot" | "scratch" | "cliHome";
 
 /**
- * A path the sweep may remove for run `runId`: absolute, normalized, named `<runId>-…` as handoff names what it
- * makes. A checkpoint is the agent's to tamper with (same user, no sandbox): this keeps a doctored one from
- * pointing the sweep at a home directory.
+ * A recorded path the sweep may remove: absolute, normalized, and named exactly as handoff names that directory
+ * for this run id and the nonce the run recorded (`<runId>-<nonce>`, src/run-names.ts). A checkpoint is the
+ * agent's to tamper with (same user, no sandbox): this keeps a doctored one from pointing the sweep at a home
+ * directory. A checkpoint without a nonce (a handoff from before them) had mkdtemp's names: `<runId>-…`.
  */
-function namedForRun(path: string, runId: string): boolean {
-  return isAbsolute(path) && normalize(path) === path && basename(path).startsWith(`${runId}-`);
+function namedForRun(path: string, kind: TrackedPath, runId: string, nonce: string | null): boolean {
+  if (!isAbsolute(path) || normalize(path) !== path) return false;
+  if (nonce === null) return basename(path).startsWith(`${runId}-`);
+  const names = runNames(runId, nonce);
+  return basename(path) === { workspaceRoot: names.workspace, scratch: names.scratch, cliHome: names.cliHome }[kind];
 }
 
-/** Only cgroups under /sys/fs/cgroup named as handoff names a run's cgroup: `handoff-<runId>`. */
-function cgroupOfRun(path: string, runId: string): boolean {
-  return isAbsolute(path) && normalize(path) === path && path.startsWith("/sys/fs/cgroup/") && basename(path) === `handoff-${runId}`;
+/** Only cgroups under /sys/fs/cgroup named as handoff names this run's cgroup: `handoff-<runId>-<nonce>`. */
+function cgroupOfRun(path: string, runId: string, nonce: string | null): boolean {
+  const name = nonce === null ? `handoff-${runId}` : runNames(runId, nonce).cgroup;
+  return isAbsolute(path) && normalize(path) === path && path.startsWith("/sys/fs/cgroup/") && basename(path) === name;
 }
 
 /** A run's cgroup and the child cgroup of each of its process trees, children first (the order rmdir needs). */
@@ -187,24 +185,6 @@ function cgroupTree(cgroup: string): string[] {
   }
 }
 
-/**
- * `<dir>/<runId>-XXXXXX` (a workspace or CLI home, mkdtemp's six characters) and `<dir>/<runId>-handoff-XXXXXX`
- * (scratch). The second could also be a workspace of a run named `<runId>-handoff`: skipped when such a run exists.
- */
-function leftoversIn(dir: string, runId: string, runsDir: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const id = escapeRegExp(runId);
-  const workspace = new RegExp(`^${id}-[A-Za-z0-9]{6}$`);
-  const scratch = new RegExp(`^${id}-handoff-[A-Za-z0-9]{6}$`);
-  const scratchAmbiguous = exists(join(runsDir, `${runId}-handoff`));
-  return names.filter((name) => workspace.test(name) || (!scratchAmbiguous && scratch.test(name))).map((name) => join(dir, name));
-}
-
 function exists(path: string): boolean {
   try {
     lstatSync(path);
@@ -214,13 +194,16 @@ function exists(path: string): boolean {
   }
 }
 
-/** Finds and kills the run's processes, again and again while new ones show up (a survivor may fork meanwhile). */
-async function killRunProcesses(runId: string, roots: readonly string[], cgroups: readonly string[]) {
+/**
+ * Finds and kills the run's processes, again and again while new ones show up (a survivor may fork meanwhile): by
+ * the run's own marker (its nonce; none without one), by a hold on its recorded directories, by its recorded cgroups.
+ */
+async function killRunProcesses(nonce: string | null, roots: readonly string[], cgroups: readonly string[]) {
   const killed = new Map<string, Survivor>();
   let stillAlive: Survivor[] = [];
   for (let round = 0; round < KILL_ROUNDS; round++) {
     for (const cgroup of cgroups) requestCgroupKill(cgroup);
-    const unique = uniqueSurvivors([...findSurvivors({ runId, roots }), ...cgroups.flatMap(cgroupTree).flatMap(findCgroupMembers)]);
+    const unique = uniqueSurvivors([...findSurvivors({ nonce, roots }), ...cgroups.flatMap(cgroupTree).flatMap(findCgroupMembers)]);
     if (unique.length === 0) break;
     const outcome = await killSurvivors(unique);
     for (const s of outcome.killed) killed.set(`${s.pid}:${s.startTime}`, s);
@@ -270,21 +253,18 @@ function mtimeOf(path: string): Date | null {
   }
 }
 
-async function sweepRun(runsDir: string, runDir: string, runId: string, checkpoint: Checkpoint, owner: Owner, options: SweepOptions): Promise<SweptRun> {
+async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, owner: Owner): Promise<SweptRun> {
   const request = readJson(join(runDir, "request.json"), Request, MAX_SIDE_FILE_BYTES);
+  // Only what this run recorded, and only names built from its own nonce: a run id is unique only inside one runs
+  // directory, and another run with this id (another runs directory, the same workspaces directory) may be live.
+  // Each directory was recorded before it was made, so a crash in between leaves nothing unrecorded.
   const tracked = checkpoint.resources ?? {};
-  const searchDirs = [options.workspacesDir, request?.workspacesDir, options.cliHomesDir, request?.cliHomesDir].filter(
-    (dir): dir is string => typeof dir === "string" && isAbsolute(dir),
-  );
-  const paths = [
-    ...new Set([
-      ...[tracked.workspaceRoot, tracked.scratch, tracked.cliHome].filter((p): p is string => typeof p === "string" && namedForRun(p, runId)),
-      ...[...new Set(searchDirs)].flatMap((dir) => leftoversIn(dir, runId, runsDir)),
-    ]),
-  ];
-  const cgroups = (tracked.cgroups ?? []).filter((cgroup) => cgroupOfRun(cgroup, runId));
+  const nonce = checkpoint.nonce ?? null;
+  const kinds: TrackedPath[] = ["workspaceRoot", "scratch", "cliHome"];
+  const paths = [...new Set(kinds.flatMap((kind) => (typeof tracked[kind] === "string" && namedForRun(tracked[kind], kind, runId, nonce) ? [tracked[kind]] : [])))];
+  const cgroups = (tracked.cgroups ?? []).filter((cgroup) => cgroupOfRun(cgroup, runId, nonce));
 
-  const { killed, stillAlive } = await killRunProcesses(runId, paths, cgroups);
+  const { killed, stillAlive } = await killRunProcesses(nonce, paths, cgroups);
   const removed = await removeRunPaths(paths, cgroups);
   removeTempFiles(runDir, owner.pid);
 
@@ -353,7 +333,7 @@ function readAgentRecord(path: string): CrashedRun["agent"] {
  * from here), or whose checkpoint is unreadable are left as they are. Reads one small checkpoint.json per run, so a
  * runs directory of thousands of finished runs costs a directory listing and that many small reads. Never throws.
  */
-export async function sweepCrashedRuns(runsDir: string, options: SweepOptions = {}): Promise<SweptRun[]> {
+export async function sweepCrashedRuns(runsDir: string): Promise<SweptRun[]> {
   let entries;
   try {
     entries = readdirSync(runsDir, { withFileTypes: true });
@@ -373,7 +353,7 @@ export async function sweepCrashedRuns(runsDir: string, options: SweepOptions = 
       // Another sweeper may have finished it between the first read and the lock.
       const locked = readCheckpoint(runDir);
       if (!locked || locked.done) continue;
-      swept.push(await sweepRun(runsDir, runDir, entry.name, locked, ownerOf(locked) ?? owner, options));
+      swept.push(await sweepRun(runDir, entry.name, locked, ownerOf(locked) ?? owner));
     } catch {
       // a run directory the sweep cannot finish is left for the next start; this one goes on
     } finally {

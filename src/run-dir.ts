@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { UsageError } from "./errors.js";
 import type { Phase, RecordedEvent, RunnerEvent } from "./events.js";
+import { generateRunNonce } from "./run-names.js";
 import { processStartTime } from "./survivors.js";
 
 /** The artifact files every run writes, on every path. */
@@ -73,6 +74,8 @@ function mergeResources(into: TrackedResources, more: TrackedResources): Tracked
 export class RunDirectory {
   readonly path: string;
   readonly runId: string;
+  /** What makes this run's names unique beyond its runs directory (src/run-names.ts); recorded in checkpoint.json. */
+  readonly nonce: string;
   #seq = 0;
   #eventsFd: number;
   #eventBytes = 0;
@@ -82,9 +85,10 @@ export class RunDirectory {
   #tracked: TrackedResources = {};
   #checkpoint: { phase: Phase | null; extra: Record<string, unknown> } = { phase: null, extra: {} };
 
-  private constructor(path: string, runId: string, lastSeq = 0) {
+  private constructor(path: string, runId: string, nonce: string, lastSeq = 0) {
     this.path = path;
     this.runId = runId;
+    this.nonce = nonce;
     this.#seq = lastSeq;
     // Never through a link, never blocking on a FIFO: reopen may find whatever the crashed run's agent left there.
     this.#eventsFd = openSync(join(path, "events.jsonl"), APPEND_NO_FOLLOW, 0o600);
@@ -102,7 +106,7 @@ export class RunDirectory {
       }
       throw error;
     }
-    return new RunDirectory(path, runId);
+    return new RunDirectory(path, runId, generateRunNonce());
   }
 
   /**
@@ -111,7 +115,8 @@ export class RunDirectory {
    */
   static reopen(path: string, runId: string): RunDirectory {
     const tail = readEventsTail(join(path, "events.jsonl"));
-    const dir = new RunDirectory(path, runId, lastSeq(tail));
+    // The sweep rewrites checkpoint.json itself, keeping the nonce the run recorded: this handle has none of its own.
+    const dir = new RunDirectory(path, runId, "", lastSeq(tail));
     if (tail.length > 0 && !tail.endsWith("\n")) writeSync(dir.#eventsFd, "\n");
     return dir;
   }
@@ -170,6 +175,7 @@ export class RunDirectory {
   #writeCheckpoint(): void {
     this.writeJson("checkpoint.json", {
       runId: this.runId,
+      nonce: this.nonce,
       phase: this.#checkpoint.phase,
       pid: this.#owner.pid,
       owner: this.#owner,
