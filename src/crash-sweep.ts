@@ -261,7 +261,10 @@ async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, o
   const tracked = checkpoint.resources ?? {};
   const nonce = checkpoint.nonce ?? null;
   const kinds: TrackedPath[] = ["workspaceRoot", "scratch", "cliHome"];
-  const paths = [...new Set(kinds.flatMap((kind) => (typeof tracked[kind] === "string" && namedForRun(tracked[kind], kind, runId, nonce) ? [tracked[kind]] : [])))];
+  const paths = kinds.flatMap((kind) => {
+    const path = tracked[kind];
+    return typeof path === "string" && namedForRun(path, kind, runId, nonce) ? [path] : [];
+  });
   const cgroups = (tracked.cgroups ?? []).filter((cgroup) => cgroupOfRun(cgroup, runId, nonce));
 
   const { killed, stillAlive } = await killRunProcesses(nonce, paths, cgroups);
