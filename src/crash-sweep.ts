@@ -253,11 +253,13 @@ function mtimeOf(path: string): Date | null {
   }
 }
 
-async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, owner: Owner): Promise<SweptRun> {
-  const request = readJson(join(runDir, "request.json"), Request, MAX_SIDE_FILE_BYTES);
-  // Only what this run recorded, and only names built from its own nonce: a run id is unique only inside one runs
-  // directory, and another run with this id (another runs directory, the same workspaces directory) may be live.
-  // Each directory was recorded before it was made, so a crash in between leaves nothing unrecorded.
+/**
+ * What the sweep may act on for a run: only what the run recorded, and only under names built from its own nonce.
+ * A run id is unique only inside one runs directory, and another run with this id (another runs directory, the
+ * same workspaces directory) may be live. Each directory was recorded before it was made, so a crash in between
+ * leaves nothing unrecorded.
+ */
+function recordedLeftovers(checkpoint: Checkpoint, runId: string): { nonce: string | null; paths: string[]; cgroups: string[] } {
   const tracked = checkpoint.resources ?? {};
   const nonce = checkpoint.nonce ?? null;
   const kinds: TrackedPath[] = ["workspaceRoot", "scratch", "cliHome"];
@@ -265,8 +267,12 @@ async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, o
     const path = tracked[kind];
     return typeof path === "string" && namedForRun(path, kind, runId, nonce) ? [path] : [];
   });
-  const cgroups = (tracked.cgroups ?? []).filter((cgroup) => cgroupOfRun(cgroup, runId, nonce));
+  return { nonce, paths, cgroups: (tracked.cgroups ?? []).filter((cgroup) => cgroupOfRun(cgroup, runId, nonce)) };
+}
 
+async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, owner: Owner): Promise<SweptRun> {
+  const request = readJson(join(runDir, "request.json"), Request, MAX_SIDE_FILE_BYTES);
+  const { nonce, paths, cgroups } = recordedLeftovers(checkpoint, runId);
   const { killed, stillAlive } = await killRunProcesses(nonce, paths, cgroups);
   const removed = await removeRunPaths(paths, cgroups);
   removeTempFiles(runDir, owner.pid);
