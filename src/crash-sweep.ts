@@ -7,6 +7,7 @@ import { CRASH_DETAIL, type CrashedRun, buildCrashedRunResult } from "./crash-re
 import { RunDirectory, isSafeRunId } from "./run-dir.js";
 import { readArtifact } from "./artifact-file.js";
 import { RunResult } from "./result.js";
+import { isRunNonce, runNames } from "./run-names.js";
 import { removeCgroupDirs, requestCgroupKill } from "./cgroup.js";
 import { type Survivor, findCgroupMembers, findSurvivors, killSurvivors, processStartTime, uniqueSurvivors } from "./survivors.js";
 import { removeTree } from "./workspace.js";
@@ -18,12 +19,6 @@ import { removeTree } from "./workspace.js";
  * detail runner_crashed. A run killed after its result.json was written (its clean-up still pending) keeps its
  * verdict: only its leftovers are dealt with. See docs/crash-safety.md.
  */
-
-export interface SweepOptions {
-  /** Where this start puts workspaces: searched for `<runId>-*` entries too (a crash can come before `track`). */
-  readonly workspacesDir?: string;
-  readonly cliHomesDir?: string;
-}
 
 export interface SweptRun {
   readonly runId: string;
@@ -53,6 +48,8 @@ const Owner = z.looseObject({
 type Owner = z.infer<typeof Owner>;
 
 const Checkpoint = z.looseObject({
+  /** Absent in checkpoints of a handoff from before nonces: then nothing is matched by marker. */
+  nonce: z.string().refine(isRunNonce).optional(),
   phase: z.string().nullable().optional(),
   pid: z.number().int().positive().optional(),
   owner: Owner.optional(),
@@ -76,8 +73,6 @@ type Checkpoint = z.infer<typeof Checkpoint>;
 const Request = z.looseObject({
   repo: z.looseObject({ path: z.string(), baseCommit: z.string() }).optional(),
   backend: z.looseObject({ name: z.string() }).optional(),
-  workspacesDir: z.string().optional(),
-  cliHomesDir: z.string().optional(),
 });
 
 const BackendResult = z.looseObject({
@@ -175,22 +170,25 @@ function releaseLock(runDir: string): void {
   }
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
+type TrackedPath = "workspaceRoot" | "scratch" | "cliHome";
 
 /**
- * A path the sweep may remove for run `runId`: absolute, normalized, named `<runId>-…` as handoff names what it
- * makes. A checkpoint is the agent's to tamper with (same user, no sandbox): this keeps a doctored one from
- * pointing the sweep at a home directory.
+ * A recorded path the sweep may remove: absolute, normalized, and named exactly as handoff names that directory
+ * for this run id and the nonce the run recorded (`<runId>-<nonce>`, src/run-names.ts). A checkpoint is the
+ * agent's to tamper with (same user, no sandbox): this keeps a doctored one from pointing the sweep at a home
+ * directory. A checkpoint without a nonce (a handoff from before them) had mkdtemp's names: `<runId>-…`.
  */
-function namedForRun(path: string, runId: string): boolean {
-  return isAbsolute(path) && normalize(path) === path && basename(path).startsWith(`${runId}-`);
+function namedForRun(path: string, kind: TrackedPath, runId: string, nonce: string | null): boolean {
+  if (!isAbsolute(path) || normalize(path) !== path) return false;
+  if (nonce === null) return basename(path).startsWith(`${runId}-`);
+  const names = runNames(runId, nonce);
+  return basename(path) === { workspaceRoot: names.workspace, scratch: names.scratch, cliHome: names.cliHome }[kind];
 }
 
-/** Only cgroups under /sys/fs/cgroup named as handoff names a run's cgroup: `handoff-<runId>`. */
-function cgroupOfRun(path: string, runId: string): boolean {
-  return isAbsolute(path) && normalize(path) === path && path.startsWith("/sys/fs/cgroup/") && basename(path) === `handoff-${runId}`;
+/** Only cgroups under /sys/fs/cgroup named as handoff names this run's cgroup: `handoff-<runId>-<nonce>`. */
+function cgroupOfRun(path: string, runId: string, nonce: string | null): boolean {
+  const name = nonce === null ? `handoff-${runId}` : runNames(runId, nonce).cgroup;
+  return isAbsolute(path) && normalize(path) === path && path.startsWith("/sys/fs/cgroup/") && basename(path) === name;
 }
 
 /** A run's cgroup and the child cgroup of each of its process trees, children first (the order rmdir needs). */
@@ -203,24 +201,6 @@ function cgroupTree(cgroup: string): string[] {
   }
 }
 
-/**
- * `<dir>/<runId>-XXXXXX` (a workspace or CLI home, mkdtemp's six characters) and `<dir>/<runId>-handoff-XXXXXX`
- * (scratch). The second could also be a workspace of a run named `<runId>-handoff`: skipped when such a run exists.
- */
-function leftoversIn(dir: string, runId: string, runsDir: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const id = escapeRegExp(runId);
-  const workspace = new RegExp(`^${id}-[A-Za-z0-9]{6}$`);
-  const scratch = new RegExp(`^${id}-handoff-[A-Za-z0-9]{6}$`);
-  const scratchAmbiguous = exists(join(runsDir, `${runId}-handoff`));
-  return names.filter((name) => workspace.test(name) || (!scratchAmbiguous && scratch.test(name))).map((name) => join(dir, name));
-}
-
 function exists(path: string): boolean {
   try {
     lstatSync(path);
@@ -230,13 +210,16 @@ function exists(path: string): boolean {
   }
 }
 
-/** Finds and kills the run's processes, again and again while new ones show up (a survivor may fork meanwhile). */
-async function killRunProcesses(runId: string, roots: readonly string[], cgroups: readonly string[]) {
+/**
+ * Finds and kills the run's processes, again and again while new ones show up (a survivor may fork meanwhile): by
+ * the run's own marker (its nonce; none without one), by a hold on its recorded directories, by its recorded cgroups.
+ */
+async function killRunProcesses(nonce: string | null, roots: readonly string[], cgroups: readonly string[]) {
   const killed = new Map<string, Survivor>();
   let stillAlive: Survivor[] = [];
   for (let round = 0; round < KILL_ROUNDS; round++) {
     for (const cgroup of cgroups) requestCgroupKill(cgroup);
-    const unique = uniqueSurvivors([...findSurvivors({ runId, roots }), ...cgroups.flatMap(cgroupTree).flatMap(findCgroupMembers)]);
+    const unique = uniqueSurvivors([...findSurvivors({ nonce, roots }), ...cgroups.flatMap(cgroupTree).flatMap(findCgroupMembers)]);
     if (unique.length === 0) break;
     const outcome = await killSurvivors(unique);
     for (const s of outcome.killed) killed.set(`${s.pid}:${s.startTime}`, s);
@@ -286,21 +269,27 @@ function mtimeOf(path: string): Date | null {
   }
 }
 
-async function sweepRun(runsDir: string, runDir: string, runId: string, checkpoint: Checkpoint, owner: Owner, options: SweepOptions): Promise<SweptRun> {
-  const request = readJson(join(runDir, "request.json"), Request, MAX_SIDE_FILE_BYTES);
+/**
+ * What the sweep may act on for a run: only what the run recorded, and only under names built from its own nonce.
+ * A run id is unique only inside one runs directory, and another run with this id (another runs directory, the
+ * same workspaces directory) may be live. Each directory was recorded before it was made, so a crash in between
+ * leaves nothing unrecorded.
+ */
+function recordedLeftovers(checkpoint: Checkpoint, runId: string): { nonce: string | null; paths: string[]; cgroups: string[] } {
   const tracked = checkpoint.resources ?? {};
-  const searchDirs = [options.workspacesDir, request?.workspacesDir, options.cliHomesDir, request?.cliHomesDir].filter(
-    (dir): dir is string => typeof dir === "string" && isAbsolute(dir),
-  );
-  const paths = [
-    ...new Set([
-      ...[tracked.workspaceRoot, tracked.scratch, tracked.cliHome].filter((p): p is string => typeof p === "string" && namedForRun(p, runId)),
-      ...[...new Set(searchDirs)].flatMap((dir) => leftoversIn(dir, runId, runsDir)),
-    ]),
-  ];
-  const cgroups = (tracked.cgroups ?? []).filter((cgroup) => cgroupOfRun(cgroup, runId));
+  const nonce = checkpoint.nonce ?? null;
+  const kinds: TrackedPath[] = ["workspaceRoot", "scratch", "cliHome"];
+  const paths = kinds.flatMap((kind) => {
+    const path = tracked[kind];
+    return typeof path === "string" && namedForRun(path, kind, runId, nonce) ? [path] : [];
+  });
+  return { nonce, paths, cgroups: (tracked.cgroups ?? []).filter((cgroup) => cgroupOfRun(cgroup, runId, nonce)) };
+}
 
-  const { killed, stillAlive } = await killRunProcesses(runId, paths, cgroups);
+async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, owner: Owner): Promise<SweptRun> {
+  const request = readJson(join(runDir, "request.json"), Request, MAX_SIDE_FILE_BYTES);
+  const { nonce, paths, cgroups } = recordedLeftovers(checkpoint, runId);
+  const { killed, stillAlive } = await killRunProcesses(nonce, paths, cgroups);
   const removed = await removeRunPaths(paths, cgroups);
   removeTempFiles(runDir, owner.pid);
 
@@ -392,11 +381,10 @@ async function cleanUpFinishedRun(runDir: string, runId: string, checkpoint: Che
   const tracked = checkpoint.resources ?? {};
   // A result.json naming a kept workspace: the checkpoint may not have caught up with --keep-workspace yet.
   const kept = result.workspace ? [tracked.workspaceRoot, tracked.cliHome] : [];
-  const paths = [tracked.workspaceRoot, tracked.scratch, tracked.cliHome].filter(
-    (p): p is string => typeof p === "string" && namedForRun(p, runId) && !kept.includes(p),
-  );
-  const cgroups = (tracked.cgroups ?? []).filter((cgroup) => cgroupOfRun(cgroup, runId));
-  const { killed, stillAlive } = await killRunProcesses(runId, paths, cgroups);
+  const recorded = recordedLeftovers(checkpoint, runId);
+  const paths = recorded.paths.filter((p) => !kept.includes(p));
+  const { cgroups } = recorded;
+  const { killed, stillAlive } = await killRunProcesses(recorded.nonce, paths, cgroups);
   const removed = await removeRunPaths(paths, cgroups);
   removeTempFiles(runDir, owner.pid);
   const phase = checkpoint.phase ?? null;
@@ -441,7 +429,7 @@ function readAgentRecord(path: string): CrashedRun["agent"] {
  * from here), or whose checkpoint is unreadable are left as they are. Reads one small checkpoint.json per run, so a
  * runs directory of thousands of finished runs costs a directory listing and that many small reads. Never throws.
  */
-export async function sweepCrashedRuns(runsDir: string, options: SweepOptions = {}): Promise<SweptRun[]> {
+export async function sweepCrashedRuns(runsDir: string): Promise<SweptRun[]> {
   let entries;
   try {
     entries = readdirSync(runsDir, { withFileTypes: true });
@@ -465,7 +453,7 @@ export async function sweepCrashedRuns(runsDir: string, options: SweepOptions = 
       // A run that wrote its result.json is never judged again, whatever its checkpoint says.
       const result = readOwnResult(runDir, entry.name);
       if (result) swept.push(await cleanUpFinishedRun(runDir, entry.name, locked, lockedOwner, result));
-      else if (!locked.done) swept.push(await sweepRun(runsDir, runDir, entry.name, locked, lockedOwner, options));
+      else if (!locked.done) swept.push(await sweepRun(runDir, entry.name, locked, lockedOwner));
     } catch {
       // a run directory the sweep cannot finish is left for the next start; this one goes on
     } finally {

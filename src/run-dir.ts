@@ -19,6 +19,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { ArtifactWriteError, UsageError } from "./errors.js";
 import type { Phase, RecordedEvent, RunnerEvent } from "./events.js";
+import { generateRunNonce } from "./run-names.js";
 import { processStartTime } from "./survivors.js";
 
 /** The artifact files every run writes, on every path. */
@@ -131,6 +132,8 @@ function mergeResources(into: TrackedResources, more: TrackedResources): Tracked
 export class RunDirectory {
   readonly path: string;
   readonly runId: string;
+  /** What makes this run's names unique beyond its runs directory (src/run-names.ts); recorded in checkpoint.json. */
+  readonly nonce: string;
   #seq = 0;
   #eventsFd: number;
   #eventBytes = 0;
@@ -146,9 +149,10 @@ export class RunDirectory {
   /** For a reopened directory: the type of the last whole event the crashed run wrote, or null. */
   lastEventType: string | null = null;
 
-  private constructor(path: string, runId: string, eventsFd: number, lastSeq = 0) {
+  private constructor(path: string, runId: string, nonce: string, eventsFd: number, lastSeq = 0) {
     this.path = path;
     this.runId = runId;
+    this.nonce = nonce;
     this.#seq = lastSeq;
     this.#eventsFd = eventsFd;
   }
@@ -168,7 +172,7 @@ export class RunDirectory {
     let dir: RunDirectory | null = null;
     try {
       // A fresh directory: nothing can be planted at events.jsonl yet.
-      dir = new RunDirectory(path, runId, openSync(join(path, "events.jsonl"), APPEND_NO_FOLLOW, 0o600));
+      dir = new RunDirectory(path, runId, generateRunNonce(), openSync(join(path, "events.jsonl"), APPEND_NO_FOLLOW, 0o600));
       dir.#reserve = dir.#makeReserve();
       return dir;
     } catch (error) {
@@ -192,7 +196,8 @@ export class RunDirectory {
     }
     const tail = readEventsTail(fd);
     const last = lastEvent(tail);
-    const dir = new RunDirectory(path, runId, fd, last?.seq ?? 0);
+    // The sweep rewrites checkpoint.json itself, keeping the nonce the run recorded: this handle has none of its own.
+    const dir = new RunDirectory(path, runId, "", fd, last?.seq ?? 0);
     dir.lastEventType = last?.type ?? null;
     if (tail.length > 0 && !tail.endsWith("\n")) dir.#append(Buffer.from("\n"));
     return dir;
@@ -389,6 +394,7 @@ export class RunDirectory {
   #writeCheckpoint(): void {
     this.writeJson("checkpoint.json", {
       runId: this.runId,
+      nonce: this.nonce,
       phase: this.#checkpoint.phase,
       pid: this.#owner.pid,
       owner: this.#owner,

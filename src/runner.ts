@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveBackend } from "../backends/index.js";
@@ -15,6 +15,7 @@ import { buildRunResult } from "./build-result.js";
 import { minimalResult } from "./minimal-result.js";
 import type { RunResult } from "./result.js";
 import { RunDirectory, generateRunId } from "./run-dir.js";
+import { RUN_MARKER_VARIABLE, runNames } from "./run-names.js";
 import { sweepCrashedRuns } from "./crash-sweep.js";
 import { type CommandRecord, TestLog, commandPassed, runShellCommands } from "./shell-commands.js";
 import { type SourceSnapshot, compareSnapshots, takeSourceSnapshot } from "./source-snapshot.js";
@@ -48,7 +49,7 @@ export class ExternalCodingRunner {
     const source = await inspectSource(options.repo ?? process.cwd());
     const config = await readConfig(source);
     const resolved = resolveOptions(options, config, source.topLevel);
-    await sweepCrashedRuns(resolved.runsDir, { workspacesDir: resolved.workspacesDir, cliHomesDir: resolved.cliHomesDir });
+    await sweepCrashedRuns(resolved.runsDir);
     const backend: ExternalAgentBackend =
       typeof options.backend === "object" ? options.backend : resolveBackend({ name: resolved.backendName, agentCmd: options.agentCmd, bin: options.bin });
     const dirty = await listDirtyPaths(source);
@@ -187,6 +188,7 @@ class PipelineRun {
     const o = this.options;
     this.dir.writeJson("request.json", {
       runId: this.dir.runId,
+      nonce: this.dir.nonce,
       task: this.request.task,
       repo: { path: this.source.topLevel, baseCommit: this.source.baseCommit },
       backend: { name: this.backend.name, model: o.model, bin: this.request.bin ?? null, agentCmd: this.request.agentCmd ?? null },
@@ -242,13 +244,16 @@ class PipelineRun {
     const o = this.options;
     if (this.halted) return;
     this.workspace = (await this.phase("clone", async () => {
+      // Recorded before they exist, so a crash between the two leaves nothing that the sweep does not know of.
+      const names = runNames(this.dir.runId, this.dir.nonce);
+      const scratch = join(o.workspacesDir, names.scratch);
+      const workspaceRoot = join(o.workspacesDir, names.workspace);
+      this.dir.track({ scratch, workspaceRoot });
       mkdirSync(o.workspacesDir, { recursive: true, mode: 0o700 });
-      this.scratch = mkdtempSync(join(o.workspacesDir, `${this.dir.runId}-handoff-`));
-      this.dir.track({ scratch: this.scratch });
+      mkdirSync(scratch, { mode: 0o700 });
+      this.scratch = scratch;
       this.pristine = await createPristineStore(this.source, this.scratch);
-      const workspace = await createWorkspace(this.source, this.pristine, o.workspacesDir, this.dir.runId);
-      this.dir.track({ workspaceRoot: workspace.root });
-      return workspace;
+      return await createWorkspace(this.source, this.pristine, workspaceRoot);
     })) ?? null;
     const ws = this.workspace;
     if (!ws || this.halted) return;
@@ -263,8 +268,14 @@ class PipelineRun {
         readOnly: [ws.agentGitDir, join(ws.workTree, ".git")],
       });
 
-    // HANDOFF_RUN_ID marks every process the agent starts, so a leftover one can be found by its environment.
-    const agentEnv = buildEnvironment({ home: ws.home, tmp: ws.tmp, extraNames: o.envNames, set: { HANDOFF_RUN_ID: this.dir.runId } });
+    // The nonce marks every process the agent starts, so a leftover one can be found by its environment (HANDOFF_RUN_ID
+    // alone could be another run's: a run id is unique only inside its runs directory).
+    const agentEnv = buildEnvironment({
+      home: ws.home,
+      tmp: ws.tmp,
+      extraNames: o.envNames,
+      set: { HANDOFF_RUN_ID: this.dir.runId, [RUN_MARKER_VARIABLE]: this.dir.nonce },
+    });
     if (o.setup.length > 0) {
       await this.phase("setup", async () => {
         this.setupRecords = await runShellCommands(o.setup, {
@@ -284,9 +295,11 @@ class PipelineRun {
     }
 
     this.agentResult = (await this.phase("agent", async () => {
+      const cliHome = join(o.cliHomesDir, runNames(this.dir.runId, this.dir.nonce).cliHome);
+      this.dir.track({ cliHome });
       mkdirSync(o.cliHomesDir, { recursive: true, mode: 0o700 });
-      this.cliHome = mkdtempSync(join(o.cliHomesDir, `${this.dir.runId}-`));
-      this.dir.track({ cliHome: this.cliHome });
+      mkdirSync(cliHome, { mode: 0o700 });
+      this.cliHome = cliHome;
       const jail = workspaceJail("agent", this.backend.name, [this.cliHome]);
       try {
         return await runAgentSafely(this.backend, this.request.task, {
@@ -361,6 +374,7 @@ class PipelineRun {
       caps: o.caps,
       verifyNetwork: o.verifyNetwork,
       runId: this.dir.runId,
+      nonce: this.dir.nonce,
       hidden: [
         home,
         this.source.topLevel,

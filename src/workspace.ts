@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileType, removeTreeNoFollow, walkTree } from "./fs-walk.js";
 import { git } from "./git.js";
 import { readFileSafely } from "./safe-read.js";
@@ -70,9 +70,10 @@ export function pristineTampered(store: PristineStore): string | null {
   return fingerprintStore(store.path) === store.fingerprint ? null : "handoff's own copy of the repository's objects was modified during the run";
 }
 
-export async function createWorkspace(source: SourceRepo, pristine: PristineStore, workspacesDir: string, runId: string): Promise<Workspace> {
-  mkdirSync(workspacesDir, { recursive: true, mode: 0o700 });
-  const root = mkdtempSync(join(workspacesDir, `${runId}-`));
+/** The clone at `root`, a path the run recorded before this makes it (exclusively: an existing entry is an error). */
+export async function createWorkspace(source: SourceRepo, pristine: PristineStore, root: string): Promise<Workspace> {
+  mkdirSync(dirname(root), { recursive: true, mode: 0o700 });
+  mkdirSync(root, { mode: 0o700 });
   chmodSync(root, 0o700);
   const workTree = join(root, "ws");
   const agentGitDir = join(root, "agent.git");

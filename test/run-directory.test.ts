@@ -365,7 +365,7 @@ describe("the crash window after the final checkpoint (item 8)", () => {
     writeFileSync(join(runDir, "result.json"), JSON.stringify(result));
     chmodSync(join(runDir, "result.json"), 0o600);
 
-    const [swept] = await sweepCrashedRuns(runsDir, { workspacesDir: join(root, "ws") });
+    const [swept] = await sweepCrashedRuns(runsDir);
     expect(RunResult.parse(readJson(join(runDir, "result.json")))).toMatchObject({ terminalReason: "verified", detail: null });
     expect(readJson(join(runDir, "checkpoint.json"))).toMatchObject({ done: true, terminalReason: "verified", cleanup: "done" });
     expect(events(runDir).at(-1)).toMatchObject({ type: "run.finished", terminalReason: "verified" });
