@@ -1,0 +1,131 @@
+import type { BigIntStats } from "node:fs";
+
+/**
+ * What the base checkout put in the workspace, read from the index git wrote right after the checkout (the copy
+ * handoff kept in memory before the agent started; never the agent's index). The pre-walk's limits apply to what
+ * the agent changed: a committed 200 MB file the agent did not touch, or a directory depth the base already has, is
+ * not held against the run. And git stages nothing below a submodule's path, so the scan must know those paths.
+ *
+ * Nothing is copied: the entries' offsets are kept, and a path is found by binary search (the index is sorted by
+ * path, byte by byte). Index versions 2 and 3 only (what a checkout writes; handoff's git calls read no global
+ * config that could ask for version 4); any other index gives an empty base, which exempts nothing.
+ */
+export interface BaseTree {
+  /** Entries of the base checkout: the index's entries and the directories that hold them. */
+  readonly entries: number;
+  /** Paths of the base's submodules (gitlinks), latin1: an empty directory in the clone. */
+  readonly gitlinks: ReadonlySet<string>;
+  /**
+   * The base has a regular file at `relPath`, and the workspace file has the size the checkout wrote (or, for a file
+   * of 4 GiB or more, whose size the index keeps only modulo 2^32, every stat field the checkout recorded). git reads
+   * such a file no further than the base did; whether its bytes changed is for git to say.
+   */
+  unchangedSize(relPath: Buffer, stats: BigIntStats): boolean;
+  /** The base has a directory at `relPath` (some entry lies below it). */
+  hasDirectory(relPath: Buffer): boolean;
+}
+
+export const EMPTY_BASE: BaseTree = {
+  entries: 0,
+  gitlinks: new Set(),
+  unchangedSize: () => false,
+  hasDirectory: () => false,
+};
+
+const HEADER_BYTES = 12;
+const FIXED_BYTES = 62 - 20; // the fixed fields around a 20-byte object id; +12 for a 32-byte one
+const SLASH = 0x2f;
+const FOUR_GIB = 2n ** 32n;
+
+export function readBaseTree(index: Buffer, objectFormat: "sha1" | "sha256"): BaseTree {
+  const hashBytes = objectFormat === "sha256" ? 32 : 20;
+  if (index.length < HEADER_BYTES + hashBytes || index.toString("latin1", 0, 4) !== "DIRC") return EMPTY_BASE;
+  const version = index.readUInt32BE(4);
+  if (version !== 2 && version !== 3) return EMPTY_BASE;
+  const count = index.readUInt32BE(8);
+  const nameOffset = FIXED_BYTES + hashBytes;
+  const end = index.length - hashBytes;
+  const offsets = new Uint32Array(count);
+  const nameStarts = new Uint32Array(count);
+  const nameEnds = new Uint32Array(count);
+  const gitlinks = new Set<string>();
+  let directories = 0;
+  let previousDir: Buffer = Buffer.alloc(0);
+  let offset = HEADER_BYTES;
+  for (let i = 0; i < count; i++) {
+    if (offset + nameOffset > end) return EMPTY_BASE;
+    const flags = index.readUInt16BE(offset + nameOffset - 2);
+    const extended = (flags & 0x4000) !== 0;
+    if (extended && version < 3) return EMPTY_BASE;
+    const nameStart = offset + nameOffset + (extended ? 2 : 0);
+    const nameEnd = index.indexOf(0, nameStart);
+    if (nameEnd === -1 || nameEnd >= end) return EMPTY_BASE;
+    offsets[i] = offset;
+    nameStarts[i] = nameStart;
+    nameEnds[i] = nameEnd;
+    const name = index.subarray(nameStart, nameEnd);
+    if ((index.readUInt32BE(offset + 24) & 0o170000) === 0o160000) gitlinks.add(name.toString("latin1"));
+    // Sorted paths: the directories of this entry not shared with the previous one are new.
+    const dir = name.subarray(0, Math.max(0, name.lastIndexOf(SLASH)));
+    if (!dir.equals(previousDir)) {
+      directories += newDirectories(dir, previousDir);
+      previousDir = dir;
+    }
+    // Entries are padded with 1–8 NULs to a multiple of 8 bytes.
+    offset += (nameEnd - offset + 8) & ~7;
+  }
+
+  const nameAt = (i: number) => index.subarray(nameStarts[i]!, nameEnds[i]!);
+  /** The first entry whose path is not below `key` in byte order. */
+  const lowerBound = (key: Buffer) => {
+    let low = 0;
+    let high = count;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (Buffer.compare(nameAt(middle), key) < 0) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  };
+  const low32 = (value: bigint) => Number(BigInt.asUintN(32, value));
+
+  return {
+    entries: count + directories,
+    gitlinks,
+    unchangedSize(relPath, stats) {
+      const i = lowerBound(relPath);
+      if (i >= count || !nameAt(i).equals(relPath)) return false;
+      const at = offsets[i]!;
+      if ((index.readUInt32BE(at + 24) & 0o170000) !== 0o100000 || !stats.isFile()) return false;
+      const recordedSize = index.readUInt32BE(at + 36);
+      if (stats.size < FOUR_GIB) return Number(stats.size) === recordedSize;
+      return (
+        recordedSize === low32(stats.size) &&
+        index.readUInt32BE(at) === low32(stats.ctimeNs / 1_000_000_000n) &&
+        index.readUInt32BE(at + 4) === low32(stats.ctimeNs % 1_000_000_000n) &&
+        index.readUInt32BE(at + 8) === low32(stats.mtimeNs / 1_000_000_000n) &&
+        index.readUInt32BE(at + 12) === low32(stats.mtimeNs % 1_000_000_000n) &&
+        index.readUInt32BE(at + 20) === low32(stats.ino)
+      );
+    },
+    hasDirectory(relPath) {
+      const prefix = Buffer.concat([relPath, Buffer.from("/")]);
+      const i = lowerBound(prefix);
+      return i < count && nameAt(i).subarray(0, prefix.length).equals(prefix);
+    },
+  };
+}
+
+/** How many directories `dir` names (itself and its ancestors) that `previous`, the previous entry's, does not. */
+function newDirectories(dir: Buffer, previous: Buffer): number {
+  if (dir.length === 0) return 0;
+  let components = 1;
+  for (let i = 0; i < dir.length; i++) if (dir[i] === SLASH) components++;
+  // Whole components the two share from the start.
+  let shared = 0;
+  const limit = Math.min(dir.length, previous.length);
+  let i = 0;
+  for (; i < limit && dir[i] === previous[i]; i++) if (dir[i] === SLASH) shared++;
+  if (i === limit && (i === dir.length || dir[i] === SLASH) && (i === previous.length || previous[i] === SLASH)) shared++;
+  return components - shared;
+}
