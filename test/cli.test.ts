@@ -214,9 +214,9 @@ describe("handoff run: the patch and workspace limits", () => {
   });
 
   test.each([
-    ["maxFileSize: 0", { maxFileSize: 0 }, /'maxFileSize'/],
-    ["maxPatchSize: 4096", { maxPatchSize: 4096 }, /'maxPatchSize'/],
-    ["maxDepth: 2.5", { maxDepth: 2.5 }, /'maxDepth'/],
+    ["maxFileSize: 0", { maxFileSize: 0 }, /'maxFileSize': Too small/],
+    ["maxPatchSize: 4096", { maxPatchSize: 4096 }, /'maxPatchSize': Too big/],
+    ["maxDepth: 2.5", { maxDepth: 2.5 }, /'maxDepth': .*expected int/],
   ])(".handoff.json with a bad limit (%s) is a usage error naming the key", async (_what, config, says) => {
     const repo = await makeRepo({ ...FAILING_ADD_PROJECT, ".handoff.json": JSON.stringify(config) });
     const runsDir = join(tempDir(), "runs");
