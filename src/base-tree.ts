@@ -11,7 +11,7 @@ import type { BigIntStats } from "node:fs";
  * config that could ask for version 4); any other index gives an empty base, which exempts nothing.
  */
 export interface BaseTree {
-  /** Entries of the base checkout: the index's entries and the directories that hold them. */
+  /** Entries of the base checkout's index: its files, symbolic links and submodules (directories are not counted). */
   readonly entries: number;
   /** Paths of the base's submodules (gitlinks), latin1: an empty directory in the clone. */
   readonly gitlinks: ReadonlySet<string>;
@@ -34,7 +34,6 @@ export const EMPTY_BASE: BaseTree = {
 
 const HEADER_BYTES = 12;
 const FIXED_BYTES = 62 - 20; // the fixed fields around a 20-byte object id; +12 for a 32-byte one
-const SLASH = 0x2f;
 const FOUR_GIB = 2n ** 32n;
 
 export function readBaseTree(index: Buffer, objectFormat: "sha1" | "sha256"): BaseTree {
@@ -49,8 +48,6 @@ export function readBaseTree(index: Buffer, objectFormat: "sha1" | "sha256"): Ba
   const nameStarts = new Uint32Array(count);
   const nameEnds = new Uint32Array(count);
   const gitlinks = new Set<string>();
-  let directories = 0;
-  let previousDir: Buffer = Buffer.alloc(0);
   let offset = HEADER_BYTES;
   for (let i = 0; i < count; i++) {
     if (offset + nameOffset > end) return EMPTY_BASE;
@@ -63,14 +60,7 @@ export function readBaseTree(index: Buffer, objectFormat: "sha1" | "sha256"): Ba
     offsets[i] = offset;
     nameStarts[i] = nameStart;
     nameEnds[i] = nameEnd;
-    const name = index.subarray(nameStart, nameEnd);
-    if ((index.readUInt32BE(offset + 24) & 0o170000) === 0o160000) gitlinks.add(name.toString("latin1"));
-    // Sorted paths: the directories of this entry not shared with the previous one are new.
-    const dir = name.subarray(0, Math.max(0, name.lastIndexOf(SLASH)));
-    if (!dir.equals(previousDir)) {
-      directories += newDirectories(dir, previousDir);
-      previousDir = dir;
-    }
+    if ((index.readUInt32BE(offset + 24) & 0o170000) === 0o160000) gitlinks.add(index.toString("latin1", nameStart, nameEnd));
     // Entries are padded with 1–8 NULs to a multiple of 8 bytes.
     offset += (nameEnd - offset + 8) & ~7;
   }
@@ -90,7 +80,7 @@ export function readBaseTree(index: Buffer, objectFormat: "sha1" | "sha256"): Ba
   const low32 = (value: bigint) => Number(BigInt.asUintN(32, value));
 
   return {
-    entries: count + directories,
+    entries: count,
     gitlinks,
     unchangedSize(relPath, stats) {
       const i = lowerBound(relPath);
@@ -114,18 +104,4 @@ export function readBaseTree(index: Buffer, objectFormat: "sha1" | "sha256"): Ba
       return i < count && nameAt(i).subarray(0, prefix.length).equals(prefix);
     },
   };
-}
-
-/** How many directories `dir` names (itself and its ancestors) that `previous`, the previous entry's, does not. */
-function newDirectories(dir: Buffer, previous: Buffer): number {
-  if (dir.length === 0) return 0;
-  let components = 1;
-  for (let i = 0; i < dir.length; i++) if (dir[i] === SLASH) components++;
-  // Whole components the two share from the start.
-  let shared = 0;
-  const limit = Math.min(dir.length, previous.length);
-  let i = 0;
-  for (; i < limit && dir[i] === previous[i]; i++) if (dir[i] === SLASH) shared++;
-  if (i === limit && (i === dir.length || dir[i] === SLASH) && (i === previous.length || previous[i] === SLASH)) shared++;
-  return components - shared;
 }

@@ -181,7 +181,7 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     timeoutMs: positive("--timeout", options.timeoutMs ?? seconds(config.timeout) ?? DEFAULTS.timeoutMs),
     idleTimeoutMs: positive("--idle-timeout", options.idleTimeoutMs ?? seconds(config.idleTimeout) ?? DEFAULTS.idleTimeoutMs),
     verifyTimeoutMs: positive("--verify-timeout", options.verifyTimeoutMs ?? seconds(config.verifyTimeout) ?? DEFAULTS.verifyTimeoutMs),
-    policy: { ...resolveLimits(options.limits, config), allow, deny },
+    policy: { allow, deny, ...resolveLimits(options.limits, config) },
     runsDir,
     workspacesDir,
     cliHomesDir,

@@ -9,8 +9,8 @@ import type { PatchPolicy } from "./policy.js";
  * special files, nested repositories, hard links, names git would refuse, oversized files, runaway trees, and
  * anything written below a submodule's path (git stages nothing there). Nothing is opened or followed. Findings
  * carry their raw path so staging can leave them out. The limits apply to what the agent changed: a file the base
- * checkout wrote, still its size, is not oversized; a directory the base has is not too deep; the base's own
- * entries do not count towards the entry limit.
+ * checkout wrote, still its size, is not oversized; a directory the base has is not too deep; the entry limit is
+ * raised by the base's number of files.
  */
 export interface ScanFinding extends PolicyFinding {
   readonly rawPath: Buffer;
