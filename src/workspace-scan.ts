@@ -125,8 +125,8 @@ export async function scanWorkspace(
 
   for (const [submodule, { first, count }] of inSubmodules) {
     // Not left out of staging: git stages nothing below a gitlink anyway. The reviewer must hear of it.
-    const more = count > 1 ? ` and ${count - 1} more ${count === 2 ? "entry" : "entries"}` : "";
-    const message = `written inside the submodule '${printablePath(Buffer.from(submodule, "latin1"))}'${more}: git stages nothing below a submodule's path, so the patch cannot carry it`;
+    const where = `written inside the submodule '${printablePath(Buffer.from(submodule, "latin1"))}'${count > 1 ? `, one of ${count} entries there` : ""}`;
+    const message = `${where}: git stages nothing below a submodule's path, so the patch cannot carry ${count > 1 ? "them" : "it"}`;
     add(first, "submodule", message, false);
   }
 
