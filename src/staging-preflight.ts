@@ -12,8 +12,8 @@ import type { PatchPolicy } from "./policy.js";
  * oversized file), no nested repository (git would read its HEAD), and a tree within the entry, depth and PATH_MAX
  * limits with every directory readable. As in the scan, the limits spare what the base checkout holds (a file
  * still its checked-out size, a directory the base has, as many entries as the base has files). Anything else, or
- * any doubt, is a no: extraction then waits for the scan as before. The scan's findings decide either way; staging that started early
- * is thrown away and done again when the scan finds paths to leave out.
+ * any doubt, is a no: extraction then waits for the scan as before. The scan's findings decide either way; staging
+ * that started early is thrown away and done again when the scan finds paths to leave out.
  */
 const READ_BY_GIT = new Set([".gitignore", ".gitattributes"]);
 const SLASH = Buffer.from("/");
