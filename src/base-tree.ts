@@ -1,4 +1,5 @@
-import type { BigIntStats } from "node:fs";
+import { createHash } from "node:crypto";
+import { type BigIntStats, closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
 /**
  * What the base checkout put in the workspace, read from the index git wrote right after the checkout (the copy
@@ -16,11 +17,12 @@ export interface BaseTree {
   /** Paths of the base's submodules (gitlinks), latin1: an empty directory in the clone. */
   readonly gitlinks: ReadonlySet<string>;
   /**
-   * The base has a regular file at `relPath`, and the workspace file has the size the checkout wrote (or, for a file
-   * of 4 GiB or more, whose size the index keeps only modulo 2^32, every stat field the checkout recorded). git reads
-   * such a file no further than the base did; whether its bytes changed is for git to say.
+   * The base has a regular file at `relPath` and the workspace file (`absPath`, `stats` its lstat) still holds its
+   * bytes: every stat field is as the checkout recorded it (no user-space write leaves ctime as it was), or, when
+   * only its size is, its bytes hash to the base's blob (read through a descriptor, never past that size). Anything
+   * else, or any doubt (a file whose bytes git converts on checkout), is a change.
    */
-  unchangedSize(relPath: Buffer, stats: BigIntStats): boolean;
+  unchanged(relPath: Buffer, absPath: Buffer, stats: BigIntStats): boolean;
   /** The base has a directory at `relPath` (some entry lies below it). */
   hasDirectory(relPath: Buffer): boolean;
 }
@@ -28,7 +30,7 @@ export interface BaseTree {
 export const EMPTY_BASE: BaseTree = {
   entries: 0,
   gitlinks: new Set(),
-  unchangedSize: () => false,
+  unchanged: () => false,
   hasDirectory: () => false,
 };
 
@@ -82,21 +84,23 @@ export function readBaseTree(index: Buffer, objectFormat: "sha1" | "sha256"): Ba
   return {
     entries: count,
     gitlinks,
-    unchangedSize(relPath, stats) {
+    unchanged(relPath, absPath, stats) {
       const i = lowerBound(relPath);
       if (i >= count || !nameAt(i).equals(relPath)) return false;
       const at = offsets[i]!;
       if ((index.readUInt32BE(at + 24) & 0o170000) !== 0o100000 || !stats.isFile()) return false;
-      const recordedSize = index.readUInt32BE(at + 36);
-      if (stats.size < FOUR_GIB) return Number(stats.size) === recordedSize;
-      return (
-        recordedSize === low32(stats.size) &&
+      if (index.readUInt32BE(at + 36) !== low32(stats.size)) return false;
+      const statsAsCheckedOut =
         index.readUInt32BE(at) === low32(stats.ctimeNs / 1_000_000_000n) &&
         index.readUInt32BE(at + 4) === low32(stats.ctimeNs % 1_000_000_000n) &&
         index.readUInt32BE(at + 8) === low32(stats.mtimeNs / 1_000_000_000n) &&
         index.readUInt32BE(at + 12) === low32(stats.mtimeNs % 1_000_000_000n) &&
-        index.readUInt32BE(at + 20) === low32(stats.ino)
-      );
+        index.readUInt32BE(at + 20) === low32(stats.ino);
+      if (statsAsCheckedOut) return true;
+      // The index keeps sizes modulo 2^32: past 4 GiB only the stat data above can tell.
+      if (stats.size >= FOUR_GIB) return false;
+      const blob = index.subarray(at + 40, at + 40 + hashBytes);
+      return blobIdOfFile(absPath, stats.size, objectFormat)?.equals(blob) ?? false;
     },
     hasDirectory(relPath) {
       const prefix = Buffer.concat([relPath, Buffer.from("/")]);
@@ -104,4 +108,37 @@ export function readBaseTree(index: Buffer, objectFormat: "sha1" | "sha256"): Ba
       return i < count && nameAt(i).subarray(0, prefix.length).equals(prefix);
     },
   };
+}
+
+const READ_CHUNK = 1024 * 1024;
+
+/**
+ * git's blob id of a regular file of `size` bytes (what `hash-object --no-filters` gives), read in chunks through a
+ * descriptor opened without following a link or blocking; null if it is not that file any more.
+ */
+function blobIdOfFile(path: Buffer, size: bigint, objectFormat: "sha1" | "sha256"): Buffer | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch {
+    return null;
+  }
+  try {
+    const stats = fstatSync(fd, { bigint: true });
+    if (!stats.isFile() || stats.size !== size) return null;
+    const hash = createHash(objectFormat).update(`blob ${size}\0`);
+    const chunk = Buffer.allocUnsafe(READ_CHUNK);
+    let remaining = Number(size);
+    while (remaining > 0) {
+      const read = readSync(fd, chunk, 0, Math.min(READ_CHUNK, remaining), null);
+      if (read === 0) return null;
+      hash.update(chunk.subarray(0, read));
+      remaining -= read;
+    }
+    return hash.digest();
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
 }

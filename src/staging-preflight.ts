@@ -11,7 +11,7 @@ import type { PatchPolicy } from "./policy.js";
  * meet nothing it could block on or exhaust memory on (one of those two names on a FIFO, socket, device or an
  * oversized file), no nested repository (git would read its HEAD), and a tree within the entry, depth and PATH_MAX
  * limits with every directory readable. As in the scan, the limits spare what the base checkout holds (a file
- * still its checked-out size, a directory the base has, as many entries as the base has files). Anything else, or
+ * still holding its bytes, a directory the base has, as many entries as the base has files). Anything else, or
  * any doubt, is a no: extraction then waits for the scan as before. The scan's findings decide either way; staging
  * that started early is thrown away and done again when the scan finds paths to leave out.
  */
@@ -55,7 +55,7 @@ export function preflightStaging(
         if (readByGit && !entry.isSymbolicLink()) {
           if (!entry.isFile()) return no;
           const stats = lstatSync(abs, { bigint: true });
-          if (stats.size > BigInt(policy.maxFileBytes) && !base.unchangedSize(relative(abs), stats)) return no;
+          if (stats.size > BigInt(policy.maxFileBytes) && !base.unchanged(relative(abs), abs, stats)) return no;
         }
         if (entry.isDirectory()) {
           if (dir.depth + 1 >= policy.maxDepth && !base.hasDirectory(relative(abs))) return no;

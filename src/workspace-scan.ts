@@ -9,8 +9,8 @@ import type { PatchPolicy } from "./policy.js";
  * special files, nested repositories, hard links, names git would refuse, oversized files, runaway trees, and
  * anything written below a submodule's path (git stages nothing there). Nothing is opened or followed. Findings
  * carry their raw path so staging can leave them out. The limits apply to what the agent changed: a file the base
- * checkout wrote, still its size, is not oversized; a directory the base has is not too deep; the entry limit is
- * raised by the base's number of files.
+ * checkout wrote, still holding its bytes, is not oversized; a directory the base has is not too deep; the entry
+ * limit is raised by the base's number of files.
  */
 export interface ScanFinding extends PolicyFinding {
   readonly rawPath: Buffer;
@@ -81,7 +81,7 @@ export async function scanWorkspace(
     maxEntries: policy.maxWorkspaceEntries + base.entries,
     maxDepth: policy.maxDepth,
     entersPastDepth: (relPath) => base.hasDirectory(relPath),
-    onEntry: ({ relPath, stats }) => {
+    onEntry: ({ relPath, absPath, stats }) => {
       const name = relPath.subarray(relPath.lastIndexOf(0x2f) + 1);
       const nameFindings = checkPathName(name).filter((f) => f.rule === "git_metadata_path" || f.rule === "unsafe_path");
       // Exactly `.git`: a case or Unicode variant is no repository to git on Linux, but a `.git` to macOS and
@@ -100,7 +100,7 @@ export async function scanWorkspace(
       const type = fileType(stats);
       const what = type === "char" || type === "block" ? `${type} device` : type;
       const special = type !== "file" && type !== "dir" && type !== "symlink";
-      const oversized = type === "file" && stats.size > maxFileBytes && !base.unchangedSize(relPath, stats);
+      const oversized = type === "file" && stats.size > maxFileBytes && !base.unchanged(relPath, absPath, stats);
       if (base.gitlinks.size > 0 && type !== "dir") {
         const submodule = enclosingSubmodule(relPath, base.gitlinks);
         if (submodule !== null) {

@@ -111,9 +111,9 @@ describe("the limits apply to what the agent changed", () => {
   const DEEP = `${"d/".repeat(300)}`;
   const fixAnd = (shell: string) => `${agent("fixes-add.sh")} && ${shell}`;
 
-  test("a committed 9 MB file the agent did not touch no longer ends file_too_large: the fix beside it verifies", async () => {
+  test("a committed 9 MB file the agent did not change no longer ends file_too_large: the fix beside it verifies, even if it touched the file", async () => {
     const repo = await makeRepo({ ...FAILING_ADD_PROJECT, "assets/blob.txt": "a".repeat(NINE_MB) });
-    const run = await delegate(repo, agent("fixes-add.sh"), VERIFY);
+    const run = await delegate(repo, fixAnd("touch assets/blob.txt"), VERIFY);
     expect(run.result.terminalReason, run.result.summary).toBe("verified");
     expect(run.result.policy.violations).toEqual([]);
     expect(patchPaths(run)).toEqual(["math.js"]);
@@ -124,12 +124,14 @@ describe("the limits apply to what the agent changed", () => {
     const run = await delegate(repo, fixAnd("head -c 10000000 /dev/zero | tr '\\0' b > assets/blob.txt"), VERIFY);
     expectRejected(run, "file_too_large", "assets/blob.txt");
     expect(run.result.policy.violations[0]?.message).toBe("10000000 bytes, over the 8388608-byte limit");
+    expect(patchPaths(run)).toEqual(["math.js"]);
   });
 
   test("an agent that rewrites the committed 9 MB file with other bytes of the same size ends file_too_large", async () => {
     const repo = await makeRepo({ ...FAILING_ADD_PROJECT, "assets/blob.txt": "a".repeat(NINE_MB) });
     const run = await delegate(repo, fixAnd(`head -c ${NINE_MB} /dev/zero | tr '\\0' b > assets/blob.txt`), VERIFY);
     expectRejected(run, "file_too_large", "assets/blob.txt");
+    expect(patchPaths(run)).toEqual(["math.js"]); // never staged: the scan saw other bytes than the base's
   });
 
   test("a committed tree 300 levels deep no longer ends workspace_too_deep: a file added inside it verifies", async () => {
