@@ -99,6 +99,11 @@ const RUN_OPTIONS = {
   "verify-network": { type: "boolean" },
   "max-processes": { type: "string" },
   "max-memory": { type: "string" },
+  "max-files": { type: "string" },
+  "max-file-size": { type: "string" },
+  "max-patch-size": { type: "string" },
+  "max-workspace-entries": { type: "string" },
+  "max-depth": { type: "string" },
 } as const;
 
 function wholeNumber(name: string, value: string | undefined): number | undefined {
@@ -244,6 +249,13 @@ async function runCommand(args: readonly string[]): Promise<number> {
       caps: {
         processes: wholeNumber("--max-processes", values["max-processes"]),
         memoryBytes: mebibytes(wholeNumber("--max-memory", values["max-memory"])),
+      },
+      limits: {
+        maxFiles: wholeNumber("--max-files", values["max-files"]),
+        maxFileBytes: mebibytes(wholeNumber("--max-file-size", values["max-file-size"])),
+        maxPatchBytes: mebibytes(wholeNumber("--max-patch-size", values["max-patch-size"])),
+        maxWorkspaceEntries: wholeNumber("--max-workspace-entries", values["max-workspace-entries"]),
+        maxDepth: wholeNumber("--max-depth", values["max-depth"]),
       },
       signal: controller.signal,
     });
