@@ -99,7 +99,8 @@ export async function runProcess(request: SpawnRequest): Promise<ProcessOutcome>
   if (request.signal?.aborted) {
     return { exitCode: null, signal: null, spawnError: null, timedOut: null, cancelled: true, durationMs: 0, killedLeftovers: false };
   }
-  const subprocess = execa(request.file, [...request.args], {
+  const start = () =>
+    execa(request.file, [...request.args], {
     cwd: request.cwd,
     env: { ...request.env },
     extendEnv: false,
@@ -111,9 +112,19 @@ export async function runProcess(request: SpawnRequest): Promise<ProcessOutcome>
     detached: true, // its own process group, so the whole tree can be signalled
     cleanup: false, // we kill the group ourselves; execa's cleanup would only reach the leader
     stripFinalNewline: false,
-  });
+    });
+  let subprocess: ReturnType<typeof start>;
+  try {
+    subprocess = start();
+  } catch (error) {
+    // execa refuses some arguments before spawning (a NUL byte): the same outcome as a spawn the kernel refused.
+    return notStarted(describeSpawnError(error), started);
+  }
   const pgid = subprocess.pid;
-  if (pgid !== undefined) liveGroups.add(pgid);
+  // A spawn the kernel refused synchronously (E2BIG past 128 KiB an argument, ENOENT…) has no pid, and no exit
+  // event may ever come: only execa's promise reports it. Waiting for an event would wait for ever.
+  if (pgid === undefined) return notStarted(describeSpawnError((await subprocess).cause), started);
+  liveGroups.add(pgid);
 
   let timedOut: "wall" | "idle" | null = null;
   let cancelled = false;
@@ -188,9 +199,15 @@ export async function runProcess(request: SpawnRequest): Promise<ProcessOutcome>
   };
 }
 
+function notStarted(spawnError: { code: string; message: string }, started: number): ProcessOutcome {
+  return { exitCode: null, signal: null, spawnError, timedOut: null, cancelled: false, durationMs: Date.now() - started, killedLeftovers: false };
+}
+
 function describeSpawnError(cause: unknown): { code: string; message: string } {
   const error = cause as NodeJS.ErrnoException | undefined;
-  return { code: error?.code ?? "spawn_failed", message: error?.message ?? "the process could not be started" };
+  // execa's own check for a NUL byte throws a TypeError without a code; Node's (in the environment) has one.
+  const code = error?.code ?? (/null bytes/.test(error?.message ?? "") ? "ERR_INVALID_ARG_VALUE" : "spawn_failed");
+  return { code, message: error?.message ?? "the process could not be started" };
 }
 
 export interface CaptureRequest {
