@@ -104,7 +104,11 @@ export async function runAgentCommand(spec: TranslatorSpec, context: AgentContex
       kind: "failed",
       detail: missing ? "executable_unavailable" : "agent_not_started",
       message: `${spec.command.file} could not be started: ${outcome.spawnError.message.slice(0, 300)}`,
-      hint: missing ? spec.installHint : `the kernel refused to start it (${outcome.spawnError.code}); report it with the task's size`,
+      hint: missing
+        ? spec.installHint
+        : outcome.spawnError.code === "E2BIG"
+          ? "the agent's arguments and environment are over the kernel's limit (E2BIG): pass fewer or smaller --env variables"
+          : `the process could not be started (${outcome.spawnError.code})`,
     };
   } else {
     agentOutcome = classifyExit(stream.verdict, outcome.exitCode, outcome.signal);
