@@ -115,7 +115,6 @@ export async function runProcess(request: SpawnRequest): Promise<ProcessOutcome>
     });
   } catch (error) {
     // A spawn refused synchronously (E2BIG past 128 KiB an argument, a NUL byte) never emits an event: it ends here.
-    fifos?.closeChildEnds();
     for (const stream of [fifos?.stdout, fifos?.stderr]) stream?.destroy();
     return notStarted(describeSpawnError(error), started);
   } finally {
@@ -125,6 +124,7 @@ export async function runProcess(request: SpawnRequest): Promise<ProcessOutcome>
   const stderr: Readable = fifos?.stderr ?? child.stderr!;
   // With FIFOs the input is already in the child's stdin file; Node's pipe needs it written.
   const stdin: Writable | null = fifos ? null : child.stdin;
+  child.on("error", () => {}); // handled below, through the pid and the exit; never an uncaught event
   const pgid = child.pid;
   if (pgid === undefined) {
     // ENOENT, EACCES: reported by an 'error' event on the next tick, with no exit to follow.
