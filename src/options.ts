@@ -193,15 +193,15 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   }
   const sandbox = options.sandbox ?? DEFAULTS.sandbox;
   if (!SANDBOX_MODES.includes(sandbox)) throw new UsageError("bad_sandbox", `--sandbox must be auto, bwrap or none, not '${sandbox}'`);
-  const whole = (name: string, value: number, most: number, unit = 1) => {
+  const whole = (name: string, value: number, most: number, unit: [number, string] = [1, ""]) => {
     if (!Number.isInteger(value) || value <= 0) throw new UsageError("bad_number", `${name} must be a positive whole number`);
     // A cgroup file holds an integer: 1e30 would be written as "1e+30", refused, and the cap not enforced.
-    if (value > most * unit) throw new UsageError("bad_number", `${name} must be at most ${most}`);
+    if (value > most * unit[0]) throw new UsageError("bad_number", `${name} must be at most ${most}${unit[1]}`);
     return value;
   };
   const caps: ResourceCaps = {
     processes: whole("--max-processes", options.caps?.processes ?? DEFAULTS.maxProcesses, MAX_PROCESSES),
-    memoryBytes: whole("--max-memory", options.caps?.memoryBytes ?? defaultMemoryCap(), MAX_MEMORY_MIB, 1024 * 1024),
+    memoryBytes: whole("--max-memory", options.caps?.memoryBytes ?? defaultMemoryCap(), MAX_MEMORY_MIB, [1024 * 1024, " MiB"]),
   };
   const setup = options.setup ?? config.setup ?? [];
   const verify = options.verify ?? config.verify ?? [];

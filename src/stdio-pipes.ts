@@ -28,7 +28,12 @@ export type FifoMaker = (paths: readonly string[]) => boolean;
  * be made here: the caller falls back to Node's own pipes.
  */
 export function openChildStdio(input: string | Buffer | undefined, makeFifos: FifoMaker): ChildStdio | null {
-  const dir = mkdtempSync(join(tmpdir(), "handoff-stdio-"));
+  let dir: string;
+  try {
+    dir = mkdtempSync(join(tmpdir(), "handoff-stdio-"));
+  } catch {
+    return null; // no writable temp dir: Node's pipes
+  }
   const opened: number[] = [];
   const open = (path: string, flags: number) => {
     const fd = openSync(path, flags, 0o600);

@@ -244,7 +244,7 @@ describe("bad input is a one-line error before anything is created, or works", (
     ["--timeout of 25 days, past Node's timers (it would fire after 1 ms)", ["--timeout", String(25 * 24 * 3600)], /--timeout must be at most 2073600 seconds/],
     ["--verify-timeout of 30 days", ["--verify-timeout", String(30 * 24 * 3600)], /--verify-timeout must be at most 2073600 seconds/],
     ["--max-processes 1e30, which pids.max cannot hold", ["--max-processes", "1e30"], /--max-processes must be at most 4194304/],
-    ["--max-memory 1e30 (MiB), which memory.max cannot hold", ["--max-memory", "1e30"], /--max-memory must be at most 8589934591/],
+    ["--max-memory 1e30 (MiB), which memory.max cannot hold", ["--max-memory", "1e30"], /--max-memory must be at most 8589934591 MiB/],
   ])("%s is a one-line error before anything is created", async (_what, extra, says) => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const run = await attempt(repo, agent("fixes-add.sh"), extra);
