@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { HANDOFF_BIN, type CliOutcome, runCli } from "./helpers/cli.js";
+import { HANDOFF_BIN, type CliOutcome, expectUsageError, runCli } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, makeHarness } from "./helpers/run.js";
 import { ExternalCodingRunner } from "../src/runner.js";
@@ -18,15 +18,6 @@ import { probeBubblewrap } from "../src/sandbox.js";
  * past Node's timers) is a one-line usage error with exit 2, or works (a newline in the source's path).
  */
 const TASK = "fix the failing test";
-
-/** A usage error: exit 2, nothing on stdout, exactly one line on stderr that says what is wrong. */
-function expectUsageError(outcome: CliOutcome, says: string | RegExp): void {
-  expect(outcome.code, outcome.stderr).toBe(2);
-  expect(outcome.stdout).toBe("");
-  expect(outcome.stderr.trimEnd().split("\n"), outcome.stderr).toHaveLength(1);
-  expect(outcome.stderr).toMatch(/^handoff: /);
-  expect(outcome.stderr).toMatch(says);
-}
 
 function commitFile(repo: string, path: string, content: string | Buffer): void {
   writeFileSync(join(repo, path), content);
