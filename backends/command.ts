@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { z } from "zod";
@@ -8,12 +8,23 @@ import type { AgentEvent } from "../src/events.js";
 
 /**
  * `--backend command --agent-cmd CMD`: any program as the agent. It runs with `/bin/sh -c` in the clone, the task
- * on stdin and in $HANDOFF_TASK (and `--model`, if given, in $HANDOFF_MODEL). JSON lines become events (a `{"type":"message","text":…}` line is its final
+ * on stdin, in the file named by $HANDOFF_TASK_FILE, and in $HANDOFF_TASK when it fits (and `--model`, if given, in
+ * $HANDOFF_MODEL). JSON lines become events (a `{"type":"message","text":…}` line is its final
  * message); other lines become text events. Exit 0 means it finished; anything else is an agent error.
  */
-export function buildCommandAgentCommand(agentCmd: string, task: string, model: string | null = null): AgentCommand {
-  return { file: "/bin/sh", args: ["-c", agentCmd], stdin: task, env: { HANDOFF_TASK: task, ...(model ? { HANDOFF_MODEL: model } : {}) } };
+export function buildCommandAgentCommand(agentCmd: string, task: string, model: string | null = null, taskFile: string | null = null): AgentCommand {
+  // The kernel caps one environment string at 128 KiB (E2BIG): a larger task is on stdin and in the file only.
+  const inline: Record<string, string> = Buffer.byteLength(task) <= MAX_TASK_IN_ENV_BYTES ? { HANDOFF_TASK: task } : {};
+  return {
+    file: "/bin/sh",
+    args: ["-c", agentCmd],
+    stdin: task,
+    env: { ...inline, ...(taskFile ? { HANDOFF_TASK_FILE: taskFile } : {}), ...(model ? { HANDOFF_MODEL: model } : {}) },
+  };
 }
+
+/** The largest task also passed in $HANDOFF_TASK. */
+export const MAX_TASK_IN_ENV_BYTES = 64 * 1024;
 
 /**
  * The files the command names by absolute (or `~/`) path: the sandbox shows them (with their directory where that
@@ -88,9 +99,11 @@ export function commandBackend(agentCmd: string): ExternalAgentBackend {
   return {
     name: "command",
     async run(task: string, context: AgentContext): Promise<ExternalAgentResult> {
+      const taskFile = join(context.homeDir, "handoff-task.txt");
+      writeFileSync(taskFile, task, { mode: 0o600, flag: "wx" });
       const result = await runAgentCommand(
         {
-          command: buildCommandAgentCommand(agentCmd, task, context.model),
+          command: buildCommandAgentCommand(agentCmd, task, context.model, taskFile),
           parser: createCommandParser(),
           executableLabel: agentCmd,
           version: null,

@@ -98,11 +98,17 @@ export async function runAgentCommand(spec: TranslatorSpec, context: AgentContex
   else if (early && !context.signal.aborted) agentOutcome = { kind: "failed", detail: early.detail, message: early.message, hint: early.hint };
   else if (outcome.cancelled) agentOutcome = { kind: "cancelled" };
   else if (outcome.spawnError) {
+    // Missing or not executable: the install hint helps. Anything else (E2BIG, a NUL byte) is what handoff passed.
+    const missing = outcome.spawnError.code === "ENOENT" || outcome.spawnError.code === "EACCES";
     agentOutcome = {
       kind: "failed",
-      detail: "executable_unavailable",
-      message: `${spec.command.file} could not be started: ${outcome.spawnError.message}`,
-      hint: spec.installHint,
+      detail: missing ? "executable_unavailable" : "agent_not_started",
+      message: `${spec.command.file} could not be started: ${outcome.spawnError.message.slice(0, 300)}`,
+      hint: missing
+        ? spec.installHint
+        : outcome.spawnError.code === "E2BIG"
+          ? "the agent's arguments and environment are over the kernel's limit (E2BIG): pass fewer or smaller --env variables"
+          : `the process could not be started (${outcome.spawnError.code})`,
     };
   } else {
     agentOutcome = classifyExit(stream.verdict, outcome.exitCode, outcome.signal);

@@ -36,6 +36,7 @@ function commandEntry(record: CommandRecord) {
     timedOut: record.timedOut,
     durationMs: record.durationMs,
     limitHit: record.limitHit ?? null,
+    spawnError: record.spawnError ?? null,
   };
 }
 

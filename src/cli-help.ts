@@ -13,7 +13,7 @@ Usage:
 Run options:
   -C, --repo DIR          the source repository (default: current directory)
   -b, --backend NAME      codex, claude, opencode, pi, omp or command (default: from .handoff.json, else codex)
-      --agent-cmd CMD     with --backend command: shell command run as the agent (task on stdin and in $HANDOFF_TASK)
+      --agent-cmd CMD     with --backend command: shell command run as the agent (task on stdin, in $HANDOFF_TASK_FILE, and in $HANDOFF_TASK up to 64 KiB)
       --bin PATH          the backend's executable (default: looked up on PATH)
   -m, --model NAME        model handed to the backend
       --verify CMD        verification command handoff runs itself (repeatable, in order)
@@ -34,7 +34,7 @@ Run options:
       --json              print result.json to stdout and nothing else there
       --keep-workspace    keep the clone for inspection
       --allow-dirty       run although the source has uncommitted changes (they are not part of the clone)
-      --task-file FILE    read the task text from FILE (- for stdin)
+      --task-file FILE    read the task text from FILE (- for stdin), at most 1 MiB
       --sandbox MODE      auto (default): bubblewrap when it works here, else none with a warning;
                           bwrap: bubblewrap or exit 2; none: no sandbox (result.json says what that leaves open)
       --verify-network    give verification commands the network (sandboxed, they have none)

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 
@@ -13,6 +13,7 @@ import { loadRun } from "./run-lookup.js";
 import { escapeControls } from "./path-names.js";
 import { ExternalCodingRunner } from "./runner.js";
 import { EXIT_CODES } from "./terminal.js";
+import { MAX_TASK_BYTES } from "./input-limits.js";
 import { listBackends } from "./backends-report.js";
 import type { SandboxMode } from "./sandbox.js";
 
@@ -120,14 +121,35 @@ function mebibytes(value: number | undefined): number | undefined {
 function readTask(positionals: readonly string[], taskFile: string | undefined): string {
   if (taskFile !== undefined) {
     if (positionals.length > 0) throw new UsageError("two_tasks", "give the task as text or with --task-file, not both");
+    let bytes: Buffer;
     try {
-      return readFileSync(taskFile === "-" ? 0 : taskFile, "utf8");
+      bytes = readBounded(taskFile === "-" ? 0 : taskFile, MAX_TASK_BYTES + 1);
     } catch (error) {
       throw new UsageError("task_file", `cannot read --task-file ${taskFile}: ${(error as NodeJS.ErrnoException).code ?? error}`);
     }
+    if (bytes.length > MAX_TASK_BYTES) throw new UsageError("task_too_large", `--task-file ${taskFile} holds more than ${MAX_TASK_BYTES} bytes (1 MiB), the most handoff takes as a task`);
+    if (bytes.includes(0)) throw new UsageError("task_nul", `--task-file ${taskFile} holds a NUL byte (is it a binary file?); give the task as text`);
+    return bytes.toString("utf8");
   }
   if (positionals.length === 0) throw new UsageError("no_task", "no task given: handoff run [options] -- <task text>");
   return positionals.join(" ");
+}
+
+/** Up to `limit` bytes of a file or fd, never more: /dev/zero or an endless pipe cannot fill memory. */
+function readBounded(file: string | number, limit: number): Buffer {
+  const fd = typeof file === "number" ? file : openSync(file, "r");
+  try {
+    const buffer = Buffer.alloc(limit);
+    let length = 0;
+    while (length < limit) {
+      const read = readSync(fd, buffer, length, limit - length, null);
+      if (read === 0) break;
+      length += read;
+    }
+    return buffer.subarray(0, length);
+  } finally {
+    if (typeof file !== "number") closeSync(fd);
+  }
 }
 
 async function askOnTerminal(question: string): Promise<boolean> {

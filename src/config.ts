@@ -21,12 +21,19 @@ export type HandoffConfig = z.infer<typeof HandoffConfig>;
 
 export const CONFIG_FILE = ".handoff.json";
 
+/** The largest `.handoff.json` handoff reads: a config is a few hundred bytes; more is a mistake, never a crash. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
 /** Read from the base commit, not the work tree: an uncommitted edit cannot steer the run. */
 export async function readConfig(source: SourceRepo): Promise<HandoffConfig> {
-  const out = await git(sourceTarget(source), ["cat-file", "-p", `${source.baseCommit}:${CONFIG_FILE}`], {
-    okExitCodes: [128],
-    maxBuffer: 1024 * 1024,
-  });
+  const object = `${source.baseCommit}:${CONFIG_FILE}`;
+  const size = await git(sourceTarget(source), ["cat-file", "-s", object], { okExitCodes: [128] });
+  if (size.exitCode !== 0) return {};
+  const bytes = Number(size.stdout.toString("utf8").trim());
+  if (!(bytes <= MAX_CONFIG_BYTES)) {
+    throw new UsageError("invalid_config", `${CONFIG_FILE} at ${source.baseCommit.slice(0, 12)} is ${bytes} bytes; the most handoff reads is ${MAX_CONFIG_BYTES} (1 MiB)`);
+  }
+  const out = await git(sourceTarget(source), ["cat-file", "-p", object], { okExitCodes: [128], maxBuffer: MAX_CONFIG_BYTES });
   if (out.exitCode !== 0) return {};
   let json: unknown;
   try {

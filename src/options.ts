@@ -1,4 +1,4 @@
-import { existsSync, realpathSync } from "node:fs";
+import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
 import { homedir, tmpdir, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { ExternalAgentBackend } from "./backend.js";
@@ -6,6 +6,7 @@ import type { HandoffConfig } from "./config.js";
 import { UsageError } from "./errors.js";
 import { isValidEnvName } from "./env.js";
 import { globToRegExp } from "./glob.js";
+import { MAX_MEMORY_MIB, MAX_PROCESSES, MAX_TIMEOUT_SECONDS, checkArgument, checkTask } from "./input-limits.js";
 import { isInside } from "./paths.js";
 import { type PatchLimits, resolveLimits } from "./limits.js";
 import type { PatchPolicy } from "./policy.js";
@@ -107,6 +108,31 @@ export function realPathOrAncestor(path: string): string {
   return join(realpathSync(current), ...rest);
 }
 
+const CONFIG_NAME = ".handoff.json";
+
+/**
+ * A directory handoff will create things in: it must be a directory (or not exist yet, under a directory) that this
+ * user can write. Checked before anything is created, so that a file or a read-only mount is a usage error.
+ */
+function checkWritableDir(what: string, path: string): void {
+  let existing = path;
+  while (!existsSync(existing)) existing = dirname(existing);
+  let isDir: boolean;
+  try {
+    isDir = statSync(existing).isDirectory();
+  } catch (error) {
+    throw new UsageError("bad_directory", `${what} ${path} cannot be used: ${(error as NodeJS.ErrnoException).code ?? error}`);
+  }
+  if (!isDir) throw new UsageError("bad_directory", `${what} ${path} cannot be used: ${existing} is not a directory`);
+  try {
+    accessSync(existing, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === "EROFS" ? "is on a read-only file system" : "is not writable by this user";
+    throw new UsageError("bad_directory", `${what} ${path} cannot be used: ${existing} ${why}`);
+  }
+}
+
 /** Options after merging `.handoff.json`, validated. */
 export interface ResolvedOptions {
   readonly backendName: string;
@@ -127,7 +153,7 @@ export interface ResolvedOptions {
 }
 
 export function resolveOptions(options: RunOptions, config: HandoffConfig, sourceTop: string): ResolvedOptions {
-  if (options.task.trim() === "") throw new UsageError("empty_task", "the task text is empty");
+  checkTask(options.task);
   if (options.runId !== undefined && !isSafeRunId(options.runId)) {
     throw new UsageError("bad_run_id", `--run-id '${options.runId}' must be one path segment of letters, digits, '.', '_' or '-'`);
   }
@@ -135,20 +161,24 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     if (!isValidEnvName(name)) throw new UsageError("bad_env_name", `--env takes a variable name, not '${name}'`);
   }
   const runsDir = realPathOrAncestor(options.runsDir ?? defaultRunsDir());
+  checkWritableDir("the runs directory", runsDir);
   if (isInside(runsDir, sourceTop)) {
     throw new UsageError("runs_dir_inside_repo", `the runs directory ${runsDir} is inside the source repository; choose another --runs-dir`);
   }
   const workspacesDir = realPathOrAncestor(options.workspacesDir ?? defaultWorkspacesDir());
+  checkWritableDir("the workspace directory", workspacesDir);
   if (isInside(workspacesDir, sourceTop)) {
     throw new UsageError("workspace_inside_repo", `the workspace directory ${workspacesDir} is inside the source repository`);
   }
   const cliHomesDir = realPathOrAncestor(options.cliHomesDir ?? defaultCliHomesDir());
+  checkWritableDir("the agent-CLI home directory", cliHomesDir);
   if (isInside(cliHomesDir, sourceTop)) {
     throw new UsageError("cli_homes_inside_repo", `the agent-CLI home directory ${cliHomesDir} is inside the source repository`);
   }
   const seconds = (value: number | undefined) => (value === undefined ? undefined : value * 1000);
   const positive = (name: string, value: number) => {
     if (!Number.isFinite(value) || value <= 0) throw new UsageError("bad_number", `${name} must be a positive number`);
+    if (value > MAX_TIMEOUT_SECONDS * 1000) throw new UsageError("bad_number", `${name} must be at most ${MAX_TIMEOUT_SECONDS} seconds (24 days)`);
     return value;
   };
   const allow = options.allow ?? config.allow ?? [];
@@ -164,20 +194,31 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   }
   const sandbox = options.sandbox ?? DEFAULTS.sandbox;
   if (!SANDBOX_MODES.includes(sandbox)) throw new UsageError("bad_sandbox", `--sandbox must be auto, bwrap or none, not '${sandbox}'`);
-  const whole = (name: string, value: number) => {
+  const whole = (name: string, value: number, most: number, unit: [number, string] = [1, ""]) => {
     if (!Number.isInteger(value) || value <= 0) throw new UsageError("bad_number", `${name} must be a positive whole number`);
+    // A cgroup file holds an integer: 1e30 would be written as "1e+30", refused, and the cap not enforced.
+    if (value > most * unit[0]) throw new UsageError("bad_number", `${name} must be at most ${most}${unit[1]}`);
     return value;
   };
   const caps: ResourceCaps = {
-    processes: whole("--max-processes", options.caps?.processes ?? DEFAULTS.maxProcesses),
-    memoryBytes: whole("--max-memory", options.caps?.memoryBytes ?? defaultMemoryCap()),
+    processes: whole("--max-processes", options.caps?.processes ?? DEFAULTS.maxProcesses, MAX_PROCESSES),
+    memoryBytes: whole("--max-memory", options.caps?.memoryBytes ?? defaultMemoryCap(), MAX_MEMORY_MIB, [1024 * 1024, " MiB"]),
   };
+  const setup = options.setup ?? config.setup ?? [];
+  const verify = options.verify ?? config.verify ?? [];
+  const from = (cli: unknown) => (cli === undefined ? ` (from ${CONFIG_NAME})` : "");
+  for (const command of setup) checkArgument(`the setup command${from(options.setup)}`, command);
+  for (const command of verify) checkArgument(`the verify command${from(options.verify)}`, command);
+  if (options.agentCmd !== undefined) checkArgument("--agent-cmd", options.agentCmd);
+  if (options.bin !== undefined) checkArgument("--bin", options.bin);
+  const model = options.model ?? config.model ?? null;
+  if (model !== null) checkArgument(`the model${from(options.model)}`, model);
   const backendName = typeof options.backend === "object" ? options.backend.name : (options.backend ?? config.backend ?? DEFAULTS.backend);
   return {
     backendName,
-    model: options.model ?? config.model ?? null,
-    verify: options.verify ?? config.verify ?? [],
-    setup: options.setup ?? config.setup ?? [],
+    model,
+    verify,
+    setup,
     timeoutMs: positive("--timeout", options.timeoutMs ?? seconds(config.timeout) ?? DEFAULTS.timeoutMs),
     idleTimeoutMs: positive("--idle-timeout", options.idleTimeoutMs ?? seconds(config.idleTimeout) ?? DEFAULTS.idleTimeoutMs),
     verifyTimeoutMs: positive("--verify-timeout", options.verifyTimeoutMs ?? seconds(config.verifyTimeout) ?? DEFAULTS.verifyTimeoutMs),

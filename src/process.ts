@@ -1,4 +1,8 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
 import { execa } from "execa";
+import { openChildStdio } from "./stdio-pipes.js";
+import { which } from "./which.js";
 import { isGone, listPids, readStat } from "./proc-stat.js";
 
 /**
@@ -13,7 +17,7 @@ export interface SpawnRequest {
   readonly cwd: string;
   /** The complete environment: nothing from handoff's own environment is added. */
   readonly env: Readonly<Record<string, string>>;
-  /** Written to stdin, which is then closed. Without it stdin is closed from the start. */
+  /** The child's stdin (a file it can read to the end, or reopen as /dev/stdin). Without it stdin is /dev/null. */
   readonly stdin?: string | Buffer;
   /** Wall-clock limit. */
   readonly timeoutMs?: number;
@@ -99,27 +103,42 @@ export async function runProcess(request: SpawnRequest): Promise<ProcessOutcome>
   if (request.signal?.aborted) {
     return { exitCode: null, signal: null, spawnError: null, timedOut: null, cancelled: true, durationMs: 0, killedLeftovers: false };
   }
-  const subprocess = execa(request.file, [...request.args], {
-    cwd: request.cwd,
-    env: { ...request.env },
-    extendEnv: false,
-    stdin: request.stdin === undefined ? "ignore" : "pipe",
-    stdout: "pipe",
-    stderr: "pipe",
-    buffer: false,
-    reject: false,
-    detached: true, // its own process group, so the whole tree can be signalled
-    cleanup: false, // we kill the group ourselves; execa's cleanup would only reach the leader
-    stripFinalNewline: false,
-  });
-  const pgid = subprocess.pid;
-  if (pgid !== undefined) liveGroups.add(pgid);
+  // Real pipes where FIFOs can be made (so /dev/stderr opens inside the child), else Node's own socketpairs.
+  const fifos = openChildStdio(request.stdin, makeFifos);
+  let child: ChildProcess;
+  try {
+    child = spawn(request.file, [...request.args], {
+      cwd: request.cwd,
+      env: { ...request.env },
+      stdio: fifos ? [...fifos.childFds] : [request.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      detached: true, // its own process group, so the whole tree can be signalled
+    });
+  } catch (error) {
+    // A spawn refused synchronously (E2BIG past 128 KiB an argument, a NUL byte) never emits an event: it ends here.
+    for (const stream of [fifos?.stdout, fifos?.stderr]) stream?.destroy();
+    return notStarted(describeSpawnError(error), started);
+  } finally {
+    fifos?.closeChildEnds();
+  }
+  const stdout: Readable = fifos?.stdout ?? child.stdout!;
+  const stderr: Readable = fifos?.stderr ?? child.stderr!;
+  // With FIFOs the input is already in the child's stdin file; Node's pipe needs it written.
+  const stdin: Writable | null = fifos ? null : child.stdin;
+  child.on("error", () => {}); // handled below, through the pid and the exit; never an uncaught event
+  const pgid = child.pid;
+  if (pgid === undefined) {
+    // ENOENT, EACCES: reported by an 'error' event on the next tick, with no exit to follow.
+    const error = await new Promise<unknown>((resolve) => child.once("error", resolve));
+    for (const stream of [stdout, stderr, stdin]) stream?.destroy();
+    return notStarted(describeSpawnError(error), started);
+  }
+  liveGroups.add(pgid);
 
   let timedOut: "wall" | "idle" | null = null;
   let cancelled = false;
   let stopping: Promise<boolean> | null = null;
   const stop = (why: "wall" | "idle" | "cancel") => {
-    if (stopping || pgid === undefined) return;
+    if (stopping) return;
     if (why === "cancel") cancelled = true;
     else timedOut = why;
     stopping = terminateGroup(pgid, graceMs);
@@ -136,51 +155,52 @@ export async function runProcess(request: SpawnRequest): Promise<ProcessOutcome>
   const onAbort = () => stop("cancel");
   request.signal?.addEventListener("abort", onAbort, { once: true });
 
-  subprocess.stdout?.on("data", (chunk: Buffer) => {
+  const ended = (stream: Readable) =>
+    new Promise<void>((resolve) => {
+      stream.once("close", resolve);
+      stream.once("error", () => resolve());
+    });
+  const outputEnded = Promise.all([ended(stdout), ended(stderr)]);
+  stdout.on("data", (chunk: Buffer) => {
     armIdle();
     request.onStdout?.(chunk);
   });
-  subprocess.stderr?.on("data", (chunk: Buffer) => {
+  stderr.on("data", (chunk: Buffer) => {
     armIdle();
     request.onStderr?.(chunk);
   });
-  if (subprocess.stdin) {
-    subprocess.stdin.on("error", () => {}); // a child that exits without reading its stdin is not our failure
-    subprocess.stdin.end(request.stdin);
+  if (stdin) {
+    stdin.on("error", () => {}); // a child that exits without reading its stdin is not our failure
+    stdin.end(request.stdin);
   }
 
   // The leader's exit, not the end of its pipes: a grandchild may hold stdout open for ever.
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
-    subprocess.once("exit", (code, signal) => resolve({ code, signal }));
-    subprocess.once("error", () => resolve({ code: null, signal: null }));
+  const { code, signal } = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    child.once("exit", (code, signal) => resolve({ code, signal }));
+    child.once("error", () => resolve({ code: null, signal: null }));
   });
-  const { code, signal } = await exited;
   clearTimeout(idleTimer);
   clearTimeout(wallTimer);
   request.signal?.removeEventListener("abort", onAbort);
 
   let killedLeftovers = false;
-  if (pgid !== undefined) {
-    if (stopping) await stopping;
-    else killedLeftovers = await terminateGroup(pgid, Math.min(graceMs, 500));
-    liveGroups.delete(pgid);
-  }
+  if (stopping) await stopping;
+  else killedLeftovers = await terminateGroup(pgid, Math.min(graceMs, 500));
+  liveGroups.delete(pgid);
   // Whoever still holds the pipes (a process that left the group) must not keep handoff waiting.
-  const settled = await Promise.race([subprocess, sleep(graceMs).then(() => null)]);
-  if (settled === null) {
-    subprocess.stdout?.destroy();
-    subprocess.stderr?.destroy();
+  let graceTimer: NodeJS.Timeout | undefined;
+  const drained = await Promise.race([outputEnded.then(() => true), new Promise<false>((resolve) => (graceTimer = setTimeout(() => resolve(false), graceMs)))]);
+  clearTimeout(graceTimer);
+  if (!drained) {
+    stdout.destroy();
+    stderr.destroy();
   }
-  const result = settled ?? (await subprocess);
-  const spawnError =
-    pgid === undefined || (result.failed && result.exitCode === undefined && result.signal === undefined && code === null && signal === null)
-      ? describeSpawnError(result.cause)
-      : null;
+  stdin?.destroy();
 
   return {
     exitCode: code,
     signal,
-    spawnError,
+    spawnError: null,
     timedOut,
     cancelled,
     durationMs: Date.now() - started,
@@ -188,9 +208,28 @@ export async function runProcess(request: SpawnRequest): Promise<ProcessOutcome>
   };
 }
 
+/** `mkfifo` from the system's own directories (never the agent's PATH), found once. */
+let mkfifoPath: string | null | undefined;
+function makeFifos(paths: readonly string[]): boolean {
+  mkfifoPath ??= which("mkfifo", "/usr/bin:/bin");
+  if (!mkfifoPath) return false;
+  try {
+    execFileSync(mkfifoPath, ["-m", "600", "--", ...paths], { stdio: "ignore", env: {}, timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function notStarted(spawnError: { code: string; message: string }, started: number): ProcessOutcome {
+  return { exitCode: null, signal: null, spawnError, timedOut: null, cancelled: false, durationMs: Date.now() - started, killedLeftovers: false };
+}
+
 function describeSpawnError(cause: unknown): { code: string; message: string } {
   const error = cause as NodeJS.ErrnoException | undefined;
-  return { code: error?.code ?? "spawn_failed", message: error?.message ?? "the process could not be started" };
+  // execa's own check for a NUL byte throws a TypeError without a code; Node's (in the environment) has one.
+  const code = error?.code ?? (/null bytes/.test(error?.message ?? "") ? "ERR_INVALID_ARG_VALUE" : "spawn_failed");
+  return { code, message: error?.message ?? "the process could not be started" };
 }
 
 export interface CaptureRequest {

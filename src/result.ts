@@ -10,6 +10,7 @@ const Command = z.looseObject({
   timedOut: z.boolean(),
   durationMs: z.number(),
   limitHit: z.enum(["processes", "memory"]).nullable().optional(),
+  spawnError: z.string().nullable().optional(),
 });
 
 const ContainmentEvent = z.looseObject({ kind: z.string(), role: z.string(), label: z.string() });

@@ -13,6 +13,8 @@ export interface CommandRecord {
   readonly durationMs: number;
   /** A resource cap the command ran into: it fails whatever its exit code (a fork bomb that exits 0 proves nothing). */
   readonly limitHit?: LimitHit | null;
+  /** The shell could not be started at all (`E2BIG`, a NUL byte…): `code: message`. The command did not run. */
+  readonly spawnError?: string | null;
 }
 
 /** The bounded transcript behind test.log: head and tail of each command's output. */
@@ -74,6 +76,7 @@ export async function runShellCommands(commands: readonly string[], options: She
       timedOut: outcome.timedOut !== null,
       durationMs: outcome.durationMs,
       limitHit: contained?.limitsHit[0] ?? null,
+      spawnError: outcome.spawnError ? `${outcome.spawnError.code}: ${outcome.spawnError.message}` : null,
     };
     records.push(record);
     const status = record.limitHit
@@ -100,5 +103,5 @@ export async function runShellCommands(commands: readonly string[], options: She
 }
 
 export function commandPassed(record: CommandRecord): boolean {
-  return record.exitCode === 0 && !record.timedOut && !record.limitHit;
+  return record.exitCode === 0 && !record.timedOut && !record.limitHit && !record.spawnError;
 }

@@ -1,7 +1,7 @@
 import { realpathSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { UsageError } from "./errors.js";
-import { type GitTarget, git, gitText, splitNul } from "./git.js";
+import { type GitTarget, git, splitNul } from "./git.js";
 import { displayPath } from "./fs-walk.js";
 
 /** The user's repository, as handoff found it before the run. Read-only for the whole run. */
@@ -29,22 +29,17 @@ export async function inspectSource(path: string): Promise<SourceRepo> {
   } catch {
     throw new UsageError("not_a_repository", `${path}: no such directory`);
   }
-  let answer: string;
-  try {
-    answer = await gitText({ cwd: real }, [
-      "rev-parse",
-      "--is-bare-repository",
-      "--show-toplevel",
-      "--absolute-git-dir",
-      "--git-common-dir",
-      "--show-object-format",
-    ]);
-  } catch {
-    throw new UsageError("not_a_repository", `${path} is not inside a git repository`);
-  }
-  const [bare, topLevel, gitDir, commonDirRaw, format] = answer.split("\n");
-  if (bare === "true" || !topLevel) throw new UsageError("not_a_repository", `${path} is a bare repository; handoff needs a work tree`);
-  const commonDir = isAbsolute(commonDirRaw ?? "") ? commonDirRaw! : resolve(real, commonDirRaw ?? ".git");
+  const probe = await git({ cwd: real }, ["rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--show-object-format"], { okExitCodes: [128] });
+  if (probe.exitCode !== 0) throw refusal(path, probe.stderr);
+  const [bare, insideGitDir, format] = probe.stdout.toString("utf8").split("\n");
+  if (bare === "true") throw new UsageError("bare_repository", `${path} is a bare repository; handoff needs a work tree`);
+  if (insideGitDir === "true") throw new UsageError("inside_git_dir", `${path} is inside a repository's git directory; name its work tree instead`);
+  // One path per call, only the final newline stripped: a path may hold a newline of its own.
+  const [topLevel, gitDir, commonDirRaw] = await Promise.all(
+    ["--show-toplevel", "--absolute-git-dir", "--git-common-dir"].map(async (flag) => (await git({ cwd: real }, ["rev-parse", flag])).stdout.toString("utf8").replace(/\n$/, "")),
+  );
+  if (!topLevel) throw new UsageError("bare_repository", `${path} has no work tree; handoff needs one`);
+  const commonDir = isAbsolute(commonDirRaw ?? "") ? commonDirRaw! : resolve(real, commonDirRaw || ".git");
   const target = { gitDir: gitDir!, workTree: topLevel, cwd: topLevel };
   const head = await git(target, ["rev-parse", "--verify", "-q", "HEAD^{commit}"], { okExitCodes: [1] });
   const baseCommit = head.stdout.toString("utf8").trim();
@@ -58,6 +53,22 @@ export async function inspectSource(path: string): Promise<SourceRepo> {
     objectFormat: format === "sha256" ? "sha256" : "sha1",
     baseCommit,
   };
+}
+
+/**
+ * Why git would not work in `path`, as a usage error. A repository owned by another user is refused as git refuses
+ * it ("dubious ownership"): handoff's git reads no global config, so your `safe.directory` does not apply, on
+ * purpose: that user controls the repository's `.git/config` (threat-model.md).
+ */
+function refusal(path: string, stderr: string): UsageError {
+  if (/dubious ownership/.test(stderr)) {
+    return new UsageError(
+      "repository_owned_by_another_user",
+      `${path} belongs to another user, and git refuses to work in it (dubious ownership); handoff does not honour safe.directory: run handoff as the repository's owner, or clone it to a directory you own`,
+    );
+  }
+  const said = stderr.trim().split("\n")[0]?.replace(/^fatal: /, "") ?? "";
+  return new UsageError("not_a_repository", `${path} is not inside a git repository${said && !/not a git repository/.test(said) ? ` (git: ${said.slice(0, 200)})` : ""}`);
 }
 
 /** One entry of `git status --porcelain=v2 -z`. */

@@ -105,6 +105,7 @@ export function decideOutcome(facts: RunFacts): Verdict {
       ? verdict("user_cancelled", "approval_declined", "approval declined: the agent did not run")
       : verdict("user_cancelled", "interrupted", "handoff was interrupted; the run stopped and its artifacts were kept");
   }
+  if (facts.setupFailed?.spawnError) return commandNotStarted(facts.setupFailed);
   if (facts.setupFailed) {
     return verdict(
       "verification_failed",
@@ -149,6 +150,16 @@ export function decideOutcome(facts: RunFacts): Verdict {
   return decideVerification(facts.verification, facts.baseline, facts.verifyCommandCount);
 }
 
+/** The shell for a setup or verify command could not be started: handoff's failure to run it, not a test result. */
+function commandNotStarted(failed: CommandRecord): Verdict {
+  return verdict(
+    "policy_or_artifact_error",
+    "command_not_started",
+    `${failed.phase} command \`${failed.command.slice(0, 200)}\` could not be started: ${failed.spawnError}`,
+    "see test.log; a command must be under 128 KiB and hold no NUL byte",
+  );
+}
+
 function decideVerification(outcome: VerificationOutcome | null, baseline: BaselineOutcome | null, verifyCount: number): Verdict {
   if (!outcome) return verdict("policy_or_artifact_error", "verification_not_run", "verification did not run");
   const baseRed = baseline !== null && !baseline.passed;
@@ -159,6 +170,7 @@ function decideVerification(outcome: VerificationOutcome | null, baseline: Basel
         : verdict("verified", null, `the patch passed all ${verifyCount} verification command${verifyCount === 1 ? "" : "s"}`);
     case "command_failed": {
       const failed = outcome.failed;
+      if (failed.spawnError) return commandNotStarted(failed);
       if (baseRed) {
         return verdict("verification_failed", "baseline_failed", `\`${failed.command}\` fails with the patch, and already failed on the untouched base commit`, "the environment or the base is broken; fix that first (see test.log)");
       }
@@ -170,6 +182,7 @@ function decideVerification(outcome: VerificationOutcome | null, baseline: Basel
       return verdict("verification_failed", "command_failed", `\`${failed.command}\` failed (exit ${failed.exitCode ?? failed.signal})`, "see test.log");
     }
     case "setup_failed":
+      if (outcome.failed.spawnError) return commandNotStarted(outcome.failed);
       return verdict("verification_failed", "setup_failed", `setup command \`${outcome.failed.command}\` failed`, "see test.log; setup runs in a fresh checkout with the patch applied");
     case "patch_changed":
       return verdict("verification_failed", "verification_changed_patch", "the verification commands changed tracked files: the tested tree is not the patch", "make verification read-only (no formatters or generators in --verify)");

@@ -144,6 +144,20 @@ describe("runProcess", () => {
     expect(outcome.spawnError?.code).toBe("ENOENT");
   });
 
+  test("a 140,000-byte argument, which the kernel refuses (E2BIG), is a spawn error at once, not a wait for the wall-clock limit", async () => {
+    const { outcome } = await sh(`echo ${"x".repeat(140_000)}`, { timeoutMs: 600_000 });
+    expect(outcome).toMatchObject({ exitCode: null, signal: null, timedOut: null, cancelled: false });
+    expect(outcome.spawnError?.code).toBe("E2BIG");
+  });
+
+  test("a NUL byte in an argument or in the environment is a spawn error (ERR_INVALID_ARG_VALUE), not a throw or a hang", async () => {
+    const inArgument = await sh("echo a\0b", { timeoutMs: 600_000 });
+    expect(inArgument.outcome.spawnError?.code).toBe("ERR_INVALID_ARG_VALUE");
+    const inEnvironment = await sh("true", { timeoutMs: 600_000, env: { ...PATH_ONLY, TASK: "a\0b" } });
+    expect(inEnvironment.outcome.spawnError).not.toBeNull();
+    expect(inEnvironment.outcome.exitCode).toBeNull();
+  });
+
   test("the child gets exactly the given environment, nothing of handoff's own", async () => {
     vi.stubEnv("SECRET_TOKEN", "sk-live-123");
     const { stdout } = await sh("env", { env: { ...PATH_ONLY, ONLY_THIS: "1" } });

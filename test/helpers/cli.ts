@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join, resolve } from "node:path";
+import { expect } from "vitest";
 import { tempDir } from "./repo.js";
 
 /** The CLI as users start it: the launcher in bin/ over the compiled dist/ (built by `npm test`). */
@@ -39,4 +40,14 @@ export function startCli(args: readonly string[], options: CliOptions = {}): { c
 
 export function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliOutcome> {
   return startCli(args, options).done;
+}
+
+/** A usage error: exit 2, nothing on stdout, exactly one line on stderr that says what is wrong. */
+export function expectUsageError(outcome: CliOutcome, says: string | RegExp): void {
+  expect(outcome.code, outcome.stderr).toBe(2);
+  expect(outcome.stdout).toBe("");
+  expect(outcome.stderr.endsWith("\n")).toBe(true);
+  expect(outcome.stderr.trimEnd().split("\n"), outcome.stderr).toHaveLength(1);
+  expect(outcome.stderr).toMatch(/^handoff: /);
+  expect(outcome.stderr).toMatch(says);
 }
