@@ -17,7 +17,7 @@ import { RunDirectory, generateRunId } from "./run-dir.js";
 import { sweepCrashedRuns } from "./crash-sweep.js";
 import { type CommandRecord, TestLog, commandPassed, runShellCommands } from "./shell-commands.js";
 import { type SourceSnapshot, compareSnapshots, takeSourceSnapshot } from "./source-snapshot.js";
-import { type SourceRepo, inspectSource, listDirtyPaths } from "./source-repo.js";
+import { type SourceRepo, inspectSource, readSourceStatus } from "./source-repo.js";
 import { type RunFacts, decideOutcome } from "./terminal.js";
 import { type BaselineOutcome, type VerificationOutcome, runBaseline, runVerification } from "./verify.js";
 import { type PristineStore, type Workspace, createPristineStore, createWorkspace, removeTree } from "./workspace.js";
@@ -50,19 +50,29 @@ export class ExternalCodingRunner {
     await sweepCrashedRuns(resolved.runsDir, { workspacesDir: resolved.workspacesDir, cliHomesDir: resolved.cliHomesDir });
     const backend: ExternalAgentBackend =
       typeof options.backend === "object" ? options.backend : resolveBackend({ name: resolved.backendName, agentCmd: options.agentCmd, bin: options.bin });
-    const dirty = await listDirtyPaths(source);
+    const { dirty, unverified } = await readSourceStatus(source);
     if (dirty.length > 0 && !options.allowDirty) throw new DirtySourceError(dirty);
     if (!options.yes && !options.approve) throw new ApprovalRequiredError();
     const sandbox = await chooseSandbox(resolved.sandbox);
 
     const runDir = RunDirectory.create(resolved.runsDir, options.runId ?? generateRunId(startedAt));
     const run = new PipelineRun(runDir, source, resolved, backend, options, startedAt, this.#hooks, dirty, sandbox);
+    if (unverified.length > 0) run.extraWarnings.push(unverifiedFilteredWarning(unverified));
     try {
       return await run.execute();
     } finally {
       runDir.close();
     }
   }
+}
+
+/** Files under one of the source's own filters that handoff (which runs none of them) could not tell clean or not. */
+function unverifiedFilteredWarning(paths: readonly string[]): PolicyFinding {
+  return {
+    path: "",
+    rule: "filtered_source_unverified",
+    message: `${paths.length} file(s) of the source use a filter from its git config that handoff does not run, so it could not tell whether they have uncommitted changes (if they do, those are not part of the clone): ${paths.slice(0, 10).join(", ")}`,
+  };
 }
 
 class PipelineRun {

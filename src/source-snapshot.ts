@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { displayPath, walkTree } from "./fs-walk.js";
 import { git, gitText } from "./git.js";
 import { readFileSafely } from "./safe-read.js";
-import { type SourceRepo, parsePorcelainV2, sourceTarget } from "./source-repo.js";
+import { SOURCE_STATUS_ARGS, type SourceRepo, parsePorcelainV2, sourceTarget } from "./source-repo.js";
 import { StatTable } from "./stat-table.js";
 
 /**
@@ -40,7 +40,7 @@ export async function takeSourceSnapshot(source: SourceRepo): Promise<SourceSnap
     // The commit, then the checked-out branch (`HEAD` when detached); exit 128 if HEAD no longer resolves.
     git(target, ["rev-parse", "HEAD", "--symbolic-full-name", "HEAD"], { okExitCodes: [128] }),
     gitText(target, ["for-each-ref", "--format=%(objectname) %(refname)"]),
-    git(target, ["--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored"]),
+    git(target, [...SOURCE_STATUS_ARGS, "--ignored"]),
   ]);
   answers.catch(() => {}); // awaited below; a walk that throws first must not leave it unhandled
   const entries = new StatTable();
