@@ -213,7 +213,8 @@ class PipelineRun {
       return this.finish(null);
     }
 
-    const before = await this.phase("snapshot", () => takeSourceSnapshot(this.source));
+    // Only this first snapshot stops for a cancel: the later ones decide whether the source held, and must finish.
+    const before = await this.phase("snapshot", () => takeSourceSnapshot(this.source, this.request.signal));
     if (!before) return this.finish(null);
     try {
       await this.pipeline(before);
@@ -229,8 +230,8 @@ class PipelineRun {
       mkdirSync(o.workspacesDir, { recursive: true, mode: 0o700 });
       this.scratch = mkdtempSync(join(o.workspacesDir, `${this.dir.runId}-handoff-`));
       this.dir.track({ scratch: this.scratch });
-      this.pristine = await createPristineStore(this.source, this.scratch);
-      const workspace = await createWorkspace(this.source, this.pristine, o.workspacesDir, this.dir.runId);
+      this.pristine = await createPristineStore(this.source, this.scratch, this.request.signal);
+      const workspace = await createWorkspace(this.source, this.pristine, o.workspacesDir, this.dir.runId, this.request.signal);
       this.dir.track({ workspaceRoot: workspace.root });
       return workspace;
     })) ?? null;
@@ -296,7 +297,7 @@ class PipelineRun {
     if (this.cancelled) return;
 
     this.extraction = (await this.phase("extract", () =>
-      extractPatch({ source: this.source, workspace: ws, policy: compilePolicy(o.policy), privateParent: this.scratch!, pristine: this.pristine! }),
+      extractPatch({ source: this.source, workspace: ws, policy: compilePolicy(o.policy), privateParent: this.scratch!, pristine: this.pristine!, signal: this.request.signal }),
     )) ?? null;
     // After extraction (it reads only handoff's own copies), so that with no command left to run this check is the
     // last one and covers the whole run: a third snapshot would cost as much and see nothing new.

@@ -53,6 +53,8 @@ export async function scanWorkspace(
   onExclusion: () => void = () => {},
   /** Directory names the staging preflight already read (`preflightStaging`). */
   listings?: DirectoryListings,
+  /** A cancelled run: the walk throws at its next pause. */
+  signal?: AbortSignal,
 ): Promise<WorkspaceScan> {
   const findings: ScanFinding[] = [];
   let excluding = false;
@@ -69,6 +71,7 @@ export async function scanWorkspace(
 
   const summary = await walkTreeYielding(workTree, {
     listings,
+    signal,
     skipTopLevel: [".git"],
     maxEntries: policy.maxWorkspaceEntries,
     maxDepth: policy.maxDepth,
