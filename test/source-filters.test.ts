@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
@@ -69,6 +69,30 @@ describe("the source's own git filters", () => {
 
     expect(run.payloadsRan).toEqual([]);
     expectVerifiedFix(run);
+  });
+
+  test("G18: a driver whose name holds '=' (which a -c override would cut short) is switched off too", async () => {
+    const harness = makeHarness();
+    const clean = filterScript(harness, "clean-filter", "exec cat");
+    const repo = await filteredRepo("a=b", clean, { clean, smudge: "cat" }, 3);
+
+    clearMarkers(harness);
+    const run = await delegateWithoutSandbox(repo, agent("fixes-add.sh"), { ...VERIFY, harness });
+
+    expect(run.payloadsRan).toEqual([]);
+    expectVerifiedFix(run);
+  });
+
+  test("G18: a filter driver whose name is not UTF-8 (handoff cannot name it to git to switch it off) is a one-line error, exit 2, nothing created", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    appendFileSync(join(repo, ".git", "config"), Buffer.concat([Buffer.from('[filter "'), Buffer.from([0xff]), Buffer.from('"]\n\tclean = cat\n')]));
+    const runsDir = join(tempDir("handoff-runs"), "runs");
+
+    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", agent("fixes-add.sh"), "--yes", "--runs-dir", runsDir, "--", "fix it"]);
+
+    expect(outcome.code, outcome.stderr).toBe(2);
+    expect(outcome.stderr).toMatch(/^handoff: the repository's config names a filter driver whose name is not UTF-8 .*\n$/);
+    expect(existsSync(runsDir)).toBe(false);
   });
 
   test("G18: a broken required .process filter in the source's config neither crashes handoff (exit 70) nor stops the run", async () => {
