@@ -159,7 +159,7 @@ describe("the source's own git filters", () => {
     expectVerifiedFix(run);
   });
 
-  test("a source whose index git cannot read is a one-line error (exit 2) before anything is created, not a crash (exit 70)", async () => {
+  test("G18: a source whose index git cannot read is a one-line error (exit 2) before anything is created, not a crash (exit 70)", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     writeFileSync(join(repo, ".git", "index"), "DIRC not an index");
     const runsDir = join(tempDir("handoff-runs"), "runs");
