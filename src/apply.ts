@@ -1,9 +1,7 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { ApplyRefusedError } from "./errors.js";
+import { ApplyRefusedError, UntrustedArtifactError } from "./errors.js";
 import { git, splitNul } from "./git.js";
-import type { LoadedRun } from "./run-lookup.js";
+import { type LoadedRun, loadPatch } from "./run-lookup.js";
 import { inspectSource, listDirtyPaths, sourceTarget } from "./source-repo.js";
 
 export interface ApplyOutcome {
@@ -22,14 +20,14 @@ export async function applyRun(run: LoadedRun, repo?: string): Promise<ApplyOutc
   if (result.terminalReason !== "verified") {
     throw new ApplyRefusedError("not_verified", `run ${result.runId} ended ${result.terminalReason}; only a verified run can be applied`);
   }
-  const patchPath = join(run.dir, "changes.patch");
-  const patch = readFileSync(patchPath);
+  const patch = readPatch(run);
   if (!result.patch || createHash("sha256").update(patch).digest("hex") !== result.patch.sha256) {
     throw new ApplyRefusedError("patch_modified", "changes.patch does not match the sha256 recorded in result.json; it was modified after the run");
   }
   const source = await inspectSource(repo ?? result.repo.path);
   const target = sourceTarget(source);
-  const touched = splitNul((await git(target, ["apply", "--numstat", "-z", "--", patchPath])).stdout)
+  // git reads the bytes that were hashed, on stdin: never the file again, which could have changed since.
+  const touched = splitNul((await git(target, ["apply", "--numstat", "-z", "-"], { input: patch })).stdout)
     .map((record) => record.toString("utf8").split("\t")[2] ?? "")
     .filter((path) => path !== "");
   const dirty = new Set(await listDirtyPaths(source));
@@ -40,7 +38,7 @@ export async function applyRun(run: LoadedRun, repo?: string): Promise<ApplyOutc
   const rebased = source.baseCommit !== result.repo.baseCommit;
   // Writing your repository is your git's work: your own filters run here, as in `git apply --index` (G18).
   const withYourFilters = { ...target, config: [] };
-  const check = await git(withYourFilters, ["apply", "--check", "--index", "--whitespace=nowarn", "--", patchPath], { okExitCodes: [1, 128] });
+  const check = await git(withYourFilters, ["apply", "--check", "--index", "--whitespace=nowarn", "-"], { input: patch, okExitCodes: [1, 128] });
   if (check.exitCode !== 0) {
     const why = check.stderr.trim().split("\n").slice(0, 3).join("; ");
     throw new ApplyRefusedError(
@@ -48,6 +46,16 @@ export async function applyRun(run: LoadedRun, repo?: string): Promise<ApplyOutc
       `the patch no longer applies cleanly to ${source.topLevel} (HEAD ${source.baseCommit.slice(0, 12)}, run base ${result.repo.baseCommit.slice(0, 12)}): ${why}`,
     );
   }
-  await git(withYourFilters, ["apply", "--index", "--whitespace=nowarn", "--", patchPath]);
+  await git(withYourFilters, ["apply", "--index", "--whitespace=nowarn", "-"], { input: patch });
   return { repo: source.topLevel, files: touched, rebased };
+}
+
+/** changes.patch, refused unless it is a regular file of this user: a link or another user's file may be a forgery. */
+function readPatch(run: LoadedRun): Buffer {
+  try {
+    return loadPatch(run);
+  } catch (error) {
+    if (error instanceof UntrustedArtifactError) throw new ApplyRefusedError("untrusted_artifact", error.message);
+    throw error;
+  }
 }

@@ -99,21 +99,27 @@ export type LimitHit = "processes" | "memory";
 type Usable = Exclude<CgroupSupport, { kind: "unavailable" }>;
 
 /**
- * The run's own cgroup, `handoff-<runId>` in each hierarchy: each contained process tree gets a child in it, so a
- * crash sweep finds every process of the run under one tracked name. Returns the support rooted there.
+ * The run's own cgroup, `name` (`handoff-<runId>-<nonce>`, src/run-names.ts) in each hierarchy: each contained
+ * process tree gets a child in it, so a crash sweep finds every process of the run under one tracked name.
+ * `beforeCreate` is told the directories before they exist (to record them). Returns the support rooted there.
  */
-export function createRunCgroup(support: Usable, runId: string): { readonly support: Usable; readonly dirs: readonly string[] } {
-  const name = `handoff-${runId}`;
+export function createRunCgroup(
+  support: Usable,
+  name: string,
+  beforeCreate: (dirs: readonly string[]) => void = () => {},
+): { readonly support: Usable; readonly dirs: readonly string[] } {
   if (support.kind === "v2") {
     const parent = join(support.parent, name);
-    mkdirSync(parent, { recursive: true }); // a leftover of a crashed run of the same id is taken over
+    beforeCreate([parent]);
+    mkdirSync(parent);
     writeFileSync(join(parent, "cgroup.subtree_control"), "+pids +memory");
     return { support: { kind: "v2", parent }, dirs: [parent] };
   }
   const pidsParent = join(support.pidsParent, name);
   const memoryParent = join(support.memoryParent, name);
-  mkdirSync(pidsParent, { recursive: true });
-  mkdirSync(memoryParent, { recursive: true });
+  beforeCreate([pidsParent, memoryParent]);
+  mkdirSync(pidsParent);
+  mkdirSync(memoryParent);
   return { support: { kind: "v1", pidsParent, memoryParent }, dirs: [pidsParent, memoryParent] };
 }
 

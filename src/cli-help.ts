@@ -40,6 +40,11 @@ Run options:
       --verify-network    give verification commands the network (sandboxed, they have none)
       --max-processes N   cap on processes and threads of the agent and of each command (default 4096)
       --max-memory MIB    memory cap for the agent and for each command (default: half the RAM, at most 8192)
+      --max-files N       most changed files in the patch (default 1000)
+      --max-file-size MIB largest changed file (default 8, at most 1024); files the agent did not change are exempt
+      --max-patch-size MIB  largest patch (default 64, at most 1024)
+      --max-workspace-entries N  most entries the agent may add to the workspace (default 2000000)
+      --max-depth N       deepest new directory in the workspace (default 256)
 
 Exit codes: 0 verified, 1 verification_failed, 2 usage error, 3 no_changes, 4 policy_or_artifact_error,
 5 source_repository_changed, 6 external_agent_error, 124 timeout, 130 user_cancelled.

@@ -5,7 +5,7 @@ import { type ParseArgsConfig, parseArgs } from "node:util";
 type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig["options"]>;
 import { applyRun } from "./apply.js";
 import { HELP, VERSION } from "./cli-help.js";
-import { ApplyRefusedError, UsageError } from "./errors.js";
+import { ApplyRefusedError, UntrustedArtifactError, UsageError } from "./errors.js";
 import type { RecordedEvent } from "./events.js";
 import { killAllProcessGroups } from "./process.js";
 import { type ReportFormat, renderReport } from "./report.js";
@@ -99,6 +99,11 @@ const RUN_OPTIONS = {
   "verify-network": { type: "boolean" },
   "max-processes": { type: "string" },
   "max-memory": { type: "string" },
+  "max-files": { type: "string" },
+  "max-file-size": { type: "string" },
+  "max-patch-size": { type: "string" },
+  "max-workspace-entries": { type: "string" },
+  "max-depth": { type: "string" },
 } as const;
 
 function wholeNumber(name: string, value: string | undefined): number | undefined {
@@ -245,6 +250,13 @@ async function runCommand(args: readonly string[]): Promise<number> {
         processes: wholeNumber("--max-processes", values["max-processes"]),
         memoryBytes: mebibytes(wholeNumber("--max-memory", values["max-memory"])),
       },
+      limits: {
+        maxFiles: wholeNumber("--max-files", values["max-files"]),
+        maxFileBytes: mebibytes(wholeNumber("--max-file-size", values["max-file-size"])),
+        maxPatchBytes: mebibytes(wholeNumber("--max-patch-size", values["max-patch-size"])),
+        maxWorkspaceEntries: wholeNumber("--max-workspace-entries", values["max-workspace-entries"]),
+        maxDepth: wholeNumber("--max-depth", values["max-depth"]),
+      },
       signal: controller.signal,
     });
     if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
@@ -272,13 +284,23 @@ function showCommand(args: readonly string[]): number {
 async function applyCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parse(args, { repo: { type: "string", short: "C" }, "runs-dir": { type: "string" } } as const);
   if (positionals.length !== 1) throw new UsageError("bad_arguments", "usage: handoff apply <run-id|run-dir> [-C repo]");
-  const run = loadRun(positionals[0]!, values["runs-dir"]);
+  const run = loadTrustedRun(positionals[0]!, values["runs-dir"]);
   const outcome = await applyRun(run, values.repo);
   process.stderr.write(
     `handoff: applied ${outcome.files.length} file(s) to ${outcome.repo}${outcome.rebased ? " (HEAD had moved; the patch still applied cleanly)" : ""}\n`,
   );
   for (const file of outcome.files) process.stdout.write(`${file}\n`);
   return 0;
+}
+
+/** For `apply`, a result.json that is a link or another user's file is a refusal (exit 1), not a usage error. */
+function loadTrustedRun(ref: string, runsDir: string | undefined) {
+  try {
+    return loadRun(ref, runsDir);
+  } catch (error) {
+    if (error instanceof UntrustedArtifactError) throw new ApplyRefusedError("untrusted_artifact", error.message);
+    throw error;
+  }
 }
 
 async function backendsCommand(args: readonly string[]): Promise<number> {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { UsageError } from "./errors.js";
 import { git } from "./git.js";
+import { LIMIT_CONFIG_KEYS } from "./limits.js";
 import { type SourceRepo, sourceTarget } from "./source-repo.js";
 
 /** `.handoff.json`: keys mirror the run options; command-line options win. */
@@ -14,6 +15,7 @@ export const HandoffConfig = z.strictObject({
   timeout: z.number().positive().optional(),
   idleTimeout: z.number().positive().optional(),
   verifyTimeout: z.number().positive().optional(),
+  ...LIMIT_CONFIG_KEYS,
 });
 export type HandoffConfig = z.infer<typeof HandoffConfig>;
 

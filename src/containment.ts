@@ -3,6 +3,7 @@ import { delimiter, dirname, isAbsolute, join, relative } from "node:path";
 import { type CgroupSupport, type LimitHit, ProcessCgroup, type ResourceCaps, createRunCgroup, detectCgroupSupport, removeCgroupDirs } from "./cgroup.js";
 import type { SandboxChoice } from "./sandbox.js";
 import { existingRealPath, isInside } from "./paths.js";
+import { RUN_MARKER_VARIABLE, runNames } from "./run-names.js";
 import { type Bind, bwrapArgs } from "./sandbox-profile.js";
 import { type SurvivorReason, findSurvivors, killSurvivors, uniqueSurvivors } from "./survivors.js";
 
@@ -20,6 +21,8 @@ export interface ContainmentSettings {
   readonly caps: ResourceCaps;
   readonly verifyNetwork: boolean;
   readonly runId: string;
+  /** Makes the run's marker and cgroup name unique beyond its runs directory (src/run-names.ts). */
+  readonly nonce: string;
   /** What no contained process may see: the source, handoff's state dirs, the user's home, the host's /tmp. */
   readonly hidden: readonly string[];
   /** The source repository: a write there lands in a trap directory and is reported. */
@@ -28,7 +31,7 @@ export interface ContainmentSettings {
   readonly scratch: string;
   /** handoff's own PATH: its directories stay readable inside (the node, git and CLIs the commands call). */
   readonly path: string;
-  /** Told of the run's cgroup when it is made, so a later handoff start can clean up after a crash (checkpoint.json). */
+  /** Told of the run's cgroup just before it is made, so a later handoff start can clean up after a crash (checkpoint.json). */
   readonly onCgroup?: (dirs: readonly string[]) => void;
 }
 
@@ -152,7 +155,7 @@ export class Containment {
           args = [...prefix, file, ...args];
           file = choice.executable;
         }
-        const env: Record<string, string> = { HANDOFF_RUN_ID: settings.runId };
+        const env: Record<string, string> = { HANDOFF_RUN_ID: settings.runId, [RUN_MARKER_VARIABLE]: settings.nonce };
         if (cgroup) {
           ({ file, args } = cgroup.wrap(file, args));
           env.HANDOFF_CGROUP_PROCS = cgroup.procsFiles;
@@ -168,7 +171,7 @@ export class Containment {
           // The group kill is done; whatever still carries the run's marker or holds the tree escaped it.
           // Its cgroup (where there is one) holds even what dropped the marker and left the tree.
           const survivors = uniqueSurvivors([
-            ...findSurvivors({ runId: settings.runId, roots: [...spec.writable, ...(spec.readOnly ?? [])] }),
+            ...findSurvivors({ nonce: settings.nonce, roots: [...spec.writable, ...(spec.readOnly ?? [])] }),
             ...(cgroup?.members() ?? []),
           ]);
           const { killed, stillAlive } = await killSurvivors(survivors);
@@ -193,8 +196,8 @@ export class Containment {
   #runCgroupOnce(): ReturnType<typeof createRunCgroup> | null {
     if (this.#cgroups.kind === "unavailable") return null;
     if (!this.#runCgroup) {
-      this.#runCgroup = createRunCgroup(this.#cgroups, this.settings.runId);
-      this.settings.onCgroup?.(this.#runCgroup.dirs);
+      // Recorded before it is made: a crash in between leaves nothing the sweep does not know of.
+      this.#runCgroup = createRunCgroup(this.#cgroups, runNames(this.settings.runId, this.settings.nonce).cgroup, (dirs) => this.settings.onCgroup?.(dirs));
     }
     return this.#runCgroup;
   }

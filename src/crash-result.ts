@@ -16,8 +16,10 @@ export interface CrashedRun {
   readonly backendName: string;
   /** backend-result.json of an agent phase that finished before the crash, if any. */
   readonly agent: Pick<ExternalAgentResult, "executable" | "version" | "sessionId" | "exitCode" | "signal" | "finalMessage"> | null;
-  /** changes.patch as the dead run left it: non-empty only when extraction had finished. */
+  /** changes.patch as the dead run left it: non-empty only when extraction had finished and the file is the one it recorded. */
   readonly patch: Buffer;
+  /** Why a non-empty changes.patch was not taken as the run's patch (not the recorded one, a link), or null. */
+  readonly patchNotTaken?: string | null;
   readonly startedAt: Date;
   /** The last time the run was seen writing (events.jsonl, checkpoint.json). */
   readonly lastSeenAt: Date;
@@ -84,7 +86,7 @@ export function buildCrashedRunResult(run: CrashedRun): RunResult {
     status: statusOf("user_cancelled"),
     terminalReason: "user_cancelled",
     detail: CRASH_DETAIL,
-    summary: `handoff was stopped ${when} (pid ${run.ownerPid}) and did not finish; swept by a later handoff start${survivorNote(run)}`,
+    summary: `handoff was stopped ${when} (pid ${run.ownerPid}) and did not finish; swept by a later handoff start${survivorNote(run)}${run.patchNotTaken ? `; ${run.patchNotTaken}: not taken as its patch` : ""}`,
     hint,
     repo: { path: run.repo.path, baseCommit: run.repo.baseCommit },
     backend: {

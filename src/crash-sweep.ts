@@ -1,10 +1,13 @@
+import { createHash } from "node:crypto";
 import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { basename, isAbsolute, join, normalize } from "node:path";
 import { z } from "zod";
 import { CRASH_DETAIL, type CrashedRun, buildCrashedRunResult } from "./crash-result.js";
 import { RunDirectory, isSafeRunId } from "./run-dir.js";
-import { readFileSafely } from "./safe-read.js";
+import { readArtifact } from "./artifact-file.js";
+import { RunResult } from "./result.js";
+import { isRunNonce, runNames } from "./run-names.js";
 import { removeCgroupDirs, requestCgroupKill } from "./cgroup.js";
 import { type Survivor, findCgroupMembers, findSurvivors, killSurvivors, processStartTime, uniqueSurvivors } from "./survivors.js";
 import { removeTree } from "./workspace.js";
@@ -13,14 +16,9 @@ import { removeTree } from "./workspace.js";
  * A handoff killed mid-run (kill -9, OOM, power) leaves its run directory without result.json, its workspace on
  * disk and perhaps its agent running. The next handoff start finds such runs by their checkpoint.json (not done,
  * owner dead), kills what the run left running, removes what it made, and ends the run as user_cancelled with
- * detail runner_crashed. See docs/crash-safety.md.
+ * detail runner_crashed. A run killed after its result.json was written (its clean-up still pending) keeps its
+ * verdict: only its leftovers are dealt with. See docs/crash-safety.md.
  */
-
-export interface SweepOptions {
-  /** Where this start puts workspaces: searched for `<runId>-*` entries too (a crash can come before `track`). */
-  readonly workspacesDir?: string;
-  readonly cliHomesDir?: string;
-}
 
 export interface SweptRun {
   readonly runId: string;
@@ -30,10 +28,13 @@ export interface SweptRun {
   readonly killed: readonly Survivor[];
   readonly stillAlive: readonly Survivor[];
   readonly removed: readonly string[];
+  /** The run had written its result.json: kept as it was, only the run's leftovers were dealt with. */
+  readonly resultKept: boolean;
 }
 
 const MAX_CHECKPOINT_BYTES = 64 * 1024;
 const MAX_SIDE_FILE_BYTES = 1024 * 1024;
+const MAX_RESULT_BYTES = 16 * 1024 * 1024;
 const STALE_LOCK_MS = 60_000;
 const KILL_ROUNDS = 5;
 const LOCK_NAME = ".sweep.lock";
@@ -47,6 +48,8 @@ const Owner = z.looseObject({
 type Owner = z.infer<typeof Owner>;
 
 const Checkpoint = z.looseObject({
+  /** Absent in checkpoints of a handoff from before nonces: then nothing is matched by marker. */
+  nonce: z.string().refine(isRunNonce).optional(),
   phase: z.string().nullable().optional(),
   pid: z.number().int().positive().optional(),
   owner: Owner.optional(),
@@ -60,14 +63,16 @@ const Checkpoint = z.looseObject({
     .optional(),
   updatedAt: z.string().optional(),
   done: z.boolean().optional(),
+  /** `pending` from result.json until the run's directories are gone; `done` after. */
+  cleanup: z.enum(["pending", "done"]).optional(),
+  /** What the run wrote to files the sweep reads back (changes.patch). */
+  artifacts: z.record(z.string(), z.looseObject({ bytes: z.number(), sha256: z.string() })).optional(),
 });
 type Checkpoint = z.infer<typeof Checkpoint>;
 
 const Request = z.looseObject({
   repo: z.looseObject({ path: z.string(), baseCommit: z.string() }).optional(),
   backend: z.looseObject({ name: z.string() }).optional(),
-  workspacesDir: z.string().optional(),
-  cliHomesDir: z.string().optional(),
 });
 
 const BackendResult = z.looseObject({
@@ -79,8 +84,9 @@ const BackendResult = z.looseObject({
   finalMessage: z.string().nullable().optional(),
 });
 
+/** Only a regular file of this user with one name (not a link an agent planted), parsed and checked. */
 function readJson<T>(path: string, schema: z.ZodType<T>, maxBytes: number): T | null {
-  const read = readFileSafely(path, maxBytes);
+  const read = readArtifact(path, maxBytes);
   if (read.kind !== "bytes") return null;
   try {
     const parsed = schema.safeParse(JSON.parse(read.bytes.toString("utf8")));
@@ -92,6 +98,11 @@ function readJson<T>(path: string, schema: z.ZodType<T>, maxBytes: number): T | 
 
 function readCheckpoint(runDir: string): Checkpoint | null {
   return readJson(join(runDir, "checkpoint.json"), Checkpoint, MAX_CHECKPOINT_BYTES);
+}
+
+/** Done, and its clean-up done too (or a checkpoint written before clean-up was recorded): nothing to do. */
+function finishedAndClean(checkpoint: Checkpoint): boolean {
+  return checkpoint.done === true && checkpoint.cleanup !== "pending";
 }
 
 function ownerOf(checkpoint: Checkpoint): Owner | null {
@@ -159,22 +170,25 @@ function releaseLock(runDir: string): void {
   }
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
+type TrackedPath = "workspaceRoot" | "scratch" | "cliHome";
 
 /**
- * A path the sweep may remove for run `runId`: absolute, normalized, named `<runId>-…` as handoff names what it
- * makes. A checkpoint is the agent's to tamper with (same user, no sandbox): this keeps a doctored one from
- * pointing the sweep at a home directory.
+ * A recorded path the sweep may remove: absolute, normalized, and named exactly as handoff names that directory
+ * for this run id and the nonce the run recorded (`<runId>-<nonce>`, src/run-names.ts). A checkpoint is the
+ * agent's to tamper with (same user, no sandbox): this keeps a doctored one from pointing the sweep at a home
+ * directory. A checkpoint without a nonce (a handoff from before them) had mkdtemp's names: `<runId>-…`.
  */
-function namedForRun(path: string, runId: string): boolean {
-  return isAbsolute(path) && normalize(path) === path && basename(path).startsWith(`${runId}-`);
+function namedForRun(path: string, kind: TrackedPath, runId: string, nonce: string | null): boolean {
+  if (!isAbsolute(path) || normalize(path) !== path) return false;
+  if (nonce === null) return basename(path).startsWith(`${runId}-`);
+  const names = runNames(runId, nonce);
+  return basename(path) === { workspaceRoot: names.workspace, scratch: names.scratch, cliHome: names.cliHome }[kind];
 }
 
-/** Only cgroups under /sys/fs/cgroup named as handoff names a run's cgroup: `handoff-<runId>`. */
-function cgroupOfRun(path: string, runId: string): boolean {
-  return isAbsolute(path) && normalize(path) === path && path.startsWith("/sys/fs/cgroup/") && basename(path) === `handoff-${runId}`;
+/** Only cgroups under /sys/fs/cgroup named as handoff names this run's cgroup: `handoff-<runId>-<nonce>`. */
+function cgroupOfRun(path: string, runId: string, nonce: string | null): boolean {
+  const name = nonce === null ? `handoff-${runId}` : runNames(runId, nonce).cgroup;
+  return isAbsolute(path) && normalize(path) === path && path.startsWith("/sys/fs/cgroup/") && basename(path) === name;
 }
 
 /** A run's cgroup and the child cgroup of each of its process trees, children first (the order rmdir needs). */
@@ -187,24 +201,6 @@ function cgroupTree(cgroup: string): string[] {
   }
 }
 
-/**
- * `<dir>/<runId>-XXXXXX` (a workspace or CLI home, mkdtemp's six characters) and `<dir>/<runId>-handoff-XXXXXX`
- * (scratch). The second could also be a workspace of a run named `<runId>-handoff`: skipped when such a run exists.
- */
-function leftoversIn(dir: string, runId: string, runsDir: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  const id = escapeRegExp(runId);
-  const workspace = new RegExp(`^${id}-[A-Za-z0-9]{6}$`);
-  const scratch = new RegExp(`^${id}-handoff-[A-Za-z0-9]{6}$`);
-  const scratchAmbiguous = exists(join(runsDir, `${runId}-handoff`));
-  return names.filter((name) => workspace.test(name) || (!scratchAmbiguous && scratch.test(name))).map((name) => join(dir, name));
-}
-
 function exists(path: string): boolean {
   try {
     lstatSync(path);
@@ -214,13 +210,16 @@ function exists(path: string): boolean {
   }
 }
 
-/** Finds and kills the run's processes, again and again while new ones show up (a survivor may fork meanwhile). */
-async function killRunProcesses(runId: string, roots: readonly string[], cgroups: readonly string[]) {
+/**
+ * Finds and kills the run's processes, again and again while new ones show up (a survivor may fork meanwhile): by
+ * the run's own marker (its nonce; none without one), by a hold on its recorded directories, by its recorded cgroups.
+ */
+async function killRunProcesses(nonce: string | null, roots: readonly string[], cgroups: readonly string[]) {
   const killed = new Map<string, Survivor>();
   let stillAlive: Survivor[] = [];
   for (let round = 0; round < KILL_ROUNDS; round++) {
     for (const cgroup of cgroups) requestCgroupKill(cgroup);
-    const unique = uniqueSurvivors([...findSurvivors({ runId, roots }), ...cgroups.flatMap(cgroupTree).flatMap(findCgroupMembers)]);
+    const unique = uniqueSurvivors([...findSurvivors({ nonce, roots }), ...cgroups.flatMap(cgroupTree).flatMap(findCgroupMembers)]);
     if (unique.length === 0) break;
     const outcome = await killSurvivors(unique);
     for (const s of outcome.killed) killed.set(`${s.pid}:${s.startTime}`, s);
@@ -243,9 +242,9 @@ async function removeRunPaths(paths: readonly string[], cgroups: readonly string
   return [...removed, ...(await removeCgroupDirs(cgroups.flatMap(cgroupTree)))];
 }
 
-/** The dead owner's half-written `.<name>.<pid>.tmp` files. */
+/** The dead owner's half-written `.<name>.<pid>.<random>.tmp` files (and its unused result.json reserve). */
 function removeTempFiles(runDir: string, pid: number): void {
-  const suffix = `.${pid}.tmp`;
+  const temp = new RegExp(`^\\..+\\.${pid}(\\.[0-9a-f]{16})?\\.tmp$`);
   let names: string[];
   try {
     names = readdirSync(runDir);
@@ -253,7 +252,7 @@ function removeTempFiles(runDir: string, pid: number): void {
     return;
   }
   for (const name of names) {
-    if (!name.startsWith(".") || !name.endsWith(suffix)) continue;
+    if (!temp.test(name)) continue;
     try {
       unlinkSync(join(runDir, name));
     } catch {
@@ -270,28 +269,34 @@ function mtimeOf(path: string): Date | null {
   }
 }
 
-async function sweepRun(runsDir: string, runDir: string, runId: string, checkpoint: Checkpoint, owner: Owner, options: SweepOptions): Promise<SweptRun> {
-  const request = readJson(join(runDir, "request.json"), Request, MAX_SIDE_FILE_BYTES);
+/**
+ * What the sweep may act on for a run: only what the run recorded, and only under names built from its own nonce.
+ * A run id is unique only inside one runs directory, and another run with this id (another runs directory, the
+ * same workspaces directory) may be live. Each directory was recorded before it was made, so a crash in between
+ * leaves nothing unrecorded.
+ */
+function recordedLeftovers(checkpoint: Checkpoint, runId: string): { nonce: string | null; paths: string[]; cgroups: string[] } {
   const tracked = checkpoint.resources ?? {};
-  const searchDirs = [options.workspacesDir, request?.workspacesDir, options.cliHomesDir, request?.cliHomesDir].filter(
-    (dir): dir is string => typeof dir === "string" && isAbsolute(dir),
-  );
-  const paths = [
-    ...new Set([
-      ...[tracked.workspaceRoot, tracked.scratch, tracked.cliHome].filter((p): p is string => typeof p === "string" && namedForRun(p, runId)),
-      ...[...new Set(searchDirs)].flatMap((dir) => leftoversIn(dir, runId, runsDir)),
-    ]),
-  ];
-  const cgroups = (tracked.cgroups ?? []).filter((cgroup) => cgroupOfRun(cgroup, runId));
+  const nonce = checkpoint.nonce ?? null;
+  const kinds: TrackedPath[] = ["workspaceRoot", "scratch", "cliHome"];
+  const paths = kinds.flatMap((kind) => {
+    const path = tracked[kind];
+    return typeof path === "string" && namedForRun(path, kind, runId, nonce) ? [path] : [];
+  });
+  return { nonce, paths, cgroups: (tracked.cgroups ?? []).filter((cgroup) => cgroupOfRun(cgroup, runId, nonce)) };
+}
 
-  const { killed, stillAlive } = await killRunProcesses(runId, paths, cgroups);
+async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, owner: Owner): Promise<SweptRun> {
+  const request = readJson(join(runDir, "request.json"), Request, MAX_SIDE_FILE_BYTES);
+  const { nonce, paths, cgroups } = recordedLeftovers(checkpoint, runId);
+  const { killed, stillAlive } = await killRunProcesses(nonce, paths, cgroups);
   const removed = await removeRunPaths(paths, cgroups);
   removeTempFiles(runDir, owner.pid);
 
   const phase = checkpoint.phase ?? null;
   const backendResultPath = join(runDir, "backend-result.json");
   const backendName = request?.backend?.name ?? "unknown";
-  const patch = readFileSafely(join(runDir, "changes.patch"), 256 * 1024 * 1024);
+  const patch = recordedPatch(runDir, checkpoint);
   const startedAt = mtimeOf(join(runDir, "request.json")) ?? new Date();
   const lastSeen = [mtimeOf(join(runDir, "events.jsonl")), checkpoint.updatedAt ? new Date(checkpoint.updatedAt) : null]
     .filter((date): date is Date => date !== null && !Number.isNaN(date.getTime()))
@@ -304,7 +309,8 @@ async function sweepRun(runsDir: string, runDir: string, runId: string, checkpoi
     repo: { path: request?.repo?.path ?? "", baseCommit: request?.repo?.baseCommit ?? "" },
     backendName,
     agent: readAgentRecord(backendResultPath),
-    patch: patch.kind === "bytes" ? patch.bytes : Buffer.alloc(0),
+    patch: patch.bytes,
+    patchNotTaken: patch.notTaken,
     startedAt,
     lastSeenAt: lastSeen,
     killed,
@@ -331,7 +337,77 @@ async function sweepRun(runsDir: string, runDir: string, runId: string, checkpoi
   } finally {
     dir.close();
   }
-  return { runId, runDir, phase, ownerPid: owner.pid, killed, stillAlive, removed };
+  return { runId, runDir, phase, ownerPid: owner.pid, killed, stillAlive, removed, resultKept: false };
+}
+
+/**
+ * changes.patch as the run recorded it in checkpoint.json before writing it: a file of another size or hash (cut
+ * short by a full disk, or put there after the run) is not taken as the run's patch, and neither is a link.
+ */
+function recordedPatch(runDir: string, checkpoint: Checkpoint): { bytes: Buffer; notTaken: string | null } {
+  const none = Buffer.alloc(0);
+  const read = readArtifact(join(runDir, "changes.patch"), 256 * 1024 * 1024);
+  switch (read.kind) {
+    case "missing":
+      return { bytes: none, notTaken: null };
+    case "untrusted":
+      return { bytes: none, notTaken: `changes.patch is ${read.why}` };
+    case "too_large":
+      return { bytes: none, notTaken: `changes.patch is ${read.size} bytes, more than the sweep reads` };
+    case "unreadable":
+      return { bytes: none, notTaken: `changes.patch could not be read (${read.message})` };
+    case "bytes":
+      break;
+  }
+  if (read.bytes.length === 0) return { bytes: none, notTaken: null };
+  const recorded = checkpoint.artifacts?.["changes.patch"];
+  const sha256 = createHash("sha256").update(read.bytes).digest("hex");
+  if (recorded && recorded.bytes === read.bytes.length && recorded.sha256 === sha256) return { bytes: read.bytes, notTaken: null };
+  return { bytes: none, notTaken: `changes.patch (${read.bytes.length} bytes) is not the patch the run recorded${recorded ? ` (${recorded.bytes} bytes)` : ""}` };
+}
+
+/** result.json of the run, if the run wrote one that reads back whole: then its verdict stands. */
+function readOwnResult(runDir: string, runId: string): RunResult | null {
+  const result = readJson(join(runDir, "result.json"), RunResult, MAX_RESULT_BYTES);
+  return result && result.runId === runId ? result : null;
+}
+
+/**
+ * A run whose handoff died after writing result.json, before its directories were gone (a kill in the last
+ * moments, or a removal that failed): its leftovers are killed and removed as for a crashed run, but only what the
+ * run recorded (a kept workspace is not), and its result.json and verdict stay as they are.
+ */
+async function cleanUpFinishedRun(runDir: string, runId: string, checkpoint: Checkpoint, owner: Owner, result: RunResult): Promise<SweptRun> {
+  const tracked = checkpoint.resources ?? {};
+  // A result.json naming a kept workspace: the checkpoint may not have caught up with --keep-workspace yet.
+  const kept = result.workspace ? [tracked.workspaceRoot, tracked.cliHome] : [];
+  const recorded = recordedLeftovers(checkpoint, runId);
+  const paths = recorded.paths.filter((p) => !kept.includes(p));
+  const { cgroups } = recorded;
+  const { killed, stillAlive } = await killRunProcesses(recorded.nonce, paths, cgroups);
+  const removed = await removeRunPaths(paths, cgroups);
+  removeTempFiles(runDir, owner.pid);
+  const phase = checkpoint.phase ?? null;
+  const dir = RunDirectory.reopen(runDir, runId);
+  try {
+    if (dir.lastEventType !== "run.finished") {
+      dir.event({ type: "diagnostic", message: `handoff (pid ${owner.pid}) stopped after writing result.json; its leftovers were removed by pid ${process.pid}` });
+      dir.event({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
+    }
+    dir.writeJson("checkpoint.json", {
+      ...checkpoint,
+      phase,
+      done: true,
+      terminalReason: result.terminalReason,
+      detail: result.detail,
+      cleanup: stillAlive.length === 0 && !paths.some(exists) ? "done" : "pending",
+      sweptAt: new Date().toISOString(),
+      sweptBy: process.pid,
+    });
+  } finally {
+    dir.close();
+  }
+  return { runId, runDir, phase, ownerPid: owner.pid, killed, stillAlive, removed, resultKept: true };
 }
 
 /** The agent's record, when the agent phase finished before the crash (not `{ ran: false }`). */
@@ -353,7 +429,7 @@ function readAgentRecord(path: string): CrashedRun["agent"] {
  * from here), or whose checkpoint is unreadable are left as they are. Reads one small checkpoint.json per run, so a
  * runs directory of thousands of finished runs costs a directory listing and that many small reads. Never throws.
  */
-export async function sweepCrashedRuns(runsDir: string, options: SweepOptions = {}): Promise<SweptRun[]> {
+export async function sweepCrashedRuns(runsDir: string): Promise<SweptRun[]> {
   let entries;
   try {
     entries = readdirSync(runsDir, { withFileTypes: true });
@@ -365,15 +441,19 @@ export async function sweepCrashedRuns(runsDir: string, options: SweepOptions = 
     if (!entry.isDirectory() || !isSafeRunId(entry.name)) continue;
     const runDir = join(runsDir, entry.name);
     const checkpoint = readCheckpoint(runDir);
-    if (!checkpoint || checkpoint.done) continue;
+    if (!checkpoint || finishedAndClean(checkpoint)) continue;
     const owner = ownerOf(checkpoint);
     if (!owner || ownerState(owner) !== "dead") continue;
     if (!takeLock(runDir)) continue;
     try {
       // Another sweeper may have finished it between the first read and the lock.
       const locked = readCheckpoint(runDir);
-      if (!locked || locked.done) continue;
-      swept.push(await sweepRun(runsDir, runDir, entry.name, locked, ownerOf(locked) ?? owner, options));
+      if (!locked || finishedAndClean(locked)) continue;
+      const lockedOwner = ownerOf(locked) ?? owner;
+      // A run that wrote its result.json is never judged again, whatever its checkpoint says.
+      const result = readOwnResult(runDir, entry.name);
+      if (result) swept.push(await cleanUpFinishedRun(runDir, entry.name, locked, lockedOwner, result));
+      else if (!locked.done) swept.push(await sweepRun(runDir, entry.name, locked, lockedOwner));
     } catch {
       // a run directory the sweep cannot finish is left for the next start; this one goes on
     } finally {

@@ -44,6 +44,28 @@ export class RunNotFoundError extends UsageError {
   }
 }
 
+/**
+ * A run's artifact that is not a regular file of the current user (a link, a file of another user, one with a
+ * second name, one others may write): `show` will not read it (exit 2); `apply` refuses (exit 1).
+ */
+export class UntrustedArtifactError extends UsageError {
+  constructor(runRef: string, artifact: string, why: string) {
+    super("untrusted_artifact", `run ${runRef}: ${artifact} is ${why}; refusing to read it (see docs/run-directory.md)`);
+  }
+}
+
+/** A write to the run directory failed (ENOSPC, EIO, a replaced temp file): nothing partial was left in place. */
+export class ArtifactWriteError extends Error {
+  override readonly name = "ArtifactWriteError";
+  readonly artifact: string;
+  readonly reason: string;
+  constructor(artifact: string, reason: string) {
+    super(`could not write ${artifact}: ${reason}`);
+    this.artifact = artifact;
+    this.reason = reason;
+  }
+}
+
 /** `handoff apply` will not touch the source, and says why. The CLI exits 1. */
 export class ApplyRefusedError extends Error {
   override readonly name = "ApplyRefusedError";

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { parsePatch } from "diff";
+import { readBaseTree } from "./base-tree.js";
 import type { PolicyFinding } from "./findings.js";
 import { git, splitNul } from "./git.js";
 import { checkPathName, findCollisions, printablePath, windowsNameWarnings } from "./path-names.js";
@@ -72,7 +73,9 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   const privateGitMade = createPrivateGitDir(source, request.pristine.path, request.privateParent, "extract");
   privateGitMade.catch(() => {}); // awaited below
   const settled = settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat);
-  const preflight = preflightStaging(workspace.workTree, policy);
+  // The limits apply to what the agent changed: what the base checkout wrote is read from the index kept before it ran.
+  const base = readBaseTree(workspace.baseIndex.bytes, source.objectFormat);
+  const preflight = preflightStaging(workspace.workTree, policy, base);
   const privateGit = await privateGitMade;
   const indexFile = join(privateGit.path, "handoff.index");
   const target = { gitDir: privateGit.path, workTree: workspace.workTree, indexFile, cwd: privateGit.path };
@@ -102,7 +105,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   const early = preflight.mayStageEarly
     ? { ignored: settle(listIgnored(stopListing.signal)), staged: settle(stage([], stopStaging.signal)) }
     : null;
-  const scan = await scanWorkspace(workspace.workTree, policy, () => stopStaging.abort(), preflight.listings ?? undefined, cancelled).catch(async (error: unknown) => {
+  const scan = await scanWorkspace(workspace.workTree, policy, () => stopStaging.abort(), preflight.listings ?? undefined, base, cancelled).catch(async (error: unknown) => {
     stopStaging.abort();
     stopListing.abort();
     if (early) await Promise.all([early.ignored, early.staged]); // the stopped git calls are gone before the throw

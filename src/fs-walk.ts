@@ -24,6 +24,8 @@ export interface WalkOptions {
   readonly maxEntries?: number;
   /** Directories deeper than this are reported but not entered. */
   readonly maxDepth?: number;
+  /** A directory past `maxDepth` that may still be entered (one the base checkout already had). */
+  readonly entersPastDepth?: (relPath: Buffer) => boolean;
   /** Return "skip" to not descend into a directory. */
   readonly onEntry: (entry: WalkEntry) => "skip" | void;
   /** Names already read for some directories (an earlier walk's), used instead of reading them again. */
@@ -127,7 +129,7 @@ function* walkSteps(root: string, options: WalkOptions): Generator<void, WalkSum
       const depth = dir.depth + 1;
       const verdict = options.onEntry({ relPath: rel, absPath: abs, stats, depth });
       if (stats.isDirectory() && verdict !== "skip") {
-        if (depth >= maxDepth) tooDeep.push(rel);
+        if (depth >= maxDepth && !(options.entersPastDepth?.(rel) ?? false)) tooDeep.push(rel);
         else stack.push({ abs, rel, depth, size: stats.size });
       }
     }

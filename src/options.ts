@@ -7,7 +7,8 @@ import { UsageError } from "./errors.js";
 import { isValidEnvName } from "./env.js";
 import { globToRegExp } from "./glob.js";
 import { isInside } from "./paths.js";
-import { DEFAULT_POLICY, type PatchPolicy } from "./policy.js";
+import { type PatchLimits, resolveLimits } from "./limits.js";
+import type { PatchPolicy } from "./policy.js";
 import type { ResourceCaps } from "./cgroup.js";
 import { isSafeRunId } from "./run-dir.js";
 import { SANDBOX_MODES, type SandboxMode } from "./sandbox.js";
@@ -34,8 +35,8 @@ export interface RunOptions {
   readonly verifyTimeoutMs?: number;
   readonly allow?: readonly string[];
   readonly deny?: readonly string[];
-  /** Size and walk limits beyond the contract's options. */
-  readonly limits?: Partial<Omit<PatchPolicy, "allow" | "deny">>;
+  /** Patch and workspace limits, sizes in bytes (`--max-files`, `--max-file-size`, … on the command line). */
+  readonly limits?: Partial<PatchLimits>;
   readonly runsDir?: string;
   readonly runId?: string;
   /** Where disposable clones live (default: $HANDOFF_WORKSPACE_DIR, else the system temp dir). A tmpfs is fastest. */
@@ -180,12 +181,7 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     timeoutMs: positive("--timeout", options.timeoutMs ?? seconds(config.timeout) ?? DEFAULTS.timeoutMs),
     idleTimeoutMs: positive("--idle-timeout", options.idleTimeoutMs ?? seconds(config.idleTimeout) ?? DEFAULTS.idleTimeoutMs),
     verifyTimeoutMs: positive("--verify-timeout", options.verifyTimeoutMs ?? seconds(config.verifyTimeout) ?? DEFAULTS.verifyTimeoutMs),
-    policy: {
-      ...DEFAULT_POLICY,
-      ...options.limits,
-      allow,
-      deny,
-    },
+    policy: { allow, deny, ...resolveLimits(options.limits, config) },
     runsDir,
     workspacesDir,
     cliHomesDir,

@@ -1,8 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { parsePatch } from "diff";
 import { assertNever } from "./assert-never.js";
-import type { LoadedRun } from "./run-lookup.js";
+import { type LoadedRun, loadPatch } from "./run-lookup.js";
 import { displayText, escapeControls } from "./path-names.js";
 import { EXIT_CODES } from "./terminal.js";
 
@@ -10,11 +8,6 @@ export type ReportFormat = "text" | "markdown" | "json";
 
 function ms(value: number): string {
   return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : `${value} ms`;
-}
-
-function readArtifact(dir: string, name: string): Buffer {
-  const path = join(dir, name);
-  return existsSync(path) ? readFileSync(path) : Buffer.alloc(0);
 }
 
 /** Hunks per file, for the summary table: read from the patch text, which stays bytes on disk. */
@@ -41,7 +34,7 @@ export function renderReport(run: LoadedRun, format: ReportFormat): string {
 
 function renderText(run: LoadedRun, markdown: boolean): string {
   const r = run.result;
-  const patch = readArtifact(run.dir, "changes.patch");
+  const patch = loadPatch(run);
   const hunks = hunkCounts(patch);
   const out: string[] = [];
   const heading = (text: string) => out.push(markdown ? `\n## ${text}\n` : `\n${text}`);

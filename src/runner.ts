@@ -1,19 +1,21 @@
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveBackend } from "../backends/index.js";
 import type { ExternalAgentBackend, ExternalAgentResult } from "./backend.js";
 import { readConfig } from "./config.js";
 import { buildEnvironment } from "./env.js";
-import { ApprovalRequiredError, DirtySourceError } from "./errors.js";
+import { ApprovalRequiredError, ArtifactWriteError, DirtySourceError } from "./errors.js";
 import type { Phase, RecordedEvent, RunnerEvent } from "./events.js";
 import { type Extraction, extractPatch } from "./extract.js";
 import type { PolicyFinding } from "./findings.js";
 import { type RunOptions, type ResolvedOptions, resolveOptions } from "./options.js";
 import { compilePolicy } from "./policy.js";
 import { buildRunResult } from "./build-result.js";
+import { minimalResult } from "./minimal-result.js";
 import type { RunResult } from "./result.js";
 import { RunDirectory, generateRunId } from "./run-dir.js";
+import { RUN_MARKER_VARIABLE, runNames } from "./run-names.js";
 import { sweepCrashedRuns } from "./crash-sweep.js";
 import { type CommandRecord, TestLog, commandPassed, runShellCommands } from "./shell-commands.js";
 import { type SourceSnapshot, compareSnapshots, takeSourceSnapshot } from "./source-snapshot.js";
@@ -47,7 +49,7 @@ export class ExternalCodingRunner {
     const source = await inspectSource(options.repo ?? process.cwd());
     const config = await readConfig(source);
     const resolved = resolveOptions(options, config, source.topLevel);
-    await sweepCrashedRuns(resolved.runsDir, { workspacesDir: resolved.workspacesDir, cliHomesDir: resolved.cliHomesDir });
+    await sweepCrashedRuns(resolved.runsDir);
     const backend: ExternalAgentBackend =
       typeof options.backend === "object" ? options.backend : resolveBackend({ name: resolved.backendName, agentCmd: options.agentCmd, bin: options.bin });
     const { dirty, unverified } = await readSourceStatus(source);
@@ -82,6 +84,7 @@ class PipelineRun {
     cancelled: null,
     sourceChanged: [],
     agent: null,
+    runDirWrite: null,
     artifactError: null,
     patch: null,
     verification: null,
@@ -98,6 +101,7 @@ class PipelineRun {
   pristine: PristineStore | null = null;
   containment: Containment | null = null;
   extraWarnings: PolicyFinding[] = [];
+  backendResultWritten = false;
   /** The source was compared with its snapshot after the last process handoff does not trust (setup, agent, verify). */
   sourceCheckedSinceLastCommand = false;
 
@@ -149,7 +153,26 @@ class PipelineRun {
     return this.request.signal?.aborted ?? false;
   }
 
-  /** Runs one phase: checkpoint, events, timing. A throw becomes an artifact error, never a lost run. */
+  /** Nothing more is started once the run is cancelled or a write to its run directory failed (a full disk). */
+  get halted(): boolean {
+    return this.cancelled || this.dir.writeFailure !== null;
+  }
+
+  /** A write to the run directory that may fail: the failure is kept by the run directory and ends the run. */
+  tryWrite(write: () => void): boolean {
+    try {
+      write();
+      return true;
+    } catch (error) {
+      if (error instanceof ArtifactWriteError) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Runs one phase: checkpoint, events, timing. A throw becomes an artifact error, never a lost run. A checkpoint
+   * that cannot be written halts the run after this phase (a phase that makes something calls `track`, which throws).
+   */
   async phase<T>(phase: Phase, body: () => Promise<T>): Promise<T | undefined> {
     this.dir.checkpoint(phase);
     this.emit({ type: "phase.started", phase });
@@ -175,6 +198,7 @@ class PipelineRun {
     const o = this.options;
     this.dir.writeJson("request.json", {
       runId: this.dir.runId,
+      nonce: this.dir.nonce,
       task: this.request.task,
       repo: { path: this.source.topLevel, baseCommit: this.source.baseCommit },
       backend: { name: this.backend.name, model: o.model, bin: this.request.bin ?? null, agentCmd: this.request.agentCmd ?? null },
@@ -191,8 +215,10 @@ class PipelineRun {
   }
 
   async execute(): Promise<RunResult> {
-    this.writeRequest();
-    for (const [name, content] of [["changes.patch", ""], ["test.log", ""]] as const) this.dir.writeFile(name, content);
+    this.tryWrite(() => {
+      this.writeRequest();
+      for (const [name, content] of [["changes.patch", ""], ["test.log", ""]] as const) this.dir.writeFile(name, content);
+    });
     this.emit({ type: "run.started", runId: this.dir.runId, repo: this.source.topLevel, baseCommit: this.source.baseCommit, backend: this.backend.name });
     const sandbox = this.sandbox;
     this.emit({
@@ -201,6 +227,7 @@ class PipelineRun {
       verifyNetwork: this.options.verifyNetwork,
       reason: sandbox.kind === "none" ? (sandbox.reason ?? "--sandbox none") : null,
     });
+    if (this.halted) return this.finish(null);
 
     const approved = await this.phase("approval", async () => {
       if (this.request.yes) return true;
@@ -226,17 +253,21 @@ class PipelineRun {
 
   async pipeline(before: SourceSnapshot): Promise<void> {
     const o = this.options;
+    if (this.halted) return;
     this.workspace = (await this.phase("clone", async () => {
+      // Recorded before they exist, so a crash between the two leaves nothing that the sweep does not know of.
+      const names = runNames(this.dir.runId, this.dir.nonce);
+      const scratch = join(o.workspacesDir, names.scratch);
+      const workspaceRoot = join(o.workspacesDir, names.workspace);
+      this.dir.track({ scratch, workspaceRoot });
       mkdirSync(o.workspacesDir, { recursive: true, mode: 0o700 });
-      this.scratch = mkdtempSync(join(o.workspacesDir, `${this.dir.runId}-handoff-`));
-      this.dir.track({ scratch: this.scratch });
+      mkdirSync(scratch, { mode: 0o700 });
+      this.scratch = scratch;
       this.pristine = await createPristineStore(this.source, this.scratch, this.request.signal);
-      const workspace = await createWorkspace(this.source, this.pristine, o.workspacesDir, this.dir.runId, this.request.signal);
-      this.dir.track({ workspaceRoot: workspace.root });
-      return workspace;
+      return await createWorkspace(this.source, this.pristine, workspaceRoot, this.request.signal);
     })) ?? null;
     const ws = this.workspace;
-    if (!ws || this.cancelled) return;
+    if (!ws || this.halted) return;
     const containment = this.createContainment(this.scratch!);
     const workspaceJail = (role: "setup" | "agent", label: string, extraWritable: readonly string[] = []): ProcessJail =>
       containment.jail({
@@ -248,8 +279,14 @@ class PipelineRun {
         readOnly: [ws.agentGitDir, join(ws.workTree, ".git")],
       });
 
-    // HANDOFF_RUN_ID marks every process the agent starts, so a leftover one can be found by its environment.
-    const agentEnv = buildEnvironment({ home: ws.home, tmp: ws.tmp, extraNames: o.envNames, set: { HANDOFF_RUN_ID: this.dir.runId } });
+    // The nonce marks every process the agent starts, so a leftover one can be found by its environment (HANDOFF_RUN_ID
+    // alone could be another run's: a run id is unique only inside its runs directory).
+    const agentEnv = buildEnvironment({
+      home: ws.home,
+      tmp: ws.tmp,
+      extraNames: o.envNames,
+      set: { HANDOFF_RUN_ID: this.dir.runId, [RUN_MARKER_VARIABLE]: this.dir.nonce },
+    });
     if (o.setup.length > 0) {
       await this.phase("setup", async () => {
         this.setupRecords = await runShellCommands(o.setup, {
@@ -265,13 +302,15 @@ class PipelineRun {
       });
       const failed = this.setupRecords.find((record) => !commandPassed(record));
       if (failed) this.facts.setupFailed = failed;
-      if (failed || this.cancelled) return;
+      if (failed || this.halted) return;
     }
 
     this.agentResult = (await this.phase("agent", async () => {
+      const cliHome = join(o.cliHomesDir, runNames(this.dir.runId, this.dir.nonce).cliHome);
+      this.dir.track({ cliHome });
       mkdirSync(o.cliHomesDir, { recursive: true, mode: 0o700 });
-      this.cliHome = mkdtempSync(join(o.cliHomesDir, `${this.dir.runId}-`));
-      this.dir.track({ cliHome: this.cliHome });
+      mkdirSync(cliHome, { mode: 0o700 });
+      this.cliHome = cliHome;
       const jail = workspaceJail("agent", this.backend.name, [this.cliHome]);
       try {
         return await runAgentSafely(this.backend, this.request.task, {
@@ -293,8 +332,8 @@ class PipelineRun {
     })) ?? null;
     this.facts.agent = this.agentResult;
     for (const warning of this.agentResult?.warnings ?? []) this.extraWarnings.push({ ...warning });
-    this.dir.writeJson("backend-result.json", { backend: this.backend.name, ...this.agentResult });
-    if (this.cancelled) return;
+    this.writeBackendResult();
+    if (this.halted) return;
 
     this.extraction = (await this.phase("extract", () =>
       extractPatch({ source: this.source, workspace: ws, policy: compilePolicy(o.policy), privateParent: this.scratch!, pristine: this.pristine!, signal: this.request.signal }),
@@ -307,12 +346,13 @@ class PipelineRun {
       this.sourceCheckedSinceLastCommand = true;
     }
     if (!this.extraction) return;
-    this.dir.writeFile("changes.patch", this.extraction.patch);
+    const extracted = this.extraction.patch;
+    if (!this.tryWrite(() => this.dir.writeRecordedFile("changes.patch", extracted))) return;
     this.facts.patch = { empty: this.extraction.patch.length === 0, violations: this.extraction.violations };
 
     const agentFinished = this.agentResult?.outcome.kind === "finished";
     const verifiable = agentFinished && !this.facts.patch.empty && this.extraction.violations.length === 0 && this.facts.sourceChanged.length === 0;
-    if (!verifiable || this.cancelled) return;
+    if (!verifiable || this.halted) return;
     const extraction = this.extraction;
     const common = {
       privateGitDir: extraction.privateGitDir,
@@ -345,6 +385,7 @@ class PipelineRun {
       caps: o.caps,
       verifyNetwork: o.verifyNetwork,
       runId: this.dir.runId,
+      nonce: this.dir.nonce,
       hidden: [
         home,
         this.source.topLevel,
@@ -381,12 +422,41 @@ class PipelineRun {
     }
     if (this.cancelled) this.facts.cancelled ??= "interrupted";
     const containment = (this.containment ?? this.createContainment(null)).summary();
-    const verdict = decideOutcome(this.facts);
     const keep = this.request.keepWorkspace === true && this.workspace !== null;
-    const result = buildRunResult({
+    this.writeBackendResult();
+    let result = this.buildResult(containment, keep);
+    let written = this.writeResult(result);
+    if (!written) {
+      // That failure is on record now: the verdict names it, and a result.json cut to its first entries carries it.
+      result = minimalResult(this.buildResult(containment, keep));
+      written = this.writeResult(result);
+    }
+    if (keep) this.dir.release(["workspaceRoot", "cliHome"]);
+    const ending = { done: true, terminalReason: result.terminalReason, detail: result.detail };
+    // Done, with its clean-up pending until the directories are gone: a crash in between is cleaned up by the next
+    // start's sweep, which keeps this verdict.
+    const end = () => {
+      this.dir.checkpoint("finish", { ...ending, cleanup: "pending" });
+      this.emit({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
+    };
+    if (written) end();
+    const cleaned = await this.cleanUp(keep);
+    // The clean-up may have freed the space a failed write needed: the run directory is then complete after all.
+    this.writeBackendResult();
+    if (!written) {
+      written = this.writeResult(result);
+      if (written) end();
+    }
+    if (written && cleaned) this.dir.checkpoint("finish", { ...ending, cleanup: "done" });
+    return result;
+  }
+
+  buildResult(containment: ReturnType<Containment["summary"]>, keep: boolean): RunResult {
+    this.facts.runDirWrite = this.dir.writeFailure;
+    return buildRunResult({
       runId: this.dir.runId,
       runDir: this.dir.path,
-      verdict,
+      verdict: decideOutcome(this.facts),
       source: this.source,
       backendName: this.backend.name,
       agent: this.agentResult,
@@ -401,14 +471,38 @@ class PipelineRun {
       phases: this.phases,
       workspace: keep ? this.workspace!.workTree : null,
     });
-    if (!this.agentResult) this.dir.writeJson("backend-result.json", { backend: this.backend.name, ran: false });
-    this.dir.writeJson("result.json", result);
-    this.dir.checkpoint("finish", { done: true, terminalReason: verdict.terminalReason, detail: verdict.detail });
-    this.emit({ type: "run.finished", terminalReason: verdict.terminalReason, detail: verdict.detail });
-    await this.containment?.close();
-    if (this.scratch) removeTree(this.scratch);
-    if (this.cliHome && !keep) removeTree(this.cliHome);
-    if (this.workspace && !keep) removeTree(this.workspace.root);
-    return result;
+  }
+
+  /** backend-result.json: what the backend returned, or `ran: false`; again at the end if it could not be written. */
+  writeBackendResult(): void {
+    if (this.backendResultWritten) return;
+    const record = this.agentResult ? { backend: this.backend.name, ...this.agentResult } : { backend: this.backend.name, ran: false };
+    this.backendResultWritten = this.tryWrite(() => this.dir.writeJson("backend-result.json", record));
+  }
+
+  /** result.json, into the space the run directory reserved for it. */
+  writeResult(result: RunResult): boolean {
+    return this.tryWrite(() => this.dir.writeReserved("result.json", `${JSON.stringify(result, null, 2)}\n`));
+  }
+
+  /** Stops the containment and removes the run's directories; false when something could not be removed. */
+  async cleanUp(keep: boolean): Promise<boolean> {
+    let cleaned = true;
+    const remove = (path: string) => {
+      try {
+        removeTree(path);
+      } catch {
+        cleaned = false;
+      }
+    };
+    try {
+      await this.containment?.close();
+    } catch {
+      cleaned = false;
+    }
+    if (this.scratch) remove(this.scratch);
+    if (this.cliHome && !keep) remove(this.cliHome);
+    if (this.workspace && !keep) remove(this.workspace.root);
+    return cleaned;
   }
 }

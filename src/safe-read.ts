@@ -23,17 +23,22 @@ export function readFileSafely(path: string | Buffer, maxBytes: number): SafeRea
     const stats = fstatSync(fd);
     if (!stats.isFile()) return { kind: "not_regular" };
     if (stats.size > maxBytes) return { kind: "too_large", size: stats.size };
-    const bytes = Buffer.allocUnsafe(stats.size);
-    let offset = 0;
-    while (offset < stats.size) {
-      const read = readSync(fd, bytes, offset, stats.size - offset, offset);
-      if (read === 0) break;
-      offset += read;
-    }
-    return { kind: "bytes", bytes: bytes.subarray(0, offset) };
+    return { kind: "bytes", bytes: readOpenFile(fd, stats.size) };
   } catch (error) {
     return { kind: "unreadable", message: (error as NodeJS.ErrnoException).code ?? String(error) };
   } finally {
     closeSync(fd);
   }
+}
+
+/** The first `size` bytes of an open file (fewer if it is shorter now), read from offset 0. */
+export function readOpenFile(fd: number, size: number): Buffer {
+  const bytes = Buffer.allocUnsafe(size);
+  let offset = 0;
+  while (offset < size) {
+    const read = readSync(fd, bytes, offset, size - offset, offset);
+    if (read === 0) break;
+    offset += read;
+  }
+  return bytes.subarray(0, offset);
 }

@@ -1,4 +1,5 @@
 import { type Dirent, lstatSync, opendirSync, readdirSync } from "node:fs";
+import { type BaseTree, EMPTY_BASE } from "./base-tree.js";
 import { type DirectoryListings, PATH_MAX, readsAtOnce } from "./fs-walk.js";
 import type { PatchPolicy } from "./policy.js";
 
@@ -9,9 +10,10 @@ import type { PatchPolicy } from "./policy.js";
  * A walk of names only: no lstat but of each `.gitignore` and `.gitattributes`. It says yes only when git will
  * meet nothing it could block on or exhaust memory on (one of those two names on a FIFO, socket, device or an
  * oversized file), no nested repository (git would read its HEAD), and a tree within the entry, depth and PATH_MAX
- * limits with every directory readable. Anything else, or any doubt, is a no: extraction then waits for the scan
- * as before. The scan's findings decide either way; staging that started early is thrown away and done again
- * when the scan finds paths to leave out.
+ * limits with every directory readable. As in the scan, the limits spare what the base checkout holds (a file
+ * still holding its bytes, a directory the base has, as many entries as the base has files). Anything else, or
+ * any doubt, is a no: extraction then waits for the scan as before. The scan's findings decide either way; staging
+ * that started early is thrown away and done again when the scan finds paths to leave out.
  */
 const READ_BY_GIT = new Set([".gitignore", ".gitattributes"]);
 const SLASH = Buffer.from("/");
@@ -25,8 +27,15 @@ export interface StagingPreflight {
 /** Beyond this many entries the names are not kept for the scan (memory): it reads the directories itself. */
 const LISTED_ENTRIES = 250_000;
 
-export function preflightStaging(workTree: string, policy: Pick<PatchPolicy, "maxWorkspaceEntries" | "maxDepth" | "maxFileBytes">): StagingPreflight {
+export function preflightStaging(
+  workTree: string,
+  policy: Pick<PatchPolicy, "maxWorkspaceEntries" | "maxDepth" | "maxFileBytes">,
+  base: BaseTree = EMPTY_BASE,
+): StagingPreflight {
   const no = { mayStageEarly: false, listings: null };
+  const maxEntries = policy.maxWorkspaceEntries + base.entries;
+  const rootBytes = Buffer.byteLength(workTree);
+  const relative = (abs: Buffer) => abs.subarray(rootBytes + 1);
   const stack: { abs: Buffer; depth: number }[] = [{ abs: Buffer.from(workTree), depth: 0 }];
   const listings = new Map<string, string[]>();
   let entries = 0;
@@ -38,16 +47,18 @@ export function preflightStaging(workTree: string, policy: Pick<PatchPolicy, "ma
         const name = entry.name;
         names.push(name);
         if (dir.depth === 0 && name === ".git") continue; // handoff's own gitfile
-        if (++entries > policy.maxWorkspaceEntries || name === ".git") return no;
+        if (++entries > maxEntries || name === ".git") return no;
         if (dir.abs.length + 1 + name.length >= PATH_MAX) return no; // latin1: one character per byte
         const readByGit = READ_BY_GIT.has(name);
         if (!readByGit && !entry.isDirectory()) continue;
         const abs = Buffer.concat([dir.abs, SLASH, Buffer.from(name, "latin1")]);
         if (readByGit && !entry.isSymbolicLink()) {
-          if (!entry.isFile() || lstatSync(abs).size > policy.maxFileBytes) return no;
+          if (!entry.isFile()) return no;
+          const stats = lstatSync(abs, { bigint: true });
+          if (stats.size > BigInt(policy.maxFileBytes) && !base.unchanged(relative(abs), abs, stats)) return no;
         }
         if (entry.isDirectory()) {
-          if (dir.depth + 1 >= policy.maxDepth) return no;
+          if (dir.depth + 1 >= policy.maxDepth && !base.hasDirectory(relative(abs))) return no;
           stack.push({ abs, depth: dir.depth + 1 });
         }
       }

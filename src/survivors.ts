@@ -3,12 +3,13 @@ import { basename, dirname, join, resolve, sep } from "node:path";
 import { isInside } from "./paths.js";
 import { escapeControls } from "./path-names.js";
 import { type ProcStat, isGone, listPids, readStat } from "./proc-stat.js";
+import { RUN_MARKER_VARIABLE } from "./run-names.js";
 
 /**
  * Processes a run left behind, found without a sandbox by scanning /proc (Linux only; elsewhere nothing is found).
- * A survivor carries the run's HANDOFF_RUN_ID marker in its environment, or holds a path under one of the run's
- * directories (cwd, root or an open file). A process that dropped the marker and let go of the workspace cannot be
- * told apart from any other process of the user: that needs the sandbox.
+ * A survivor carries the run's marker (`HANDOFF_RUN_NONCE=<nonce>`, src/run-names.ts) in its environment, or holds a
+ * path under one of the run's directories (cwd, root or an open file). A process that dropped the marker and let go of
+ * the workspace cannot be told apart from any other process of the user: that needs the sandbox.
  */
 
 export type SurvivorReason = "marker" | "holds_workspace" | "in_cgroup";
@@ -23,7 +24,8 @@ export interface Survivor {
 }
 
 export interface SurvivorQuery {
-  readonly runId: string;
+  /** The run's nonce: a process whose environment has the exact entry `HANDOFF_RUN_NONCE=<nonce>` is a survivor. Null: no marker to look for. */
+  readonly nonce: string | null;
   /** Directories of the run: a process with its cwd, root or an open file under one of them is a survivor. */
   readonly roots: readonly string[];
   /** Never reported (handoff's own pid and its ancestors are always excluded). */
@@ -65,7 +67,7 @@ function hasMarker(pid: number, marker: Buffer): boolean {
   } catch {
     return false;
   }
-  // Entries are NUL-terminated; an exact entry, so HANDOFF_RUN_ID=r does not match HANDOFF_RUN_ID=r-2.
+  // Entries are NUL-terminated; an exact entry, so a marker never matches a longer value that starts the same.
   const entries = Buffer.concat([Buffer.from([0]), environ, Buffer.from([0])]);
   return entries.includes(marker);
 }
@@ -129,18 +131,18 @@ function survivorOf(pid: number, stat: ProcStat, reason: SurvivorReason): Surviv
   return { pid, startTime: stat.startTime, command: commandOf(pid), reason };
 }
 
-/** Every running process that carries `HANDOFF_RUN_ID=<runId>` or holds a path under one of `roots`. */
+/** Every running process that carries `HANDOFF_RUN_NONCE=<nonce>` or holds a path under one of `roots`. */
 export function findSurvivors(query: SurvivorQuery): Survivor[] {
   const excluded = selfAndAncestors();
   for (const pid of query.excludePids ?? []) excluded.add(pid);
-  const marker = Buffer.from(`\0HANDOFF_RUN_ID=${query.runId}\0`);
+  const marker = query.nonce ? Buffer.from(`\0${RUN_MARKER_VARIABLE}=${query.nonce}\0`) : null;
   const roots = [...new Set(query.roots.map(procPathOf))].filter((root) => root !== sep);
   const found: Survivor[] = [];
   for (const pid of listPids() ?? []) {
     if (excluded.has(pid)) continue;
     const stat = readStat(pid);
     if (!stat || isGone(stat)) continue;
-    if (hasMarker(pid, marker)) found.push(survivorOf(pid, stat, "marker"));
+    if (marker && hasMarker(pid, marker)) found.push(survivorOf(pid, stat, "marker"));
     else if (roots.length > 0 && holdsRoot(pid, roots)) found.push(survivorOf(pid, stat, "holds_workspace"));
   }
   return found;

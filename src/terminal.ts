@@ -24,6 +24,8 @@ export interface RunFacts {
   /** Paths that changed in the source; empty when it held. */
   readonly sourceChanged: readonly string[];
   readonly agent: ExternalAgentResult | null;
+  /** A write to the run directory failed (a full disk): the record of the run is incomplete. */
+  readonly runDirWrite: { readonly artifact: string; readonly message: string } | null;
   /** handoff could not produce an artifact (clone, extraction, run directory). */
   readonly artifactError: { readonly detail: string; readonly message: string } | null;
   readonly patch: { readonly empty: boolean; readonly violations: readonly PolicyFinding[] } | null;
@@ -76,8 +78,9 @@ export function statusOf(reason: TerminalReason): RunStatus {
 }
 
 /**
- * The one place a run's terminal reason is decided. Order: a changed source overrides everything; then the
- * user's cancel; then what happened to the agent; then handoff's own artifacts and policy; then verification.
+ * The one place a run's terminal reason is decided. Order: a changed source overrides everything; then a run
+ * directory that could not be written whole; then the user's cancel; then what happened to the agent; then
+ * handoff's own artifacts and policy; then verification.
  */
 export function decideOutcome(facts: RunFacts): Verdict {
   if (facts.sourceChanged.length > 0) {
@@ -87,6 +90,14 @@ export function decideOutcome(facts: RunFacts): Verdict {
       "source_modified",
       `the source repository changed during the run: ${shown}`,
       "something wrote to your repository while the run was going on; inspect it before trusting it or this run",
+    );
+  }
+  if (facts.runDirWrite) {
+    return verdict(
+      "policy_or_artifact_error",
+      "artifact_write_failed",
+      `handoff could not write ${facts.runDirWrite.artifact} in the run directory (${facts.runDirWrite.message}); the run stopped there and its record is incomplete`,
+      "free space on the file system of the runs directory (and of the workspace directory), then run the task again",
     );
   }
   if (facts.cancelled) {

@@ -1,3 +1,4 @@
+import { type BaseTree, EMPTY_BASE } from "./base-tree.js";
 import { type DirectoryListings, PATH_MAX, fileType, walkTreeYielding } from "./fs-walk.js";
 import type { PolicyFinding, ViolationRule } from "./findings.js";
 import { checkPathName, foldLikeNtfsAndHfs, printablePath } from "./path-names.js";
@@ -5,8 +6,11 @@ import type { PatchPolicy } from "./policy.js";
 
 /**
  * The lstat-only walk of the workspace after the agent is gone and before git touches it (security.md §1 P4):
- * special files, nested repositories, hard links, names git would refuse, oversized files, runaway trees.
- * Nothing is opened or followed. Findings carry their raw path so staging can leave them out.
+ * special files, nested repositories, hard links, names git would refuse, oversized files, runaway trees, and
+ * anything written below a submodule's path (git stages nothing there). Nothing is opened or followed. Findings
+ * carry their raw path so staging can leave them out. The limits apply to what the agent changed: a file the base
+ * checkout wrote, still holding its bytes, is not oversized; a directory the base has is not too deep; the entry
+ * limit is raised by the base's number of files.
  */
 export interface ScanFinding extends PolicyFinding {
   readonly rawPath: Buffer;
@@ -53,6 +57,8 @@ export async function scanWorkspace(
   onExclusion: () => void = () => {},
   /** Directory names the staging preflight already read (`preflightStaging`). */
   listings?: DirectoryListings,
+  /** What the base checkout held (`readBaseTree`): exempt from the limits, and where its submodules are. */
+  base: BaseTree = EMPTY_BASE,
   /** A cancelled run: the walk throws at its next pause. */
   signal?: AbortSignal,
 ): Promise<WorkspaceScan> {
@@ -68,14 +74,17 @@ export async function scanWorkspace(
   // The first file git would hang or exhaust memory on: extraction must stop before any git call.
   let gitHazard: ScanFinding | null = null;
   const maxFileBytes = BigInt(policy.maxFileBytes);
+  // Per submodule path with anything below it: the first such entry and how many.
+  const inSubmodules = new Map<string, { first: Buffer; count: number }>();
 
   const summary = await walkTreeYielding(workTree, {
     listings,
     signal,
     skipTopLevel: [".git"],
-    maxEntries: policy.maxWorkspaceEntries,
+    maxEntries: policy.maxWorkspaceEntries + base.entries,
     maxDepth: policy.maxDepth,
-    onEntry: ({ relPath, stats }) => {
+    entersPastDepth: (relPath) => base.hasDirectory(relPath),
+    onEntry: ({ relPath, absPath, stats }) => {
       const name = relPath.subarray(relPath.lastIndexOf(0x2f) + 1);
       const nameFindings = checkPathName(name).filter((f) => f.rule === "git_metadata_path" || f.rule === "unsafe_path");
       // Exactly `.git`: a case or Unicode variant is no repository to git on Linux, but a `.git` to macOS and
@@ -94,7 +103,15 @@ export async function scanWorkspace(
       const type = fileType(stats);
       const what = type === "char" || type === "block" ? `${type} device` : type;
       const special = type !== "file" && type !== "dir" && type !== "symlink";
-      const oversized = type === "file" && stats.size > maxFileBytes;
+      const oversized = type === "file" && stats.size > maxFileBytes && !base.unchanged(relPath, absPath, stats);
+      if (base.gitlinks.size > 0 && type !== "dir") {
+        const submodule = enclosingSubmodule(relPath, base.gitlinks);
+        if (submodule !== null) {
+          const seen = inSubmodules.get(submodule);
+          if (seen) seen.count++;
+          else inSubmodules.set(submodule, { first: relPath, count: 1 });
+        }
+      }
       const baseName = name.toString("latin1");
       if (gitHazard === null && READ_BY_GIT.has(baseName) && (special || oversized)) {
         gitHazard = special
@@ -108,6 +125,13 @@ export async function scanWorkspace(
       return;
     },
   });
+
+  for (const [submodule, { first, count }] of inSubmodules) {
+    // Not left out of staging: git stages nothing below a gitlink anyway. The reviewer must hear of it.
+    const where = `written inside the submodule '${printablePath(Buffer.from(submodule, "latin1"))}'${count > 1 ? `, one of ${count} entries there` : ""}`;
+    const message = `${where}: git stages nothing below a submodule's path, so the patch cannot carry ${count > 1 ? "them" : "it"}`;
+    add(first, "submodule", message, false);
+  }
 
   let fatal: ScanFinding | null = null;
   if (summary.cutShort) {
@@ -129,6 +153,18 @@ export async function scanWorkspace(
 /** A finding that stops extraction: nothing is staged, so nothing needs excluding. */
 function fatalFinding(rawPath: Buffer, rule: ViolationRule, message: string): ScanFinding {
   return { rawPath, path: printablePath(rawPath), rule, message, excludeFromStaging: false };
+}
+
+/** The base's submodule path that `relPath` lies below, or null. */
+function enclosingSubmodule(relPath: Buffer, gitlinks: ReadonlySet<string>): string | null {
+  const text = relPath.toString("latin1");
+  let at = text.indexOf("/");
+  while (at !== -1) {
+    const prefix = text.slice(0, at);
+    if (gitlinks.has(prefix)) return prefix;
+    at = text.indexOf("/", at + 1);
+  }
+  return null;
 }
 
 /** Whether `path` is an ignored entry or lies below an ignored directory (`ls-files --directory` form). */

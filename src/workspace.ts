@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileType, removeTreeNoFollow, walkTree } from "./fs-walk.js";
 import { git } from "./git.js";
 import { readFileSafely } from "./safe-read.js";
@@ -71,20 +71,17 @@ export function pristineTampered(store: PristineStore): string | null {
   return fingerprintStore(store.path) === store.fingerprint ? null : "handoff's own copy of the repository's objects was modified during the run";
 }
 
-/** `signal` (a cancelled run) kills the git call under way; the half-made workspace is removed and the call throws. */
-export async function createWorkspace(
-  source: SourceRepo,
-  pristine: PristineStore,
-  workspacesDir: string,
-  runId: string,
-  signal?: AbortSignal,
-): Promise<Workspace> {
-  mkdirSync(workspacesDir, { recursive: true, mode: 0o700 });
-  const root = mkdtempSync(join(workspacesDir, `${runId}-`));
+/**
+ * The clone at `root`, a path the run recorded before this makes it (exclusively: an existing entry is an error).
+ * `signal` (a cancelled run) kills the git call under way; the half-made workspace is removed and the call throws.
+ */
+export async function createWorkspace(source: SourceRepo, pristine: PristineStore, root: string, signal?: AbortSignal): Promise<Workspace> {
+  mkdirSync(dirname(root), { recursive: true, mode: 0o700 });
+  mkdirSync(root, { mode: 0o700 });
   try {
     return await fillWorkspace(source, pristine, root, signal);
   } catch (error) {
-    removeTree(root); // not yet the run's to remove: it learns of the workspace only when this returns
+    removeTree(root); // the run removes only a workspace this returned
     throw error;
   }
 }

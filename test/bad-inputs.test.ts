@@ -96,8 +96,10 @@ describe("output floods from the agent", () => {
     expect(run.result.agent.finalMessage).toBe("Fixed add(); all tests pass.");
     const events = readEvents(run);
     expect(events).toContainEqual(expect.objectContaining({ type: "run.finished", terminalReason: "verified" }));
-    // The event log reached its cap (64 MiB, counted in bytes): what was left out is counted in one last line.
-    expect(events.at(-1)).toMatchObject({ type: "diagnostic", message: expect.stringMatching(/^\d+ events were left out/u) });
+    // The event log reached its cap (64 MiB, counted in bytes): what was left out is counted in one line, just
+    // before run.finished, which stays the last.
+    expect(events.at(-2)).toMatchObject({ type: "diagnostic", message: expect.stringMatching(/^\d+ events were left out/u) });
+    expect(events.at(-1)).toMatchObject({ type: "run.finished", terminalReason: "verified" });
     expect(sizeOf(run, "events.jsonl")).toBeLessThanOrEqual(64 * 1024 ** 2 + 4096);
     // The agent's share of the log is full, but handoff's own events keep their reserve: every phase that started
     // after the flood also finished in the log.
@@ -350,11 +352,14 @@ describe("FIFOs where handoff or git expects a file", () => {
 });
 
 describe("an entry handoff cannot read", () => {
-  // Root reads everything, so the scan runs as nobody: a user whose agent chmod'ed a directory to 000.
-  const canDropRoot = process.getuid?.() === 0 && existsSync("/usr/bin/setpriv");
-  test.skipIf(!canDropRoot)("a directory the user cannot read ends unreadable_path instead of leaving its files silently out of the patch", () => {
+  // Root reads everything, so the scan runs without the two capabilities that let it: still uid 0 and the owner of
+  // the tree, as a user is whose agent chmod'ed a directory to 000. It stays uid 0 so that it still reaches this
+  // checkout's dist/ wherever the checkout lives (another uid cannot pass a 0700 directory above it, as a home or
+  // `mktemp -d` is).
+  const withoutDacCapabilities = ["--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"];
+  const canDropCapabilities = process.getuid?.() === 0 && existsSync("/usr/bin/setpriv");
+  test.skipIf(!canDropCapabilities)("a directory the user cannot read ends unreadable_path instead of leaving its files silently out of the patch", () => {
     const root = tempDir("handoff-unreadable");
-    chmodSync(root, 0o755);
     const ws = join(root, "ws");
     mkdirSync(join(ws, "secret"), { recursive: true, mode: 0o755 });
     writeFileSync(join(ws, "math.js"), FAILING_ADD_PROJECT["math.js"]!);
@@ -364,7 +369,7 @@ describe("an entry handoff cannot read", () => {
       const { fatal } = await m.scanWorkspace(process.argv[1], { maxWorkspaceEntries: 1000, maxDepth: 50, maxFileBytes: 1e6 });
       console.log(JSON.stringify(fatal && { rule: fatal.rule, path: fatal.path }));
     })`;
-    const out = execFileSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "-e", scan, ws], { encoding: "utf8" });
+    const out = execFileSync("setpriv", [...withoutDacCapabilities, process.execPath, "-e", scan, ws], { encoding: "utf8" });
     expect(JSON.parse(out)).toEqual({ rule: "unreadable_path", path: "secret" });
   });
 });

@@ -184,6 +184,61 @@ describe("handoff run", () => {
   });
 });
 
+describe("handoff run: the patch and workspace limits", () => {
+  test("a committed 9 MB file no longer ends every run file_too_large: a do-nothing agent exits 3 no_changes", async () => {
+    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, "blob.txt": "a".repeat(9_000_000) });
+    const run = await cliRun(repo, agent("does-nothing.sh"));
+    expect(run.outcome.code, run.outcome.stdout).toBe(3);
+    expect(run.result).toMatchObject({ terminalReason: "no_changes", policy: { violations: [] } });
+  });
+
+  test("a committed tree 300 levels deep no longer ends every run workspace_too_deep: a do-nothing agent exits 3 no_changes", async () => {
+    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, [`${"d/".repeat(300)}keep.txt`]: "deep\n" });
+    const run = await cliRun(repo, agent("does-nothing.sh"));
+    expect(run.outcome.code, run.outcome.stdout).toBe(3);
+    expect(run.result).toMatchObject({ terminalReason: "no_changes", policy: { violations: [] } });
+  });
+
+  test.each([
+    ["--max-files 0", ["--max-files", "0"], /--max-files takes a positive whole number, not '0'/],
+    ["--max-file-size 1.5", ["--max-file-size", "1.5"], /--max-file-size takes a positive whole number/],
+    ["--max-patch-size 2048", ["--max-patch-size", "2048"], /--max-patch-size must be at most 1024 MiB/],
+    // Whichever check says it (the option parser or the limits), 1e30 is refused before anything is created.
+    ["--max-workspace-entries 1e30", ["--max-workspace-entries", "1e30"], /--max-workspace-entries .*(at most|whole number)/],
+    ["--max-depth=-1", ["--max-depth=-1"], /--max-depth takes a positive whole number/],
+  ])("a bad limit (%s) is a usage error: exit 2, one line, no run directory", async (_what, extra, says) => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const runsDir = join(tempDir(), "runs");
+    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", runsDir, ...extra, "--", TASK]);
+    expectUsageError(outcome, says);
+    expect(existsSync(runsDir)).toBe(false);
+  });
+
+  test.each([
+    ["maxFileSize: 0", { maxFileSize: 0 }, /'maxFileSize': Too small/],
+    ["maxPatchSize: 4096", { maxPatchSize: 4096 }, /'maxPatchSize': Too big/],
+    ["maxDepth: 2.5", { maxDepth: 2.5 }, /'maxDepth': .*expected int/],
+  ])(".handoff.json with a bad limit (%s) is a usage error naming the key", async (_what, config, says) => {
+    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, ".handoff.json": JSON.stringify(config) });
+    const runsDir = join(tempDir(), "runs");
+    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", runsDir, "--", TASK]);
+    expectUsageError(outcome, says);
+    expect(existsSync(runsDir)).toBe(false);
+  });
+
+  test(".handoff.json maxFileSize sets the file limit, --max-file-size wins over it, and request.json records the limits", async () => {
+    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, ".handoff.json": JSON.stringify({ maxFileSize: 1, maxFiles: 5 }) });
+    const writesOneAndAHalfMiB = `${agent("fixes-add.sh")} && head -c 1572864 /dev/zero | tr '\\0' a > large.txt`;
+    const fromFile = await cliRun(repo, writesOneAndAHalfMiB);
+    expect(fromFile.outcome.code, fromFile.outcome.stdout).toBe(4);
+    expect(fromFile.result).toMatchObject({ terminalReason: "policy_or_artifact_error", detail: "file_too_large" });
+    const fromOption = await cliRun(repo, writesOneAndAHalfMiB, ["--max-file-size", "2", "--max-depth", "40"]);
+    expect(fromOption.outcome.code, fromOption.outcome.stdout).toBe(0);
+    const request = JSON.parse(readFileSync(join(fromOption.runDir, "request.json"), "utf8"));
+    expect(request.policy).toMatchObject({ maxFiles: 5, maxFileBytes: 2 * 1024 * 1024, maxPatchBytes: 64 * 1024 * 1024, maxWorkspaceEntries: 2_000_000, maxDepth: 40 });
+  });
+});
+
 describe("handoff show", () => {
   test("shows the verdict, the patch, the verification and the timings as text, markdown and json", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);

@@ -8,6 +8,7 @@ import { detectCgroupSupport } from "../src/cgroup.js";
 import { sweepCrashedRuns } from "../src/crash-sweep.js";
 import { RunResult } from "../src/result.js";
 import { RunDirectory, currentOwner } from "../src/run-dir.js";
+import { generateRunNonce, runNames } from "../src/run-names.js";
 import { processStartTime } from "../src/survivors.js";
 import { runCli, startCli } from "./helpers/cli.js";
 import { agentOutputDir, isRunning, waitForFile } from "./helpers/processes.js";
@@ -74,8 +75,11 @@ async function startSleeper(options: { cwd?: string; env?: Record<string, string
   return child.pid!;
 }
 
+/** The nonce of every run `fakeRunInProgress` makes, unless it is given another (null: a checkpoint from before nonces). */
+const FAKE_NONCE = "0123456789abcdef";
+
 /** A run directory as a handoff mid-run leaves it: request, events, a checkpoint not done, owned by `owner`. */
-function fakeRunInProgress(dirs: Dirs, runId: string, owner: Record<string, unknown>, resources: Record<string, unknown> = {}): string {
+function fakeRunInProgress(dirs: Dirs, runId: string, owner: Record<string, unknown>, resources: Record<string, unknown> = {}, nonce: string | null = FAKE_NONCE): string {
   const runDir = join(dirs.runsDir, runId);
   mkdirSync(runDir, { mode: 0o700 });
   const request = { runId, task: TASK, repo: { path: "/src/repo", baseCommit: "0".repeat(40) }, backend: { name: "command" }, workspacesDir: dirs.workspacesDir, cliHomesDir: dirs.cliHomesDir };
@@ -83,7 +87,8 @@ function fakeRunInProgress(dirs: Dirs, runId: string, owner: Record<string, unkn
   writeFileSync(join(runDir, "events.jsonl"), `${JSON.stringify({ seq: 1, time: new Date().toISOString(), type: "run.started" })}\n`);
   writeFileSync(join(runDir, "changes.patch"), "");
   writeFileSync(join(runDir, "test.log"), "");
-  writeFileSync(join(runDir, "checkpoint.json"), JSON.stringify({ runId, phase: "agent", pid: owner.pid, owner, resources, updatedAt: new Date().toISOString() }));
+  const checkpoint = { runId, ...(nonce === null ? {} : { nonce }), phase: "agent", pid: owner.pid, owner, resources, updatedAt: new Date().toISOString() };
+  writeFileSync(join(runDir, "checkpoint.json"), JSON.stringify(checkpoint));
   return runDir;
 }
 
@@ -143,7 +148,8 @@ describe("crash safety", () => {
 
     // Where cgroups are writable (root here), the run's cgroup was tracked and went with the sweep.
     const trackedCgroups = (checkpoint.resources as { cgroups?: string[] } | undefined)?.cgroups ?? [];
-    if (detectCgroupSupport().kind !== "unavailable") expect(trackedCgroups).toEqual(expect.arrayContaining([expect.stringMatching(/\/handoff-crashed$/)]));
+    expect(checkpoint.nonce).toMatch(/^[0-9a-f]{16}$/);
+    if (detectCgroupSupport().kind !== "unavailable") expect(trackedCgroups).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`/handoff-crashed-${checkpoint.nonce}$`))]));
     for (const cgroup of trackedCgroups) expect(existsSync(cgroup), cgroup).toBe(false);
 
     const shown = await runCli(["show", "crashed", "--runs-dir", dirs.runsDir]);
@@ -153,13 +159,13 @@ describe("crash safety", () => {
 
   test("a live run of another handoff process is not swept", async () => {
     const dirs = makeDirs();
-    const workspace = join(dirs.workspacesDir, "live-abc123");
+    const workspace = join(dirs.workspacesDir, runNames("live", FAKE_NONCE).workspace);
     mkdirSync(workspace);
-    const agentPid = await startSleeper({ cwd: workspace, env: { HANDOFF_RUN_ID: "live" } });
+    const agentPid = await startSleeper({ cwd: workspace, env: { HANDOFF_RUN_ID: "live", HANDOFF_RUN_NONCE: FAKE_NONCE } });
     const runDir = fakeRunInProgress(dirs, "live", { ...currentOwner() }, { workspaceRoot: workspace });
     const before = readFileSync(join(runDir, "checkpoint.json"));
 
-    expect(await sweepCrashedRuns(dirs.runsDir, { workspacesDir: dirs.workspacesDir })).toEqual([]);
+    expect(await sweepCrashedRuns(dirs.runsDir)).toEqual([]);
     expect(readFileSync(join(runDir, "checkpoint.json"))).toEqual(before);
     expect(existsSync(join(runDir, "result.json"))).toBe(false);
     expect(existsSync(workspace)).toBe(true);
@@ -168,12 +174,12 @@ describe("crash safety", () => {
 
   test("a run whose owner pid now names another process (other start time) counts as crashed and is swept", async () => {
     const dirs = makeDirs();
-    const workspace = join(dirs.workspacesDir, "reused-abc123");
+    const workspace = join(dirs.workspacesDir, runNames("reused", FAKE_NONCE).workspace);
     mkdirSync(join(workspace, "ws"), { recursive: true });
     const agentPid = await startSleeper({ cwd: join(workspace, "ws") });
-    const runDir = fakeRunInProgress(dirs, "reused", reusedPidOwner());
+    const runDir = fakeRunInProgress(dirs, "reused", reusedPidOwner(), { workspaceRoot: workspace });
 
-    const [swept] = await sweepCrashedRuns(dirs.runsDir, { workspacesDir: dirs.workspacesDir });
+    const [swept] = await sweepCrashedRuns(dirs.runsDir);
     expect(swept).toMatchObject({ runId: "reused", phase: "agent", removed: [workspace] });
     expect(swept?.killed.map(({ pid, reason }) => ({ pid, reason }))).toEqual([{ pid: agentPid, reason: "holds_workspace" }]);
     expect(isRunning(agentPid)).toBe(false);
@@ -197,6 +203,7 @@ describe("crash safety", () => {
     const fifo = fakeRunInProgress(dirs, "checkpoint-fifo", reusedPidOwner());
     execFileSync("rm", [join(fifo, "checkpoint.json")]);
     execFileSync("mkfifo", [join(fifo, "checkpoint.json")]);
+    const badNonce = fakeRunInProgress(dirs, "bad-nonce", reusedPidOwner(), {}, "../../../etc");
     const huge = fakeRunInProgress(dirs, "huge", reusedPidOwner());
     writeFileSync(join(huge, "checkpoint.json"), `{"phase":"agent","pid":1,"pad":"${"x".repeat(200_000)}"}`);
     mkdirSync(join(dirs.runsDir, "no-checkpoint"));
@@ -205,36 +212,58 @@ describe("crash safety", () => {
     const linked = fakeRunInProgress({ ...dirs, runsDir: elsewhere }, "linked", reusedPidOwner());
     symlinkSync(linked, join(dirs.runsDir, "linked"));
 
-    expect(await sweepCrashedRuns(dirs.runsDir, { workspacesDir: dirs.workspacesDir })).toEqual([]);
-    for (const runDir of [done, garbage, wrongShape, directory, fifo, huge, linked]) expect(existsSync(join(runDir, "result.json")), runDir).toBe(false);
+    expect(await sweepCrashedRuns(dirs.runsDir)).toEqual([]);
+    for (const runDir of [done, garbage, wrongShape, badNonce, directory, fifo, huge, linked]) expect(existsSync(join(runDir, "result.json")), runDir).toBe(false);
     expect(await sweepCrashedRuns(join(dirs.runsDir, "missing"))).toEqual([]);
   });
 
-  test("the sweep removes only what is named for the run, and never follows a link", async () => {
+  test("the sweep removes only what the run recorded under its own nonce's names, and never follows a link", async () => {
     const dirs = makeDirs();
     const outside = tempDir("handoff-crash-outside");
     writeFileSync(join(outside, "precious.txt"), "keep me\n");
-    const trackedElsewhere = tempDir("handoff-crash-tracked");
-    const workspace = join(dirs.workspacesDir, "r-abc123");
+    const names = runNames("r", FAKE_NONCE);
+    const workspace = join(dirs.workspacesDir, names.workspace);
     mkdirSync(join(workspace, "ws"), { recursive: true });
     symlinkSync(outside, join(workspace, "ws", "link-to-outside"));
     symlinkSync(join(outside, "precious.txt"), join(workspace, "ws", "link-to-file"));
-    const linkedWorkspace = join(dirs.workspacesDir, "r-def456");
-    symlinkSync(outside, linkedWorkspace);
-    const scratch = join(dirs.workspacesDir, "r-handoff-ghi789");
-    mkdirSync(scratch);
-    const otherRun = join(dirs.workspacesDir, "r-2-abc123");
-    mkdirSync(otherRun);
-    const cliHome = join(dirs.cliHomesDir, "r-jkl012");
+    const linkedScratch = join(dirs.workspacesDir, names.scratch);
+    symlinkSync(outside, linkedScratch);
+    const cliHome = join(dirs.cliHomesDir, names.cliHome);
     mkdirSync(cliHome);
-    fakeRunInProgress(dirs, "r", reusedPidOwner(), { workspaceRoot: trackedElsewhere, cgroups: ["/sys/fs/cgroup/user.slice"] });
+    // Named for the run id but never recorded by this run: another run's with the same id (another runs directory).
+    const sameIdOtherRun = join(dirs.workspacesDir, runNames("r", generateRunNonce()).workspace);
+    const sameIdMkdtemp = join(dirs.workspacesDir, "r-abc123");
+    for (const dir of [sameIdOtherRun, sameIdMkdtemp]) mkdirSync(dir);
+    fakeRunInProgress(dirs, "r", reusedPidOwner(), { workspaceRoot: workspace, scratch: linkedScratch, cliHome, cgroups: ["/sys/fs/cgroup/user.slice"] });
+    // Recorded, but not under this run's nonce's names (a doctored checkpoint): kept.
+    const trackedElsewhere = tempDir("handoff-crash-tracked");
+    const otherNonceScratch = join(dirs.workspacesDir, runNames("s", generateRunNonce()).scratch);
+    const wrongKind = join(dirs.cliHomesDir, runNames("s", FAKE_NONCE).workspace); // a workspace's name, recorded as the CLI home
+    for (const dir of [otherNonceScratch, wrongKind]) mkdirSync(dir);
+    fakeRunInProgress(dirs, "s", reusedPidOwner(), { workspaceRoot: trackedElsewhere, scratch: otherNonceScratch, cliHome: wrongKind });
 
-    const [swept] = await sweepCrashedRuns(dirs.runsDir, { workspacesDir: dirs.workspacesDir, cliHomesDir: dirs.cliHomesDir });
-    expect([...(swept?.removed ?? [])].sort()).toEqual([cliHome, linkedWorkspace, scratch, workspace].sort());
+    const swept = await sweepCrashedRuns(dirs.runsDir);
+    expect(swept.map((run) => [run.runId, [...run.removed].sort()])).toEqual([
+      ["r", [cliHome, linkedScratch, workspace].sort()],
+      ["s", []],
+    ]);
     expect(readFileSync(join(outside, "precious.txt"), "utf8")).toBe("keep me\n");
-    expect(existsSync(trackedElsewhere)).toBe(true);
-    expect(existsSync(otherRun)).toBe(true);
+    for (const kept of [trackedElsewhere, otherNonceScratch, wrongKind, sameIdOtherRun, sameIdMkdtemp]) expect(existsSync(kept), kept).toBe(true);
     expect(existsSync(join(dirs.runsDir, "r", "result.json"))).toBe(true);
+  });
+
+  test("a crashed run recorded without a nonce (by an older handoff) has its recorded directories swept, and nothing is killed by its run id alone", async () => {
+    const dirs = makeDirs();
+    const workspace = join(dirs.workspacesDir, "old-abc123");
+    mkdirSync(workspace);
+    const holder = await startSleeper({ cwd: workspace });
+    const sameIdElsewhere = await startSleeper({ env: { HANDOFF_RUN_ID: "old" } });
+    fakeRunInProgress(dirs, "old", reusedPidOwner(), { workspaceRoot: workspace }, null);
+
+    const [swept] = await sweepCrashedRuns(dirs.runsDir);
+    expect(swept?.killed.map(({ pid, reason }) => ({ pid, reason }))).toEqual([{ pid: holder, reason: "holds_workspace" }]);
+    expect(swept?.removed).toEqual([workspace]);
+    expect(isRunning(sameIdElsewhere)).toBe(true);
   });
 
   test("a run that crashed after extraction keeps its patch on record, hashed and listed, never verified", async () => {
@@ -266,6 +295,9 @@ describe("crash safety", () => {
       "",
     ].join("\n");
     writeFileSync(join(runDir, "changes.patch"), patch);
+    // The run recorded the patch in its checkpoint before writing it: only a file that matches is taken.
+    const checkpoint = readJson(join(runDir, "checkpoint.json"));
+    writeFileSync(join(runDir, "checkpoint.json"), JSON.stringify({ ...checkpoint, artifacts: { "changes.patch": { bytes: patch.length, sha256: createHash("sha256").update(patch).digest("hex") } } }));
 
     await sweepCrashedRuns(dirs.runsDir);
     const result = RunResult.parse(readJson(join(runDir, "result.json")));
@@ -319,7 +351,8 @@ describe("crash safety", () => {
     const read = () => readJson(join(dir.path, "checkpoint.json"));
 
     dir.checkpoint("clone");
-    expect(read()).toMatchObject({ runId: "tracked", phase: "clone", pid: process.pid, owner: { pid: process.pid, startTime: processStartTime(process.pid) }, resources: {} });
+    expect(dir.nonce).toMatch(/^[0-9a-f]{16}$/);
+    expect(read()).toMatchObject({ runId: "tracked", nonce: dir.nonce, phase: "clone", pid: process.pid, owner: { pid: process.pid, startTime: processStartTime(process.pid) }, resources: {} });
     dir.track({ scratch: "/tmp/ws/tracked-handoff-aaaaaa" });
     dir.track({ workspaceRoot: "/tmp/ws/tracked-bbbbbb", cgroups: ["/sys/fs/cgroup/handoff-tracked-agent-1"] });
     dir.track({ cgroups: ["/sys/fs/cgroup/handoff-tracked-verify-2", "/sys/fs/cgroup/handoff-tracked-agent-1"] });
@@ -330,5 +363,94 @@ describe("crash safety", () => {
     dir.checkpoint("agent");
     expect(read()).toMatchObject({ phase: "agent", resources: { scratch: "/tmp/ws/tracked-handoff-aaaaaa" } });
     expect(lstatSync(join(dir.path, "checkpoint.json")).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe("one run id in two runs directories on one host", () => {
+  /** Two CI jobs with `--run-id pr-123`: their own runs directories, the workspace and CLI-home directories shared (as the defaults are). */
+  function twoJobs(): { readonly a: Dirs; readonly b: Dirs } {
+    const root = tempDir("handoff-same-id");
+    const shared = { workspacesDir: join(root, "ws"), cliHomesDir: join(root, "homes") };
+    const a = { runsDir: join(root, "runs-a"), ...shared };
+    const b = { runsDir: join(root, "runs-b"), ...shared };
+    for (const dir of [a.runsDir, b.runsDir, shared.workspacesDir, shared.cliHomesDir]) mkdirSync(dir, { recursive: true });
+    return { a, b };
+  }
+
+  /** The agent of `leaves-a-daemon-and-fixes-add-when-told.sh` and its daemon, once both run. */
+  async function agentAndDaemon(out: string): Promise<{ readonly agent: number; readonly daemon: number }> {
+    const [agentPid, daemon] = await Promise.all(["agent.pid", "daemon.pid"].map(async (name) => Number((await waitForFile(join(out, name))).trim())));
+    return { agent: agentPid!, daemon: daemon! };
+  }
+
+  function killedLeftovers(result: RunResult): number[] {
+    return (result.containment?.events ?? []).flatMap((event) => (event.kind === "leftover_killed" ? [event.pid as number] : []));
+  }
+
+  const whenTold = agent("leaves-a-daemon-and-fixes-add-when-told.sh");
+  const verify = ["--verify", "node test.js"];
+
+  test("when one job's agent finishes, the other job's agent and daemon with the same --run-id live on, and both runs end verified", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const { a, b } = twoJobs();
+    const outA = tempDir("handoff-out-a");
+    const outB = tempDir("handoff-out-b");
+    writeFileSync(join(outA, "go"), "");
+    const jobB = startCli([...runArgs(repo, b, "pr-123", whenTold).slice(0, -2), ...verify, "--", TASK], { env: { HANDOFF_TEST_OUT: outB } });
+    onTestFinished(() => void jobB.child.kill("SIGKILL"));
+    const b1 = await agentAndDaemon(outB);
+
+    const jobA = await runCli([...runArgs(repo, a, "pr-123", whenTold).slice(0, -2), ...verify, "--", TASK], { env: { HANDOFF_TEST_OUT: outA } });
+    expect(jobA.code, jobA.stderr).toBe(0);
+    const resultA = RunResult.parse(readJson(join(a.runsDir, "pr-123", "result.json")));
+    expect(killedLeftovers(resultA)).toContain((await agentAndDaemon(outA)).daemon);
+    expect(killedLeftovers(resultA)).not.toContain(b1.daemon);
+    expect(isRunning(b1.agent), "job B's agent was killed by job A").toBe(true);
+    expect(isRunning(b1.daemon), "job B's daemon was killed by job A").toBe(true);
+
+    writeFileSync(join(outB, "go"), "");
+    const doneB = await jobB.done;
+    expect(doneB.code, doneB.stderr).toBe(0);
+    const resultB = RunResult.parse(readJson(join(b.runsDir, "pr-123", "result.json")));
+    expect(resultB).toMatchObject({ terminalReason: "verified", verification: { passed: true } });
+    expect(killedLeftovers(resultB)).toContain(b1.daemon);
+    expect(isRunning(b1.daemon)).toBe(false);
+    expect(entriesOf(a.workspacesDir, "pr-123")).toEqual([]);
+    expect(entriesOf(a.cliHomesDir, "pr-123")).toEqual([]);
+  });
+
+  test("a sweep in one runs directory leaves alone a live run with the same id in another: its processes and its workspace", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const { a, b } = twoJobs();
+    const outCrashed = tempDir("handoff-out-crashed");
+    const outLive = tempDir("handoff-out-live");
+    const crashed = startCli(runArgs(repo, a, "pr-123", agent("leaves-daemons-and-waits.sh")), { env: { HANDOFF_TEST_OUT: outCrashed } });
+    const exited = new Promise((resolve) => crashed.child.once("exit", resolve));
+    const leftovers = await Promise.all(["agent.pid", "marker.pid", "unmarked.pid"].map(async (name) => Number((await waitForFile(join(outCrashed, name))).trim())));
+    await waitFor("checkpoint at agent", () => readJson(join(a.runsDir, "pr-123", "checkpoint.json")).phase === "agent");
+    crashed.child.kill("SIGKILL");
+    await exited;
+
+    const live = startCli([...runArgs(repo, b, "pr-123", agent("leaves-a-daemon-and-fixes-add-when-told.sh")).slice(0, -2), "--verify", "node test.js", "--", TASK], {
+      env: { HANDOFF_TEST_OUT: outLive },
+    });
+    onTestFinished(() => void live.child.kill("SIGKILL"));
+    const liveAgent = await agentAndDaemon(outLive);
+    const liveWorkspace = (readJson(join(b.runsDir, "pr-123", "checkpoint.json")).resources as { workspaceRoot: string }).workspaceRoot;
+    expect(existsSync(liveWorkspace)).toBe(true);
+
+    const next = await runCli(runArgs(repo, a, "next", agent("does-nothing.sh")), { env: { HANDOFF_TEST_OUT: outCrashed } });
+    expect(next.code, next.stderr).toBe(3);
+    expect(RunResult.parse(readJson(join(a.runsDir, "pr-123", "result.json")))).toMatchObject({ detail: "runner_crashed" });
+    for (const pid of leftovers) expect(isRunning(pid), `the crashed run's pid ${pid} survived the sweep`).toBe(false);
+    expect(isRunning(liveAgent.agent), "the live run's agent was killed by the other directory's sweep").toBe(true);
+    expect(isRunning(liveAgent.daemon), "the live run's daemon was killed by the other directory's sweep").toBe(true);
+    expect(existsSync(liveWorkspace), "the live run's workspace was removed by the other directory's sweep").toBe(true);
+    expect(entriesOf(a.workspacesDir, "pr-123")).toHaveLength(2); // the live run's workspace and scratch, nothing of the crashed run's
+
+    writeFileSync(join(outLive, "go"), "");
+    const done = await live.done;
+    expect(done.code, done.stderr).toBe(0);
+    expect(RunResult.parse(readJson(join(b.runsDir, "pr-123", "result.json")))).toMatchObject({ terminalReason: "verified" });
   });
 });

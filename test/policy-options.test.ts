@@ -106,6 +106,58 @@ describe("size caps", () => {
   });
 });
 
+describe("the limits apply to what the agent changed", () => {
+  const NINE_MB = 9_000_000;
+  const DEEP = `${"d/".repeat(300)}`;
+  const fixAnd = (shell: string) => `${agent("fixes-add.sh")} && ${shell}`;
+
+  test("a committed 9 MB file the agent did not change no longer ends file_too_large: the fix beside it verifies, even if it touched the file", async () => {
+    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, "assets/blob.txt": "a".repeat(NINE_MB) });
+    const run = await delegate(repo, fixAnd("touch assets/blob.txt"), VERIFY);
+    expect(run.result.terminalReason, run.result.summary).toBe("verified");
+    expect(run.result.policy.violations).toEqual([]);
+    expect(patchPaths(run)).toEqual(["math.js"]);
+  });
+
+  test("an agent that grows the committed 9 MB file to 10 MB ends file_too_large: the limit applies to the new content", async () => {
+    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, "assets/blob.txt": "a".repeat(NINE_MB) });
+    const run = await delegate(repo, fixAnd("head -c 10000000 /dev/zero | tr '\\0' b > assets/blob.txt"), VERIFY);
+    expectRejected(run, "file_too_large", "assets/blob.txt");
+    expect(run.result.policy.violations[0]?.message).toBe("10000000 bytes, over the 8388608-byte limit");
+    expect(patchPaths(run)).toEqual(["math.js"]);
+  });
+
+  test("an agent that rewrites the committed 9 MB file with other bytes of the same size ends file_too_large", async () => {
+    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, "assets/blob.txt": "a".repeat(NINE_MB) });
+    const run = await delegate(repo, fixAnd(`head -c ${NINE_MB} /dev/zero | tr '\\0' b > assets/blob.txt`), VERIFY);
+    expectRejected(run, "file_too_large", "assets/blob.txt");
+    expect(patchPaths(run)).toEqual(["math.js"]); // never staged: the scan saw other bytes than the base's
+  });
+
+  test("a committed tree 300 levels deep no longer ends workspace_too_deep: a file added inside it verifies", async () => {
+    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, [`${DEEP}keep.txt`]: "deep\n" });
+    const run = await delegate(repo, fixAnd(`echo new > ${DEEP}new.txt`), VERIFY);
+    expect(run.result.terminalReason, run.result.summary).toBe("verified");
+    expect(patchPaths(run)).toEqual([`${DEEP}new.txt`, "math.js"]);
+  });
+
+  test("a new directory past maxDepth inside a committed deeper tree still ends workspace_too_deep", async () => {
+    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, [`${DEEP}keep.txt`]: "deep\n" });
+    const run = await delegate(repo, fixAnd(`mkdir ${DEEP}new && echo new > ${DEEP}new/f.txt`), VERIFY);
+    expectRejected(run, "workspace_too_deep", `${DEEP}new`, { patchSaved: false });
+  });
+
+  test("a base of 150 files under a 100-entry limit verifies; 101 new files still end workspace_too_large", async () => {
+    const files = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`data/f${i}.txt`, `${i}\n`]));
+    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, ...files });
+    const limits = { maxWorkspaceEntries: 100 };
+    const quiet = await delegate(repo, agent("fixes-add.sh"), { ...VERIFY, limits });
+    expect(quiet.result.terminalReason, quiet.result.summary).toBe("verified");
+    const flood = await delegate(repo, fixAnd("mkdir new && cd new && for i in $(seq 101); do : > n$i; done"), { ...VERIFY, limits });
+    expectRejected(flood, "workspace_too_large", "", { patchSaved: false });
+  });
+});
+
 describe("content rules", () => {
   test("a binary file ends binary", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);

@@ -316,6 +316,11 @@ describe("the agent process in the pipeline", () => {
     expect(env.get("PATH")).toBeTruthy();
     expect(env.get("MY_AGENT_KEY")).toBe("named-key");
     expect(env.get("HANDOFF_TASK")).toBe("fix the failing test");
+    // The run id, and the marker a leftover is found by: the nonce the run recorded (a run id is unique only in its runs directory).
+    expect(env.get("HANDOFF_RUN_ID")).toBe(run.result.runId);
+    const recorded = ["checkpoint.json", "request.json"].map((name) => (JSON.parse(readFileSync(join(run.runDir, name), "utf8")) as { nonce: string }).nonce);
+    expect(recorded).toEqual([env.get("HANDOFF_RUN_NONCE"), env.get("HANDOFF_RUN_NONCE")]);
+    expect(env.get("HANDOFF_RUN_NONCE")).toMatch(/^[0-9a-f]{16}$/);
     for (const name of ["HOME", "TMPDIR"]) {
       expect(env.get(name)).not.toBe(homedir());
       expect(env.get(name)?.startsWith(`${harness.workspacesDir}/`), `${name}=${env.get(name)}`).toBe(true);

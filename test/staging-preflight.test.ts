@@ -1,12 +1,13 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, truncateSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
+import { readBaseTree } from "../src/base-tree.js";
 import { preflightStaging } from "../src/staging-preflight.js";
 import { scanWorkspace } from "../src/workspace-scan.js";
 
 const gitMayStageEarly = (ws: string, policy: typeof POLICY) => preflightStaging(ws, policy).mayStageEarly;
-import { tempDir } from "./helpers/repo.js";
+import { makeRepo, tempDir } from "./helpers/repo.js";
 
 const POLICY = { maxWorkspaceEntries: 100, maxDepth: 8, maxFileBytes: 1024 };
 
@@ -53,6 +54,16 @@ describe("letting git stage while the workspace scan runs", () => {
     const deep = workspace();
     mkdirSync(join(deep, ...Array.from({ length: POLICY.maxDepth }, (_, i) => `d${i}`)), { recursive: true });
     expect(gitMayStageEarly(deep, POLICY)).toBe(false);
+  });
+
+  test("a committed tree deeper than the depth limit, or a committed oversized .gitattributes, still lets git start at once", async () => {
+    const deep = Array.from({ length: POLICY.maxDepth + 2 }, (_, i) => `d${i}`).join("/");
+    const repo = await makeRepo({ [`${deep}/keep.txt`]: "", "src/.gitattributes": `# ${"x".repeat(POLICY.maxFileBytes)}\n` });
+    const base = readBaseTree(readFileSync(join(repo, ".git", "index")), "sha1");
+    expect(preflightStaging(repo, POLICY).mayStageEarly).toBe(false);
+    expect(preflightStaging(repo, POLICY, base).mayStageEarly).toBe(true);
+    mkdirSync(join(repo, deep, "new"));
+    expect(preflightStaging(repo, POLICY, base).mayStageEarly).toBe(false);
   });
 
   test("hands the names it read to the scan, which then finds exactly what it finds reading them itself", async () => {

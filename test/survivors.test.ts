@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, onTestFinished, test } from "vitest";
+import { generateRunNonce } from "../src/run-names.js";
 import { findSurvivors, killSurvivors, processStartTime } from "../src/survivors.js";
 import { isRunning } from "./helpers/processes.js";
 import { tempDir } from "./helpers/repo.js";
@@ -35,16 +36,13 @@ async function execed(child: ChildProcess, command: string): Promise<number> {
   throw new Error(`pid ${pid} never ran ${command}`);
 }
 
-function uniqueRunId(): string {
-  return `surv-${process.pid}-${Math.random().toString(16).slice(2, 8)}`;
-}
 
 describe("finding and killing what a run left behind", () => {
   test("a setsid daemon carrying the run's marker is found by its environment and killed", async () => {
-    const runId = uniqueRunId();
-    const daemon = await execed(start("setsid", ["sleep", "300"], { env: { ...PATH_ONLY, HANDOFF_RUN_ID: runId } }), "sleep");
+    const nonce = generateRunNonce();
+    const daemon = await execed(start("setsid", ["sleep", "300"], { env: { ...PATH_ONLY, HANDOFF_RUN_NONCE: nonce } }), "sleep");
 
-    const found = findSurvivors({ runId, roots: [] });
+    const found = findSurvivors({ nonce, roots: [] });
     expect(found).toEqual([{ pid: daemon, startTime: processStartTime(daemon), command: "sleep 300", reason: "marker" }]);
 
     const outcome = await killSurvivors(found);
@@ -53,17 +51,25 @@ describe("finding and killing what a run left behind", () => {
     expect(isRunning(daemon)).toBe(false);
   });
 
-  test("the marker must match exactly: another run whose id starts the same is not this run's", async () => {
-    const runId = uniqueRunId();
-    const other = await execed(start("sleep", ["300"], { env: { ...PATH_ONLY, HANDOFF_RUN_ID: `${runId}-2` } }), "sleep");
-    expect(findSurvivors({ runId, roots: [] }).map((s) => s.pid)).not.toContain(other);
+  test("the marker must match exactly: a marker that only starts with this run's nonce is not this run's", async () => {
+    const nonce = generateRunNonce();
+    const other = await execed(start("sleep", ["300"], { env: { ...PATH_ONLY, HANDOFF_RUN_NONCE: `${nonce}0` } }), "sleep");
+    expect(findSurvivors({ nonce, roots: [] }).map((s) => s.pid)).not.toContain(other);
+  });
+
+  test("a process of another run with the same run id (another runs directory) is not this run's: the marker is the nonce, not HANDOFF_RUN_ID", async () => {
+    const nonce = generateRunNonce();
+    const ours = await execed(start("sleep", ["300"], { env: { ...PATH_ONLY, HANDOFF_RUN_ID: "pr-123", HANDOFF_RUN_NONCE: nonce } }), "sleep");
+    const theirs = await execed(start("sleep", ["301"], { env: { ...PATH_ONLY, HANDOFF_RUN_ID: "pr-123", HANDOFF_RUN_NONCE: generateRunNonce() } }), "sleep");
+    expect(findSurvivors({ nonce, roots: [] }).map((s) => s.pid)).toEqual([ours]);
+    expect(isRunning(theirs)).toBe(true);
   });
 
   test("a daemon that cleared its environment but sits in the workspace is found by holds_workspace", async () => {
     const workspace = tempDir("handoff-surv-ws");
     const daemon = await execed(start("env", ["-i", "sleep", "300"], { cwd: workspace }), "sleep");
 
-    const found = findSurvivors({ runId: uniqueRunId(), roots: [workspace] });
+    const found = findSurvivors({ nonce: generateRunNonce(), roots: [workspace] });
     expect(found.map(({ pid, reason }) => ({ pid, reason }))).toEqual([{ pid: daemon, reason: "holds_workspace" }]);
     await killSurvivors(found);
     expect(isRunning(daemon)).toBe(false);
@@ -75,7 +81,7 @@ describe("finding and killing what a run left behind", () => {
     const script = 'exec 3< "$0"; cd /; exec sleep 300';
     const holder = await execed(start("env", ["-i", "/bin/sh", "-c", script, join(workspace, "held.txt")]), "sleep");
 
-    expect(findSurvivors({ runId: uniqueRunId(), roots: [workspace] }).map((s) => s.pid)).toEqual([holder]);
+    expect(findSurvivors({ nonce: generateRunNonce(), roots: [workspace] }).map((s) => s.pid)).toEqual([holder]);
   });
 
   test("a workspace replaced by a symlink does not widen the search to the link's target", async () => {
@@ -83,18 +89,18 @@ describe("finding and killing what a run left behind", () => {
     const elsewhere = tempDir("handoff-surv-elsewhere");
     symlinkSync(elsewhere, join(parent, "ws"));
     const bystander = await execed(start("sleep", ["300"], { cwd: elsewhere }), "sleep");
-    expect(findSurvivors({ runId: uniqueRunId(), roots: [join(parent, "ws")] }).map((s) => s.pid)).not.toContain(bystander);
+    expect(findSurvivors({ nonce: generateRunNonce(), roots: [join(parent, "ws")] }).map((s) => s.pid)).not.toContain(bystander);
   });
 
   test("an unrelated process is neither found nor touched", async () => {
-    const runId = uniqueRunId();
+    const nonce = generateRunNonce();
     const workspace = tempDir("handoff-surv-ws");
     const unrelatedDir = tempDir("handoff-surv-other");
     mkdirSync(join(workspace, "ws"));
-    const marked = await execed(start("sleep", ["300"], { env: { ...PATH_ONLY, HANDOFF_RUN_ID: runId } }), "sleep");
+    const marked = await execed(start("sleep", ["300"], { env: { ...PATH_ONLY, HANDOFF_RUN_NONCE: nonce } }), "sleep");
     const unrelated = await execed(start("sleep", ["301"], { cwd: unrelatedDir }), "sleep");
 
-    const found = findSurvivors({ runId, roots: [workspace] });
+    const found = findSurvivors({ nonce, roots: [workspace] });
     expect(found.map((s) => s.pid)).toEqual([marked]);
     await killSurvivors(found);
     expect(isRunning(unrelated)).toBe(true);
@@ -110,30 +116,30 @@ describe("finding and killing what a run left behind", () => {
   });
 
   test("handoff's own process and its ancestors are never survivors, even with the marker and the workspace", () => {
-    const runId = uniqueRunId();
-    process.env.HANDOFF_RUN_ID = runId;
-    onTestFinished(() => void delete process.env.HANDOFF_RUN_ID);
-    const found = findSurvivors({ runId, roots: [process.cwd()] });
+    const nonce = generateRunNonce();
+    process.env.HANDOFF_RUN_NONCE = nonce;
+    onTestFinished(() => void delete process.env.HANDOFF_RUN_NONCE);
+    const found = findSurvivors({ nonce, roots: [process.cwd()] });
     expect(found.map((s) => s.pid)).not.toContain(process.pid);
     expect(found.map((s) => s.pid)).not.toContain(process.ppid);
   });
 
   test("LIMIT: a process that dropped the marker and left the workspace (env -i, cd /) is not found", async () => {
-    const runId = uniqueRunId();
+    const nonce = generateRunNonce();
     const workspace = tempDir("handoff-surv-ws");
     // Started from the workspace with the marker, as an agent's child would be; it sheds both before it sleeps.
     const script = 'cd / && exec env -i sleep 300';
-    const escaped = await execed(start("/bin/sh", ["-c", script], { cwd: workspace, env: { ...PATH_ONLY, HANDOFF_RUN_ID: runId } }), "sleep");
+    const escaped = await execed(start("/bin/sh", ["-c", script], { cwd: workspace, env: { ...PATH_ONLY, HANDOFF_RUN_NONCE: nonce } }), "sleep");
 
-    expect(findSurvivors({ runId, roots: [workspace] }).map((s) => s.pid)).not.toContain(escaped);
+    expect(findSurvivors({ nonce, roots: [workspace] }).map((s) => s.pid)).not.toContain(escaped);
     expect(isRunning(escaped)).toBe(true);
   });
 
   test("long command lines are cut to 120 characters with control characters escaped", async () => {
-    const runId = uniqueRunId();
-    onTestFinished(async () => void (await killSurvivors(findSurvivors({ runId, roots: [] })))); // the shell's sleep
-    const pid = await execed(start("/bin/sh", ["-c", "sleep 300; :", `x\x1b[31m${"y".repeat(300)}`], { env: { ...PATH_ONLY, HANDOFF_RUN_ID: runId } }), "/bin/sh");
-    const [survivor] = findSurvivors({ runId, roots: [] }).filter((s) => s.pid === pid);
+    const nonce = generateRunNonce();
+    onTestFinished(async () => void (await killSurvivors(findSurvivors({ nonce, roots: [] })))); // the shell's sleep
+    const pid = await execed(start("/bin/sh", ["-c", "sleep 300; :", `x\x1b[31m${"y".repeat(300)}`], { env: { ...PATH_ONLY, HANDOFF_RUN_NONCE: nonce } }), "/bin/sh");
+    const [survivor] = findSurvivors({ nonce, roots: [] }).filter((s) => s.pid === pid);
     expect(survivor?.command).toMatch(/^\/bin\/sh -c sleep 300; : x\\x1b\[31my+…$/);
     expect(survivor?.command.length).toBeLessThanOrEqual(120);
     expect(survivor?.command).not.toMatch(/[\x00-\x1f]/);

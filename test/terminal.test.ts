@@ -60,6 +60,7 @@ function facts(overrides: Partial<RunFacts> = {}): RunFacts {
     cancelled: null,
     sourceChanged: [],
     agent: agentResult({ kind: "finished" }),
+    runDirWrite: null,
     artifactError: null,
     patch: { empty: false, violations: [] },
     verification: { kind: "passed", commands: [command()] },
@@ -105,6 +106,14 @@ describe("decideOutcome precedence", () => {
     const verdict = expectVerdict(facts({ sourceChanged: paths }), "source_repository_changed", "source_modified");
     expect(verdict.summary).toContain("f5.js, …");
     expect(verdict.summary).not.toContain("f6.js");
+  });
+
+  test("a run directory that could not be written (a full disk) comes next: artifact_write_failed outranks a cancel, the agent and the patch", () => {
+    const full = { artifact: "events.jsonl", message: "ENOSPC" };
+    const verdict = expectVerdict(facts({ ...EVERYTHING_WRONG, runDirWrite: full }), "policy_or_artifact_error", "artifact_write_failed");
+    expect(verdict.summary).toContain("events.jsonl");
+    expect(verdict.summary).toContain("ENOSPC");
+    expectVerdict(facts({ ...EVERYTHING_WRONG, runDirWrite: full, sourceChanged: ["a.js"] }), "source_repository_changed", "source_modified");
   });
 
   test("a cancel comes next: interrupted, or approval declined", () => {

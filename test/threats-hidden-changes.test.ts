@@ -169,6 +169,15 @@ describe("H9–H11: how the patch is written", () => {
     expectRejected(run, "submodule", "lib");
   });
 
+  test("H11: a file written inside a submodule's path, which git never stages, ends submodule naming it instead of a silent verified", async () => {
+    const repo = await makeRepoWithGitlink(FAILING_ADD_PROJECT, "lib");
+    const run = await delegateWithoutSandbox(repo, agent("fixes-add-and-writes-in-submodule.sh"), VERIFY);
+    expectRejected(run, "submodule", "lib/x.js");
+    expect(run.result.policy.violations.find((v) => v.rule === "submodule")?.message).toContain("inside the submodule 'lib'");
+    // git still stages nothing below the gitlink: the reviewer learns of the file from the violation, not the patch.
+    expect(run.patch).not.toContain("lib/x.js");
+  });
+
   test("H11: a gitlink that exists only in the agent's index never reaches the patch", async () => {
     const { run, workTree } = await runHiding("adds-gitlink-to-own-index.sh");
     expectVerifiedFix(run);

@@ -66,7 +66,7 @@ export async function benchRepo({ root, repo, workDir, rounds, log }) {
           scratch = join(handoffClone, "scratch");
           mkdirSync(scratch);
           pristine = await createPristineStore(source, scratch);
-          workspace = await createWorkspace(source, pristine, join(handoffClone, "ws"), `bench-${sample++}`);
+          workspace = await createWorkspace(source, pristine, join(handoffClone, "ws", `bench-${sample++}`));
         },
       },
       {
