@@ -36,7 +36,9 @@ export async function applyRun(run: LoadedRun, repo?: string): Promise<ApplyOutc
     throw new ApplyRefusedError("dirty_files", `the patch touches files with uncommitted changes: ${dirtyTouched.join(", ")}`);
   }
   const rebased = source.baseCommit !== result.repo.baseCommit;
-  const check = await git(target, ["apply", "--check", "--index", "--whitespace=nowarn", "-"], { input: patch, okExitCodes: [1, 128] });
+  // Writing your repository is your git's work: your own filters run here, as in `git apply --index` (G18).
+  const withYourFilters = { ...target, config: [] };
+  const check = await git(withYourFilters, ["apply", "--check", "--index", "--whitespace=nowarn", "-"], { input: patch, okExitCodes: [1, 128] });
   if (check.exitCode !== 0) {
     const why = check.stderr.trim().split("\n").slice(0, 3).join("; ");
     throw new ApplyRefusedError(
@@ -44,7 +46,7 @@ export async function applyRun(run: LoadedRun, repo?: string): Promise<ApplyOutc
       `the patch no longer applies cleanly to ${source.topLevel} (HEAD ${source.baseCommit.slice(0, 12)}, run base ${result.repo.baseCommit.slice(0, 12)}): ${why}`,
     );
   }
-  await git(target, ["apply", "--index", "--whitespace=nowarn", "-"], { input: patch });
+  await git(withYourFilters, ["apply", "--index", "--whitespace=nowarn", "-"], { input: patch });
   return { repo: source.topLevel, files: touched, rebased };
 }
 

@@ -51,6 +51,8 @@ export interface ExtractRequest {
   readonly privateParent: string;
   /** handoff's pristine object store (base.git), made before the agent ran. */
   readonly pristine: PristineStore;
+  /** A cancelled run: every git call under way is killed, the scan stops at its next pause, and extraction throws. */
+  readonly signal?: AbortSignal;
 }
 
 const BINARY_SNIFF_BYTES = 8000; // git's own heuristic: a NUL in the first 8000 bytes
@@ -97,16 +99,24 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   // both git calls (only a process that outlived the agent could have planted a hazard after the preflight).
   const stopStaging = new AbortController();
   const stopListing = new AbortController();
+  const cancelled = request.signal;
+  cancelled?.addEventListener("abort", () => (stopStaging.abort(), stopListing.abort()), { once: true });
   writeBaseIndex();
   const early = preflight.mayStageEarly
     ? { ignored: settle(listIgnored(stopListing.signal)), staged: settle(stage([], stopStaging.signal)) }
     : null;
-  const scan = await scanWorkspace(workspace.workTree, policy, () => stopStaging.abort(), preflight.listings ?? undefined, base);
+  const scan = await scanWorkspace(workspace.workTree, policy, () => stopStaging.abort(), preflight.listings ?? undefined, base, cancelled).catch(async (error: unknown) => {
+    stopStaging.abort();
+    stopListing.abort();
+    if (early) await Promise.all([early.ignored, early.staged]); // the stopped git calls are gone before the throw
+    throw error;
+  });
   if (scan.fatal) {
     stopStaging.abort();
     stopListing.abort();
   }
   const [earlyIgnored, earlyStaged] = early ? await Promise.all([early.ignored, early.staged]) : [null, null];
+  cancelled?.throwIfAborted();
   if (scan.fatal) {
     return {
       patch: Buffer.alloc(0),
@@ -127,8 +137,8 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     writeBaseIndex(); // and its index, thrown away with what it staged
   }
   const [ignoredOut, stagedEarly] = await Promise.all([
-    earlyIgnored ? unwrap(earlyIgnored) : listIgnored(),
-    needsExclusions ? null : earlyStaged ? unwrap(earlyStaged) : stage([]),
+    earlyIgnored ? unwrap(earlyIgnored) : listIgnored(cancelled),
+    needsExclusions ? null : earlyStaged ? unwrap(earlyStaged) : stage([], cancelled),
   ]);
   const ignoredList = splitNul(ignoredOut.stdout);
   const ignored = new Set(ignoredList.map((path) => path.toString("latin1")));
@@ -147,7 +157,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     });
   }
 
-  const staged = stagedEarly ?? (await stage(exclude));
+  const staged = stagedEarly ?? (await stage(exclude, cancelled));
   if (staged.overflow === "changes") {
     violations.push({
       path: "",

@@ -46,6 +46,8 @@ export type WarningRule =
   | "windows_unsafe_name"
   | "ignored_files_added"
   | "dirty_source_not_cloned"
+  /** Tracked files under one of the source's own filters looked modified with the filter off (source-filters.ts). */
+  | "filtered_source_unverified"
   /** The agent CLI replaced a linked login file (e.g. refreshed a token): the new one went away with its private home. */
   | "cli_login_replaced"
   /** Containment (containment-findings.ts): no sandbox, and what the sandbox stopped or could not stop. */

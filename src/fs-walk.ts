@@ -30,6 +30,8 @@ export interface WalkOptions {
   readonly onEntry: (entry: WalkEntry) => "skip" | void;
   /** Names already read for some directories (an earlier walk's), used instead of reading them again. */
   readonly listings?: DirectoryListings;
+  /** walkTreeYielding only: once aborted, the walk throws at its next pause (a cancelled run stops within a pause). */
+  readonly signal?: AbortSignal;
 }
 
 /** Directory (absolute path, latin1) → its names (latin1, sorted): what one walk read, for the next to reuse. */
@@ -153,6 +155,7 @@ export async function walkTreeYielding(root: string, options: WalkOptions): Prom
     const step = steps.next();
     if (step.done) return step.value;
     await new Promise((resolve) => setImmediate(resolve));
+    options.signal?.throwIfAborted();
   }
 }
 

@@ -16,6 +16,8 @@ export interface GitTarget {
   readonly indexFile?: string;
   /** Directory git runs in; never inside a hostile workspace unless gitDir and workTree are explicit. */
   readonly cwd: string;
+  /** Extra config (key, value) at command-line priority, through GIT_CONFIG_KEY_n: a key may hold any byte but NUL. */
+  readonly config?: readonly (readonly [string, string])[];
 }
 
 export interface GitCallOptions {
@@ -126,6 +128,13 @@ export function gitEnvironment(target: GitTarget): Record<string, string> {
   }
   if (target.workTree) env.GIT_WORK_TREE = target.workTree;
   if (target.indexFile) env.GIT_INDEX_FILE = target.indexFile;
+  if (target.config && target.config.length > 0) {
+    env.GIT_CONFIG_COUNT = String(target.config.length);
+    target.config.forEach(([key, value], index) => {
+      env[`GIT_CONFIG_KEY_${index}`] = key;
+      env[`GIT_CONFIG_VALUE_${index}`] = value;
+    });
+  }
   return env;
 }
 

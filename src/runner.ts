@@ -19,7 +19,7 @@ import { RUN_MARKER_VARIABLE, runNames } from "./run-names.js";
 import { sweepCrashedRuns } from "./crash-sweep.js";
 import { type CommandRecord, TestLog, commandPassed, runShellCommands } from "./shell-commands.js";
 import { type SourceSnapshot, compareSnapshots, takeSourceSnapshot } from "./source-snapshot.js";
-import { type SourceRepo, inspectSource, listDirtyPaths } from "./source-repo.js";
+import { type SourceRepo, inspectSource, readSourceStatus } from "./source-repo.js";
 import { type RunFacts, decideOutcome } from "./terminal.js";
 import { type BaselineOutcome, type VerificationOutcome, runBaseline, runVerification } from "./verify.js";
 import { type PristineStore, type Workspace, createPristineStore, createWorkspace, removeTree } from "./workspace.js";
@@ -52,19 +52,29 @@ export class ExternalCodingRunner {
     await sweepCrashedRuns(resolved.runsDir);
     const backend: ExternalAgentBackend =
       typeof options.backend === "object" ? options.backend : resolveBackend({ name: resolved.backendName, agentCmd: options.agentCmd, bin: options.bin });
-    const dirty = await listDirtyPaths(source);
+    const { dirty, unverified } = await readSourceStatus(source);
     if (dirty.length > 0 && !options.allowDirty) throw new DirtySourceError(dirty);
     if (!options.yes && !options.approve) throw new ApprovalRequiredError();
     const sandbox = await chooseSandbox(resolved.sandbox);
 
     const runDir = RunDirectory.create(resolved.runsDir, options.runId ?? generateRunId(startedAt));
     const run = new PipelineRun(runDir, source, resolved, backend, options, startedAt, this.#hooks, dirty, sandbox);
+    if (unverified.length > 0) run.extraWarnings.push(unverifiedFilteredWarning(unverified));
     try {
       return await run.execute();
     } finally {
       runDir.close();
     }
   }
+}
+
+/** Files under one of the source's own filters that handoff (which runs none of them) could not tell clean or not. */
+function unverifiedFilteredWarning(paths: readonly string[]): PolicyFinding {
+  return {
+    path: "",
+    rule: "filtered_source_unverified",
+    message: `${paths.length} file(s) of the source use a filter from its git config that handoff does not run, so it could not tell whether they have uncommitted changes (if they do, those are not part of the clone): ${paths.slice(0, 10).join(", ")}`,
+  };
 }
 
 class PipelineRun {
@@ -230,7 +240,8 @@ class PipelineRun {
       return this.finish(null);
     }
 
-    const before = await this.phase("snapshot", () => takeSourceSnapshot(this.source));
+    // Only this first snapshot stops for a cancel: the later ones decide whether the source held, and must finish.
+    const before = await this.phase("snapshot", () => takeSourceSnapshot(this.source, this.request.signal));
     if (!before) return this.finish(null);
     try {
       await this.pipeline(before);
@@ -252,8 +263,8 @@ class PipelineRun {
       mkdirSync(o.workspacesDir, { recursive: true, mode: 0o700 });
       mkdirSync(scratch, { mode: 0o700 });
       this.scratch = scratch;
-      this.pristine = await createPristineStore(this.source, this.scratch);
-      return await createWorkspace(this.source, this.pristine, workspaceRoot);
+      this.pristine = await createPristineStore(this.source, this.scratch, this.request.signal);
+      return await createWorkspace(this.source, this.pristine, workspaceRoot, this.request.signal);
     })) ?? null;
     const ws = this.workspace;
     if (!ws || this.halted) return;
@@ -325,7 +336,7 @@ class PipelineRun {
     if (this.halted) return;
 
     this.extraction = (await this.phase("extract", () =>
-      extractPatch({ source: this.source, workspace: ws, policy: compilePolicy(o.policy), privateParent: this.scratch!, pristine: this.pristine! }),
+      extractPatch({ source: this.source, workspace: ws, policy: compilePolicy(o.policy), privateParent: this.scratch!, pristine: this.pristine!, signal: this.request.signal }),
     )) ?? null;
     // After extraction (it reads only handoff's own copies), so that with no command left to run this check is the
     // last one and covers the whole run: a third snapshot would cost as much and see nothing new.

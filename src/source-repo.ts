@@ -1,8 +1,9 @@
 import { realpathSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
-import { UsageError } from "./errors.js";
+import { GitCommandError, UsageError } from "./errors.js";
 import { type GitTarget, git, splitNul } from "./git.js";
 import { displayPath } from "./fs-walk.js";
+import { filterOverrides, pathsUnderFilter, readFilterDrivers } from "./source-filters.js";
 
 /** The user's repository, as handoff found it before the run. Read-only for the whole run. */
 export interface SourceRepo {
@@ -14,11 +15,13 @@ export interface SourceRepo {
   readonly objectFormat: "sha1" | "sha256";
   /** Commit HEAD resolved to when the run started: the base of everything. */
   readonly baseCommit: string;
+  /** The filter drivers the source's config defines: switched off in every git call on the source (source-filters.ts). */
+  readonly filterDrivers: readonly string[];
 }
 
-/** Git calls on the source: explicit git dir and work tree, run from the top level. */
-export function sourceTarget(source: Pick<SourceRepo, "gitDir" | "topLevel">): GitTarget {
-  return { gitDir: source.gitDir, workTree: source.topLevel, cwd: source.topLevel };
+/** Git calls on the source: explicit git dir and work tree, run from the top level, the source's filters off. */
+export function sourceTarget(source: Pick<SourceRepo, "gitDir" | "topLevel" | "filterDrivers">): GitTarget {
+  return { gitDir: source.gitDir, workTree: source.topLevel, cwd: source.topLevel, config: filterOverrides(source.filterDrivers) };
 }
 
 /** Finds the repository at `path` (discovery is fine here: it is the user's own repo, named by the user). */
@@ -52,6 +55,7 @@ export async function inspectSource(path: string): Promise<SourceRepo> {
     commonDir: realpathSync(commonDir),
     objectFormat: format === "sha256" ? "sha256" : "sha1",
     baseCommit,
+    filterDrivers: await readFilterDrivers(target),
   };
 }
 
@@ -75,6 +79,8 @@ function refusal(path: string, stderr: string): UsageError {
 export interface StatusEntry {
   readonly kind: "changed" | "renamed" | "unmerged" | "untracked" | "ignored";
   readonly path: Buffer;
+  /** The XY field (index, work tree) of changed, renamed and unmerged entries; empty otherwise. */
+  readonly xy: string;
 }
 
 export function parsePorcelainV2(output: Buffer): StatusEntry[] {
@@ -89,20 +95,20 @@ export function parsePorcelainV2(output: Buffer): StatusEntry[] {
     const record = records[i]!;
     switch (String.fromCharCode(record[0] ?? 0)) {
       case "1":
-        entries.push({ kind: "changed", path: pathAfterFields(record, 8) });
+        entries.push({ kind: "changed", path: pathAfterFields(record, 8), xy: record.toString("latin1", 2, 4) });
         break;
       case "2":
-        entries.push({ kind: "renamed", path: pathAfterFields(record, 9) });
+        entries.push({ kind: "renamed", path: pathAfterFields(record, 9), xy: record.toString("latin1", 2, 4) });
         i++; // the original path follows as its own record
         break;
       case "u":
-        entries.push({ kind: "unmerged", path: pathAfterFields(record, 10) });
+        entries.push({ kind: "unmerged", path: pathAfterFields(record, 10), xy: record.toString("latin1", 2, 4) });
         break;
       case "?":
-        entries.push({ kind: "untracked", path: record.subarray(2) });
+        entries.push({ kind: "untracked", path: record.subarray(2), xy: "" });
         break;
       case "!":
-        entries.push({ kind: "ignored", path: record.subarray(2) });
+        entries.push({ kind: "ignored", path: record.subarray(2), xy: "" });
         break;
       default:
         break;
@@ -111,8 +117,43 @@ export function parsePorcelainV2(output: Buffer): StatusEntry[] {
   return entries;
 }
 
+/**
+ * `git status` of the source as handoff runs it: read-only, the source's filters off (source-filters.ts), and no
+ * recursion into submodules, whatever `submodule.<name>.ignore` says (a submodule's own config could run a filter).
+ */
+export const SOURCE_STATUS_ARGS = ["--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignore-submodules=all"] as const;
+
+export interface SourceStatus {
+  /** Paths with uncommitted changes (ignored files do not count). */
+  readonly dirty: string[];
+  /** Tracked files under one of the source's filters that git, with the filter off, sees as modified: maybe they are not. */
+  readonly unverified: string[];
+}
+
+/** Uncommitted changes of the source before a run; a git failure is a one-line usage error, never a crash. */
+export async function readSourceStatus(source: Pick<SourceRepo, "gitDir" | "topLevel" | "filterDrivers">): Promise<SourceStatus> {
+  const target = sourceTarget(source);
+  let entries: StatusEntry[];
+  let filtered: Set<string>;
+  try {
+    entries = parsePorcelainV2((await git(target, SOURCE_STATUS_ARGS)).stdout);
+    // Only a work-tree change (index = HEAD) can be the filter's doing; a staged change or a new file is real.
+    const suspects = entries.filter((entry) => entry.kind === "changed" && entry.xy === ".M").map((entry) => entry.path);
+    filtered = await pathsUnderFilter(target, suspects, source.filterDrivers);
+  } catch (error) {
+    if (!(error instanceof GitCommandError)) throw error;
+    const why = error.stderr.trim().split("\n").slice(-1)[0] || `exit ${error.exitCode ?? "signal"}`;
+    throw new UsageError("source_unreadable", `git cannot read the status of ${source.topLevel}: ${why}`, { cause: error });
+  }
+  const dirty: string[] = [];
+  const unverified: string[] = [];
+  for (const entry of entries) {
+    (filtered.has(entry.path.toString("latin1")) ? unverified : dirty).push(displayPath(entry.path));
+  }
+  return { dirty, unverified };
+}
+
 /** Paths with uncommitted changes (ignored files do not count). */
-export async function listDirtyPaths(source: Pick<SourceRepo, "gitDir" | "topLevel">): Promise<string[]> {
-  const out = await git(sourceTarget(source), ["--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all"]);
-  return parsePorcelainV2(out.stdout).map((entry) => displayPath(entry.path));
+export async function listDirtyPaths(source: Pick<SourceRepo, "gitDir" | "topLevel" | "filterDrivers">): Promise<string[]> {
+  return (await readSourceStatus(source)).dirty;
 }

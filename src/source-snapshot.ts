@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { displayPath, walkTree } from "./fs-walk.js";
+import { displayPath, walkTreeYielding } from "./fs-walk.js";
 import { git, gitText } from "./git.js";
 import { readFileSafely } from "./safe-read.js";
-import { type SourceRepo, parsePorcelainV2, sourceTarget } from "./source-repo.js";
+import { SOURCE_STATUS_ARGS, type SourceRepo, parsePorcelainV2, sourceTarget } from "./source-repo.js";
 import { StatTable } from "./stat-table.js";
 
 /**
@@ -33,20 +33,22 @@ function hashFile(abs: Buffer | string): string {
   return read.kind === "bytes" ? sha256(read.bytes) : read.kind;
 }
 
-export async function takeSourceSnapshot(source: SourceRepo): Promise<SourceSnapshot> {
+/** With `signal` (the first snapshot only), a cancel kills the git calls and stops the walk at its next pause: it throws. */
+export async function takeSourceSnapshot(source: SourceRepo, signal?: AbortSignal): Promise<SourceSnapshot> {
   const target = sourceTarget(source);
-  // git runs beside the stat walk below (two cores, and the walk is synchronous): status costs no extra wall time.
+  // git runs beside the stat walk below (two cores; the walk pauses only to let a cancel in): status costs no extra wall time.
   const answers = Promise.all([
     // The commit, then the checked-out branch (`HEAD` when detached); exit 128 if HEAD no longer resolves.
-    git(target, ["rev-parse", "HEAD", "--symbolic-full-name", "HEAD"], { okExitCodes: [128] }),
-    gitText(target, ["for-each-ref", "--format=%(objectname) %(refname)"]),
-    git(target, ["--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored"]),
+    git(target, ["rev-parse", "HEAD", "--symbolic-full-name", "HEAD"], { okExitCodes: [128], signal }),
+    gitText(target, ["for-each-ref", "--format=%(objectname) %(refname)"], { signal }),
+    git(target, [...SOURCE_STATUS_ARGS, "--ignored"], { signal }),
   ]);
   answers.catch(() => {}); // awaited below; a walk that throws first must not leave it unhandled
   const entries = new StatTable();
 
   const relativeGitDir = source.gitDir.startsWith(`${source.topLevel}/`) ? source.gitDir.slice(source.topLevel.length + 1) : null;
-  walkTree(source.topLevel, {
+  await walkTreeYielding(source.topLevel, {
+    signal,
     skipTopLevel: relativeGitDir === ".git" ? [".git"] : [],
     onEntry: ({ relPath, stats }) => {
       const key = relPath.toString("latin1");
@@ -58,7 +60,8 @@ export async function takeSourceSnapshot(source: SourceRepo): Promise<SourceSnap
   const gitDirs = source.commonDir === source.gitDir ? [source.gitDir] : [source.gitDir, source.commonDir];
   for (const [index, dir] of gitDirs.entries()) {
     const label = index === 0 ? ".git" : ".git(common)";
-    walkTree(dir, {
+    await walkTreeYielding(dir, {
+      signal,
       onEntry: ({ relPath, absPath, stats }) => {
         const rel = relPath.toString("latin1");
         entries.add(`${label}/${rel}`, stats);

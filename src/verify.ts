@@ -54,8 +54,8 @@ function jailFor(containment: Containment | undefined, checkout: Checkout, role:
   return (command) => containment.jail({ role, label: command, cwd: checkout.dir, writable: checkout.writable });
 }
 
-/** A fresh checkout of the base commit in a new directory, with its own index in the private git dir. */
-async function checkoutBase(privateGitDir: string, baseCommit: string, scratchParent: string, label: string): Promise<Checkout> {
+/** A fresh checkout of the base commit in a new directory, with its own index in the private git dir. A cancel kills it. */
+async function checkoutBase(privateGitDir: string, baseCommit: string, scratchParent: string, label: string, signal?: AbortSignal): Promise<Checkout> {
   const root = mkdtempSync(join(scratchParent, `${label}-`));
   const dir = join(root, "tree");
   const home = join(root, "home");
@@ -63,15 +63,15 @@ async function checkoutBase(privateGitDir: string, baseCommit: string, scratchPa
   for (const path of [dir, home, tmp]) mkdirSync(path, { mode: 0o700 });
   const indexFile = join(privateGitDir, `${label}.index`);
   const target = { gitDir: privateGitDir, workTree: dir, indexFile, cwd: dir };
-  await git(target, ["read-tree", baseCommit]);
-  await git(target, ["-c", "checkout.workers=2", "checkout-index", "-a", "-f"]);
-  await git(target, ["update-index", "-q", "--refresh"], { okExitCodes: [1] });
+  await git(target, ["read-tree", baseCommit], { signal });
+  await git(target, ["-c", "checkout.workers=2", "checkout-index", "-a", "-f"], { signal });
+  await git(target, ["update-index", "-q", "--refresh"], { okExitCodes: [1], signal });
   return { dir, indexFile, env: buildEnvironment({ home, tmp, set: { CI: "true" } }), writable: [dir, home, tmp] };
 }
 
 export async function runVerification(request: VerificationRequest): Promise<VerificationOutcome> {
   if (request.setup.length === 0 && request.verify.length === 0) return roundTripInIndex(request);
-  const checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, "verify");
+  const checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, "verify", request.signal);
   const target = { gitDir: request.privateGitDir, workTree: checkout.dir, indexFile: checkout.indexFile, cwd: checkout.dir };
   const applied = await applyAndCompare(target, "--index", request, "the patch applied to a fresh checkout does not give the index handoff extracted");
   if (applied) return applied;
@@ -109,6 +109,7 @@ export async function runVerification(request: VerificationRequest): Promise<Ver
     indexFile: againIndex,
     baseCommit: request.baseCommit,
     cwd: checkout.dir,
+    signal: request.signal,
   });
   if (createHash("sha256").update(again.patch).digest("hex") !== request.patchSha256) return { kind: "patch_changed", commands };
   return { kind: "passed", commands };
@@ -150,7 +151,7 @@ export type BaselineOutcome = { readonly passed: boolean; readonly commands: rea
 
 /** `--baseline`: the same commands on the untouched base, so a red environment is never blamed on the patch. */
 export async function runBaseline(request: Omit<VerificationRequest, "patchPath" | "patchSha256" | "expectedListing">): Promise<BaselineOutcome> {
-  const checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, "baseline");
+  const checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, "baseline", request.signal);
   const shell = { cwd: checkout.dir, env: checkout.env, timeoutMs: request.timeoutMs, signal: request.signal, log: request.log };
   const setup = await runShellCommands(request.setup, { ...shell, phase: "baseline-setup", jail: jailFor(request.containment, checkout, "setup") });
   if (setup.some((record) => !commandPassed(record))) return { passed: false, commands: setup };

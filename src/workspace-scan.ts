@@ -59,6 +59,8 @@ export async function scanWorkspace(
   listings?: DirectoryListings,
   /** What the base checkout held (`readBaseTree`): exempt from the limits, and where its submodules are. */
   base: BaseTree = EMPTY_BASE,
+  /** A cancelled run: the walk throws at its next pause. */
+  signal?: AbortSignal,
 ): Promise<WorkspaceScan> {
   const findings: ScanFinding[] = [];
   let excluding = false;
@@ -77,6 +79,7 @@ export async function scanWorkspace(
 
   const summary = await walkTreeYielding(workTree, {
     listings,
+    signal,
     skipTopLevel: [".git"],
     maxEntries: policy.maxWorkspaceEntries + base.entries,
     maxDepth: policy.maxDepth,

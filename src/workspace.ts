@@ -42,16 +42,17 @@ export interface PristineStore {
   readonly fingerprint: string;
 }
 
-export async function createPristineStore(source: SourceRepo, parent: string): Promise<PristineStore> {
+/** `signal` (a cancelled run) kills the git call under way; the call then throws. */
+export async function createPristineStore(source: SourceRepo, parent: string, signal?: AbortSignal): Promise<PristineStore> {
   const path = join(parent, "base.git");
-  await copyRepository(source.topLevel, path, parent);
+  await copyRepository(source.topLevel, path, parent, signal);
   return { path, fingerprint: fingerprintStore(path) };
 }
 
 /** A bare clone whose object files are copied, never hard-linked, with no hooks and no origin left behind. */
-async function copyRepository(from: string, to: string, cwd: string): Promise<void> {
-  await git({ cwd }, ["-c", "protocol.file.allow=always", "clone", "--bare", "--local", "--no-hardlinks", "--template=", "--quiet", "--", from, to]);
-  await git({ gitDir: to, cwd }, ["remote", "remove", "origin"]);
+async function copyRepository(from: string, to: string, cwd: string, signal?: AbortSignal): Promise<void> {
+  await git({ cwd }, ["-c", "protocol.file.allow=always", "clone", "--bare", "--local", "--no-hardlinks", "--template=", "--quiet", "--", from, to], { signal });
+  await git({ gitDir: to, cwd }, ["remote", "remove", "origin"], { signal });
 }
 
 /** The lstat fingerprint of a pristine store as it is now (the bench re-takes it between repeated extractions). */
@@ -70,10 +71,22 @@ export function pristineTampered(store: PristineStore): string | null {
   return fingerprintStore(store.path) === store.fingerprint ? null : "handoff's own copy of the repository's objects was modified during the run";
 }
 
-/** The clone at `root`, a path the run recorded before this makes it (exclusively: an existing entry is an error). */
-export async function createWorkspace(source: SourceRepo, pristine: PristineStore, root: string): Promise<Workspace> {
+/**
+ * The clone at `root`, a path the run recorded before this makes it (exclusively: an existing entry is an error).
+ * `signal` (a cancelled run) kills the git call under way; the half-made workspace is removed and the call throws.
+ */
+export async function createWorkspace(source: SourceRepo, pristine: PristineStore, root: string, signal?: AbortSignal): Promise<Workspace> {
   mkdirSync(dirname(root), { recursive: true, mode: 0o700 });
   mkdirSync(root, { mode: 0o700 });
+  try {
+    return await fillWorkspace(source, pristine, root, signal);
+  } catch (error) {
+    removeTree(root); // the run removes only a workspace this returned
+    throw error;
+  }
+}
+
+async function fillWorkspace(source: SourceRepo, pristine: PristineStore, root: string, signal?: AbortSignal): Promise<Workspace> {
   chmodSync(root, 0o700);
   const workTree = join(root, "ws");
   const agentGitDir = join(root, "agent.git");
@@ -83,11 +96,11 @@ export async function createWorkspace(source: SourceRepo, pristine: PristineStor
 
   // A copy, not alternates: through alternates the agent's own git re-dates the pristine store's objects, and any
   // change there must mean tampering (pristineTampered).
-  await copyRepository(pristine.path, agentGitDir, root);
+  await copyRepository(pristine.path, agentGitDir, root, signal);
   const agentTarget = { gitDir: agentGitDir, cwd: root };
-  await git(agentTarget, ["config", "core.bare", "false"]);
-  await git(agentTarget, ["config", "user.name", "handoff agent"]);
-  await git(agentTarget, ["config", "user.email", "agent@handoff.invalid"]);
+  await git(agentTarget, ["config", "core.bare", "false"], { signal });
+  await git(agentTarget, ["config", "user.name", "handoff agent"], { signal });
+  await git(agentTarget, ["config", "user.email", "agent@handoff.invalid"], { signal });
   await git({ gitDir: agentGitDir, workTree, cwd: root }, [
     "-c",
     "checkout.workers=2",
@@ -97,7 +110,7 @@ export async function createWorkspace(source: SourceRepo, pristine: PristineStor
     "-B",
     AGENT_BRANCH,
     source.baseCommit,
-  ]);
+  ], { signal });
 
   const content = `gitdir: ${agentGitDir}\n`;
   writeFileSync(join(workTree, ".git"), content, { mode: 0o644 });
