@@ -372,7 +372,7 @@ class PipelineRun {
       this.facts.baseline = (await this.phase("baseline", () => runBaseline(common))) ?? null;
     }
     this.facts.verification = (await this.phase("verify", () =>
-      runVerification({ ...common, patchPath: join(this.dir.path, "changes.patch"), patchSha256: extraction.sha256, expectedListing: extraction.listing }),
+      runVerification({ ...common, patch: extraction.patch, patchSha256: extraction.sha256, expectedListing: extraction.listing }),
     )) ?? null;
   }
 

@@ -27,7 +27,8 @@ export type VerificationOutcome =
 export interface VerificationRequest {
   readonly privateGitDir: string;
   readonly baseCommit: string;
-  readonly patchPath: string;
+  /** The extracted patch, given to git on stdin: never read back from the run directory, which an agent without the sandbox can reach. */
+  readonly patch: Buffer;
   readonly patchSha256: string;
   readonly expectedListing: Buffer;
   readonly setup: readonly string[];
@@ -135,11 +136,11 @@ async function roundTripInIndex(request: VerificationRequest): Promise<Verificat
 async function applyAndCompare(
   target: GitTarget,
   where: "--index" | "--cached",
-  request: Pick<VerificationRequest, "patchPath" | "expectedListing">,
+  request: Pick<VerificationRequest, "patch" | "expectedListing">,
   mismatch: string,
 ): Promise<Extract<VerificationOutcome, { kind: "apply_failed" | "round_trip_mismatch" }> | null> {
   try {
-    await git(target, ["apply", where, "--whitespace=nowarn", "--", request.patchPath]);
+    await git(target, ["apply", where, "--whitespace=nowarn", "-"], { input: request.patch });
   } catch (error) {
     return { kind: "apply_failed", message: (error as Error).message };
   }
@@ -150,7 +151,7 @@ async function applyAndCompare(
 export type BaselineOutcome = { readonly passed: boolean; readonly commands: readonly CommandRecord[] };
 
 /** `--baseline`: the same commands on the untouched base, so a red environment is never blamed on the patch. */
-export async function runBaseline(request: Omit<VerificationRequest, "patchPath" | "patchSha256" | "expectedListing">): Promise<BaselineOutcome> {
+export async function runBaseline(request: Omit<VerificationRequest, "patch" | "patchSha256" | "expectedListing">): Promise<BaselineOutcome> {
   const checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, "baseline", request.signal);
   const shell = { cwd: checkout.dir, env: checkout.env, timeoutMs: request.timeoutMs, signal: request.signal, log: request.log };
   const setup = await runShellCommands(request.setup, { ...shell, phase: "baseline-setup", jail: jailFor(request.containment, checkout, "setup") });

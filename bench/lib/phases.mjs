@@ -146,7 +146,7 @@ export async function benchRepo({ root, repo, workDir, rounds, log }) {
           const outcome = await runVerification({
             privateGitDir: extraction.privateGitDir,
             baseCommit: base,
-            patchPath,
+            patch: extraction.patch,
             patchSha256: extraction.sha256,
             expectedListing: extraction.listing,
             setup: [],
