@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { EXIT_CODES } from "../src/terminal.js";
-import { type CliOutcome, runCli, startCli } from "./helpers/cli.js";
+import { type CliOutcome, expectUsageError, runCli, startCli } from "./helpers/cli.js";
 import { agentOutputDir, isRunning } from "./helpers/processes.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate } from "./helpers/run.js";
@@ -18,16 +18,6 @@ function commitFile(repo: string, path: string, content: string): void {
   writeFileSync(join(repo, path), content);
   gitIn(repo, "add", "--", path);
   gitIn(repo, "commit", "-q", "-m", `edit ${path}`);
-}
-
-/** A usage error: exit 2, nothing on stdout, exactly one line on stderr that says what is wrong. */
-function expectUsageError(outcome: CliOutcome, says: string | RegExp): void {
-  expect(outcome.code, outcome.stderr).toBe(2);
-  expect(outcome.stdout).toBe("");
-  expect(outcome.stderr.endsWith("\n")).toBe(true);
-  expect(outcome.stderr.trimEnd().split("\n"), outcome.stderr).toHaveLength(1);
-  expect(outcome.stderr).toMatch(/^handoff: /);
-  expect(outcome.stderr).toMatch(says);
 }
 
 interface CliRun {
