@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { EXIT_CODES } from "../src/terminal.js";
-import { type CliOutcome, expectUsageError, runCli, startCli } from "./helpers/cli.js";
+import { type CliOutcome, HANDOFF_BIN, expectUsageError, runCli, startCli } from "./helpers/cli.js";
 import { agentOutputDir, isRunning } from "./helpers/processes.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate } from "./helpers/run.js";
@@ -230,6 +230,16 @@ describe("handoff run: the patch and workspace limits", () => {
 });
 
 describe("handoff show", () => {
+  test("a report larger than a pipe's buffer reaches a slow reader whole, not cut at 64 KiB by the exit", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const { runDir } = await delegate(repo, `${agent("fixes-add-with-a-large-new-file.sh")} 100000`, { verify: ["npm test"] });
+    const whole = execFileSync(process.execPath, [HANDOFF_BIN, "show", runDir]);
+    expect(whole.length).toBeGreaterThan(512 * 1024);
+    // The reader starts only after a second: by then handoff has written all it could and wants to exit.
+    const piped = execFileSync("sh", ["-c", '"$0" "$1" show "$2" | { sleep 1; wc -c; }', process.execPath, HANDOFF_BIN, runDir], { encoding: "utf8" });
+    expect(Number(piped.trim())).toBe(whole.length);
+  });
+
   test("shows the verdict, the patch, the verification and the timings as text, markdown and json", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const { result, runDir } = await delegate(repo, agent("fixes-add.sh"), { verify: ["npm test"] });
