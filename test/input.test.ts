@@ -1,10 +1,10 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { HANDOFF_BIN, type CliOutcome, expectUsageError, runCli } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
+import { canMountTmpfs, smallFileSystem } from "./helpers/tmpfs.js";
 import { agent, makeHarness } from "./helpers/run.js";
 import { ExternalCodingRunner } from "../src/runner.js";
 import { runShellCommands, TestLog, commandPassed } from "../src/shell-commands.js";
@@ -208,28 +208,11 @@ describe("bad input is a one-line error before anything is created, or works", (
     expect(readFileSync(file, "utf8")).toBe("");
   });
 
-  const canMount = process.getuid?.() === 0 && (() => {
-    const probe = mkdtempSync(join(tmpdir(), "handoff-mount-probe-"));
-    try {
-      execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", probe], { stdio: "ignore" });
-      execFileSync("umount", [probe]);
-      return true;
-    } catch {
-      return false;
-    } finally {
-      rmSync(probe, { recursive: true, force: true });
-    }
-  })();
-  test.skipIf(!canMount)("a runs directory on a read-only file system is a one-line error before anything is created (skipped where tmpfs cannot be mounted)", async () => {
+  test.skipIf(!canMountTmpfs)("a runs directory on a read-only file system is a one-line error before anything is created (skipped where tmpfs cannot be mounted)", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const mount = tempDir("handoff-ro");
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", mount]);
-    try {
-      const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", join(mount, "runs"), "--", TASK]);
-      expectUsageError(outcome, /the runs directory .*runs cannot be used: .* is on a read-only file system/);
-    } finally {
-      execFileSync("umount", [mount]);
-    }
+    const mount = smallFileSystem(1, { readOnly: true });
+    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", join(mount, "runs"), "--", TASK]);
+    expectUsageError(outcome, /the runs directory .*runs cannot be used: .* is on a read-only file system/);
   });
 
   test.each([

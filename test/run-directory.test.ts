@@ -11,7 +11,6 @@ import {
   readFileSync,
   readdirSync,
   renameSync,
-  rmSync,
   symlinkSync,
   unlinkSync,
   writeFileSync,
@@ -22,6 +21,7 @@ import { sweepCrashedRuns } from "../src/crash-sweep.js";
 import { RunResult } from "../src/result.js";
 import { ARTIFACTS, RunDirectory, currentOwner } from "../src/run-dir.js";
 import { runCli, startCli } from "./helpers/cli.js";
+import { canMountTmpfs, smallFileSystem } from "./helpers/tmpfs.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 import { agentWith, expectVerifiedFix } from "./helpers/verdicts.js";
@@ -33,31 +33,6 @@ import { agentWith, expectVerifiedFix } from "./helpers/verdicts.js";
  */
 
 const TASK = "make add() return the sum";
-
-/** Whether this process may mount a tmpfs (root in a container that allows it): the full-disk tests need one. */
-const canMount = (() => {
-  const probe = execFileSync("mktemp", ["-d"]).toString().trim();
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", probe], { stdio: "ignore" });
-    execFileSync("umount", [probe]);
-    return true;
-  } catch {
-    return false;
-  } finally {
-    rmSync(probe, { recursive: true, force: true });
-  }
-})();
-const NO_MOUNT = "cannot mount a tmpfs here (needs root and a container that allows mount): the full-disk tests are skipped";
-
-/** A tmpfs of `mebibytes` mounted on a new temp dir, unmounted when the test ends. */
-function smallFileSystem(mebibytes: number): string {
-  const dir = tempDir("handoff-small-fs");
-  execFileSync("mount", ["-t", "tmpfs", "-o", `size=${mebibytes}m,mode=0700`, "tmpfs", dir]);
-  onTestFinished(() => {
-    execFileSync("umount", ["-l", dir]);
-  });
-  return dir;
-}
 
 function runArgs(repo: string, dirs: { runsDir: string; workspacesDir: string; cliHomesDir: string }, runId: string, agentCmd: string, extra: string[] = []): string[] {
   return [
@@ -210,7 +185,7 @@ describe("artifacts are never written through a link (item 3)", () => {
 });
 
 describe("a full disk (item 5)", () => {
-  test.skipIf(!canMount).each(["none", "auto"])(
+  test.skipIf(!canMountTmpfs).each(["none", "auto"])(
     "runs and workspaces on one full 20 MiB file system, an agent that writes 50 MiB (--sandbox %s): exit 4 artifact_write_failed with a result.json, whole event lines, nothing leaked",
     async (sandbox) => {
       const disk = smallFileSystem(20);
@@ -234,7 +209,7 @@ describe("a full disk (item 5)", () => {
     },
   );
 
-  test.skipIf(!canMount)("only the runs directory full (2 MiB) and a 2.6 MB patch: changes.patch is never left cut short, and the run ends artifact_write_failed with a result.json", async () => {
+  test.skipIf(!canMountTmpfs)("only the runs directory full (2 MiB) and a 2.6 MB patch: changes.patch is never left cut short, and the run ends artifact_write_failed with a result.json", async () => {
     const disk = smallFileSystem(2);
     const dirs = { runsDir: join(disk, "runs"), workspacesDir: tempDir("handoff-ws"), cliHomesDir: tempDir("handoff-homes") };
     const repo = await makeRepo(FAILING_ADD_PROJECT);
@@ -253,7 +228,7 @@ describe("a full disk (item 5)", () => {
     expect(readdirSync(dirs.workspacesDir)).toEqual([]);
   });
 
-  test.skipIf(!canMount)("an event line that meets a full disk is cut back off, never left half-written, and the failure is kept for the verdict", () => {
+  test.skipIf(!canMountTmpfs)("an event line that meets a full disk is cut back off, never left half-written, and the failure is kept for the verdict", () => {
     const disk = smallFileSystem(2);
     const dir = RunDirectory.create(join(disk, "runs"), "events");
     onTestFinished(() => dir.close());
@@ -277,7 +252,7 @@ describe("a full disk (item 5)", () => {
     expect(logged.at(-1)).toMatchObject({ type: "run.finished" });
   });
 
-  test.skipIf(!canMount)("on a full file system result.json still goes into the space reserved when the run directory was made; one too large for it fails whole and leaves the reserve for a smaller one", () => {
+  test.skipIf(!canMountTmpfs)("on a full file system result.json still goes into the space reserved when the run directory was made; one too large for it fails whole and leaves the reserve for a smaller one", () => {
     const disk = smallFileSystem(2);
     const dir = RunDirectory.create(join(disk, "runs"), "reserved");
     onTestFinished(() => dir.close());
