@@ -286,12 +286,19 @@ function recordedLeftovers(checkpoint: Checkpoint, runId: string): { nonce: stri
   return { nonce, paths, cgroups: (tracked.cgroups ?? []).filter((cgroup) => cgroupOfRun(cgroup, runId, nonce)) };
 }
 
+/** Kills what is left of the run's processes and removes what it recorded (but `kept`) and its owner's temp files. */
+async function clearLeftovers(runDir: string, runId: string, checkpoint: Checkpoint, owner: Owner, kept: readonly (string | undefined)[] = []) {
+  const recorded = recordedLeftovers(checkpoint, runId);
+  const paths = recorded.paths.filter((path) => !kept.includes(path));
+  const { killed, stillAlive } = await killRunProcesses(recorded.nonce, paths, recorded.cgroups);
+  const removed = await removeRunPaths(paths, recorded.cgroups);
+  removeTempFiles(runDir, owner.pid);
+  return { paths, killed, stillAlive, removed };
+}
+
 async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, owner: Owner): Promise<SweptRun> {
   const request = readJson(join(runDir, "request.json"), Request, MAX_SIDE_FILE_BYTES);
-  const { nonce, paths, cgroups } = recordedLeftovers(checkpoint, runId);
-  const { killed, stillAlive } = await killRunProcesses(nonce, paths, cgroups);
-  const removed = await removeRunPaths(paths, cgroups);
-  removeTempFiles(runDir, owner.pid);
+  const { killed, stillAlive, removed } = await clearLeftovers(runDir, runId, checkpoint, owner);
 
   const phase = checkpoint.phase ?? null;
   const backendResultPath = join(runDir, "backend-result.json");
@@ -381,12 +388,7 @@ async function cleanUpFinishedRun(runDir: string, runId: string, checkpoint: Che
   const tracked = checkpoint.resources ?? {};
   // A result.json naming a kept workspace: the checkpoint may not have caught up with --keep-workspace yet.
   const kept = result.workspace ? [tracked.workspaceRoot, tracked.cliHome] : [];
-  const recorded = recordedLeftovers(checkpoint, runId);
-  const paths = recorded.paths.filter((p) => !kept.includes(p));
-  const { cgroups } = recorded;
-  const { killed, stillAlive } = await killRunProcesses(recorded.nonce, paths, cgroups);
-  const removed = await removeRunPaths(paths, cgroups);
-  removeTempFiles(runDir, owner.pid);
+  const { paths, killed, stillAlive, removed } = await clearLeftovers(runDir, runId, checkpoint, owner, kept);
   const phase = checkpoint.phase ?? null;
   const dir = RunDirectory.reopen(runDir, runId);
   try {
