@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import { basename, isAbsolute, join, normalize } from "node:path";
 import { z } from "zod";
 import { CRASH_DETAIL, type CrashedRun, buildCrashedRunResult } from "./crash-result.js";
-import { RunDirectory, isSafeRunId } from "./run-dir.js";
+import { RunDirectory, currentOwner, isSafeRunId } from "./run-dir.js";
 import { readArtifact } from "./artifact-file.js";
 import { RunResult } from "./result.js";
 import { isRunNonce, runNames } from "./run-names.js";
@@ -146,20 +146,26 @@ function takeLock(runDir: string): boolean {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(path, "wx", 0o600);
-      writeSync(fd, `${process.pid}\n`);
+      writeSync(fd, `${JSON.stringify(currentOwner())}\n`);
       closeSync(fd);
       return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") return false;
     }
     try {
-      if (Date.now() - lstatSync(path).mtimeMs < STALE_LOCK_MS) return false;
+      if (Date.now() - lstatSync(path).mtimeMs < STALE_LOCK_MS && !lockHolderDead(path)) return false;
       unlinkSync(path);
     } catch {
       // removed by its sweeper just now: try again
     }
   }
   return false;
+}
+
+/** The lock records its sweeper as checkpoint.json records a run's owner: a dead sweeper's lock is taken over at once. */
+function lockHolderDead(path: string): boolean {
+  const holder = readJson(path, Owner, 4096);
+  return holder !== null && ownerState(holder) === "dead";
 }
 
 function releaseLock(runDir: string): void {

@@ -326,6 +326,19 @@ describe("crash safety", () => {
     expect(existsSync(lock)).toBe(false);
   });
 
+  test("a fresh .sweep.lock left by a sweeper that died is taken over at once, not a minute later; a live sweeper's is not", async () => {
+    const dirs = makeDirs();
+    const runDir = fakeRunInProgress(dirs, "orphan-lock", reusedPidOwner());
+    const lock = join(runDir, ".sweep.lock");
+    writeFileSync(lock, `${JSON.stringify(currentOwner())}\n`, { mode: 0o600 });
+    expect(await sweepCrashedRuns(dirs.runsDir)).toEqual([]);
+
+    writeFileSync(lock, `${JSON.stringify(reusedPidOwner())}\n`, { mode: 0o600 });
+    expect((await sweepCrashedRuns(dirs.runsDir)).map((run) => run.runId)).toEqual(["orphan-lock"]);
+    expect(existsSync(join(runDir, "result.json"))).toBe(true);
+    expect(existsSync(lock)).toBe(false);
+  });
+
   test("events go on from the crashed run's last sequence number, after a line the crash cut short", async () => {
     const dirs = makeDirs();
     const runDir = fakeRunInProgress(dirs, "cut", reusedPidOwner());
