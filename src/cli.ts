@@ -33,13 +33,14 @@ export async function main(argv: readonly string[]): Promise<number> {
         process.stdout.write(`${VERSION}\n`);
         return 0;
       case "run":
-        return await runCommand(rest);
       case "show":
-        return showCommand(rest);
       case "apply":
-        return await applyCommand(rest);
       case "backends":
-        return await backendsCommand(rest);
+        if (asksForHelp(rest)) {
+          process.stdout.write(HELP);
+          return 0;
+        }
+        return await runSubcommand(command, rest);
       default:
         throw new UsageError("unknown_command", `unknown command '${command}' (try: handoff --help)`);
     }
@@ -54,6 +55,25 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     process.stderr.write(`handoff: internal error: ${(error as Error).stack ?? error}\n`);
     return 70;
+  }
+}
+
+/** `-h` or `--help` among a command's options (not after `--`, where it would be task text). */
+function asksForHelp(args: readonly string[]): boolean {
+  const options = args.indexOf("--") === -1 ? args : args.slice(0, args.indexOf("--"));
+  return options.includes("--help") || options.includes("-h");
+}
+
+async function runSubcommand(command: "run" | "show" | "apply" | "backends", args: readonly string[]): Promise<number> {
+  switch (command) {
+    case "run":
+      return await runCommand(args);
+    case "show":
+      return showCommand(args);
+    case "apply":
+      return await applyCommand(args);
+    case "backends":
+      return await backendsCommand(args);
   }
 }
 

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { EXIT_CODES } from "../src/terminal.js";
@@ -47,6 +47,20 @@ describe("handoff (no command, help)", () => {
     expect(outcome.stdout).toContain("Usage:");
     expect(outcome.stdout).toContain("handoff run");
     expect(outcome.stderr).toBe("");
+  });
+
+  test.each(["run", "show", "apply", "backends"])("handoff %s --help prints the usage and exits 0 instead of an unknown-option error", async (command) => {
+    const cwd = tempDir();
+    const outcome = await runCli([command, "--help"], { cwd });
+    expect(outcome.code, outcome.stderr).toBe(0);
+    expect(outcome.stdout).toContain(`handoff ${command}`);
+    expect(outcome.stderr).toBe("");
+    expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  test("a task that reads '--help' after '--' is task text, not a request for help", async () => {
+    const outcome = await runCli(["run", "-C", tempDir(), "--", "--help"]);
+    expectUsageError(outcome, /not inside a git repository/);
   });
 });
 
