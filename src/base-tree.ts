@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { type BigIntStats, closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { ENTRY_MODE, ENTRY_OBJECT_ID, ENTRY_SIZE, readIndexTable, statsMatchEntry } from "./index-entries.js";
 
 /**
  * What the base checkout put in the workspace, read from the index git wrote right after the checkout (the copy
@@ -34,37 +35,16 @@ export const EMPTY_BASE: BaseTree = {
   hasDirectory: () => false,
 };
 
-const HEADER_BYTES = 12;
-const FIXED_BYTES = 62 - 20; // the fixed fields around a 20-byte object id; +12 for a 32-byte one
 const FOUR_GIB = 2n ** 32n;
 
 export function readBaseTree(index: Buffer, objectFormat: "sha1" | "sha256"): BaseTree {
   const hashBytes = objectFormat === "sha256" ? 32 : 20;
-  if (index.length < HEADER_BYTES + hashBytes || index.toString("latin1", 0, 4) !== "DIRC") return EMPTY_BASE;
-  const version = index.readUInt32BE(4);
-  if (version !== 2 && version !== 3) return EMPTY_BASE;
-  const count = index.readUInt32BE(8);
-  const nameOffset = FIXED_BYTES + hashBytes;
-  const end = index.length - hashBytes;
-  const offsets = new Uint32Array(count);
-  const nameStarts = new Uint32Array(count);
-  const nameEnds = new Uint32Array(count);
+  const table = readIndexTable(index, hashBytes);
+  if (!table) return EMPTY_BASE;
+  const { count, offsets, nameStarts, nameEnds } = table;
   const gitlinks = new Set<string>();
-  let offset = HEADER_BYTES;
   for (let i = 0; i < count; i++) {
-    if (offset + nameOffset > end) return EMPTY_BASE;
-    const flags = index.readUInt16BE(offset + nameOffset - 2);
-    const extended = (flags & 0x4000) !== 0;
-    if (extended && version < 3) return EMPTY_BASE;
-    const nameStart = offset + nameOffset + (extended ? 2 : 0);
-    const nameEnd = index.indexOf(0, nameStart);
-    if (nameEnd === -1 || nameEnd >= end) return EMPTY_BASE;
-    offsets[i] = offset;
-    nameStarts[i] = nameStart;
-    nameEnds[i] = nameEnd;
-    if ((index.readUInt32BE(offset + 24) & 0o170000) === 0o160000) gitlinks.add(index.toString("latin1", nameStart, nameEnd));
-    // Entries are padded with 1–8 NULs to a multiple of 8 bytes.
-    offset += (nameEnd - offset + 8) & ~7;
+    if ((index.readUInt32BE(offsets[i]! + ENTRY_MODE) & 0o170000) === 0o160000) gitlinks.add(index.toString("latin1", nameStarts[i]!, nameEnds[i]!));
   }
 
   const nameAt = (i: number) => index.subarray(nameStarts[i]!, nameEnds[i]!);
@@ -79,7 +59,6 @@ export function readBaseTree(index: Buffer, objectFormat: "sha1" | "sha256"): Ba
     }
     return low;
   };
-  const low32 = (value: bigint) => Number(BigInt.asUintN(32, value));
 
   return {
     entries: count,
@@ -88,18 +67,12 @@ export function readBaseTree(index: Buffer, objectFormat: "sha1" | "sha256"): Ba
       const i = lowerBound(relPath);
       if (i >= count || !nameAt(i).equals(relPath)) return false;
       const at = offsets[i]!;
-      if ((index.readUInt32BE(at + 24) & 0o170000) !== 0o100000 || !stats.isFile()) return false;
-      if (index.readUInt32BE(at + 36) !== low32(stats.size)) return false;
-      const statsAsCheckedOut =
-        index.readUInt32BE(at) === low32(stats.ctimeNs / 1_000_000_000n) &&
-        index.readUInt32BE(at + 4) === low32(stats.ctimeNs % 1_000_000_000n) &&
-        index.readUInt32BE(at + 8) === low32(stats.mtimeNs / 1_000_000_000n) &&
-        index.readUInt32BE(at + 12) === low32(stats.mtimeNs % 1_000_000_000n) &&
-        index.readUInt32BE(at + 20) === low32(stats.ino);
-      if (statsAsCheckedOut) return true;
+      if ((index.readUInt32BE(at + ENTRY_MODE) & 0o170000) !== 0o100000 || !stats.isFile()) return false;
+      if (index.readUInt32BE(at + ENTRY_SIZE) !== Number(BigInt.asUintN(32, stats.size))) return false;
+      if (statsMatchEntry(index, at, stats)) return true;
       // The index keeps sizes modulo 2^32: past 4 GiB only the stat data above can tell.
       if (stats.size >= FOUR_GIB) return false;
-      const blob = index.subarray(at + 40, at + 40 + hashBytes);
+      const blob = index.subarray(at + ENTRY_OBJECT_ID, at + ENTRY_OBJECT_ID + hashBytes);
       return blobIdOfFile(absPath, stats.size, objectFormat)?.equals(blob) ?? false;
     },
     hasDirectory(relPath) {

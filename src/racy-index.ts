@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { lstatSync } from "node:fs";
+import { ENTRY_MODE, ENTRY_SIZE, EXTENDED_FLAG, readIndexTable, statsMatchEntry } from "./index-entries.js";
 
 /**
  * git trusts an index entry's stat data only when the file's mtime is older than the index file itself, and it
@@ -22,8 +23,6 @@ interface RacyEntry {
   readonly path: Buffer;
 }
 
-const HEADER_BYTES = 12;
-const NAME_OFFSET_V2 = 62 - 20; // the fixed fields around a 20-byte object id; +12 for a 32-byte one
 
 export function settleRacyEntries(index: IndexCopy, workTree: string, objectFormat: "sha1" | "sha256"): IndexCopy {
   const hashBytes = objectFormat === "sha256" ? 32 : 20;
@@ -34,7 +33,7 @@ export function settleRacyEntries(index: IndexCopy, workTree: string, objectForm
   const bytes = Buffer.from(index.bytes);
   const root = Buffer.from(`${workTree}/`);
   for (const entry of racy) {
-    if (!unchangedSinceCheckout(bytes, entry.offset, Buffer.concat([root, entry.path]))) bytes.writeUInt32BE(0, entry.offset + 36);
+    if (!unchangedSinceCheckout(bytes, entry.offset, Buffer.concat([root, entry.path]))) bytes.writeUInt32BE(0, entry.offset + ENTRY_SIZE);
   }
   const body = bytes.subarray(0, bytes.length - hashBytes);
   createHash(objectFormat).update(body).digest().copy(bytes, bytes.length - hashBytes);
@@ -43,34 +42,21 @@ export function settleRacyEntries(index: IndexCopy, workTree: string, objectForm
 
 /** Entries git would call racily clean (mtime second not before the index's), or null for an index not to touch. */
 function racyEntries(bytes: Buffer, indexSeconds: number, hashBytes: number): RacyEntry[] | null {
-  if (bytes.length < HEADER_BYTES + hashBytes || bytes.toString("latin1", 0, 4) !== "DIRC") return null;
-  const version = bytes.readUInt32BE(4);
-  if (version !== 2 && version !== 3) return null;
-  const count = bytes.readUInt32BE(8);
-  const nameOffset = NAME_OFFSET_V2 + hashBytes;
-  const end = bytes.length - hashBytes;
+  const table = readIndexTable(bytes, hashBytes);
+  if (!table) return null;
   const racy: RacyEntry[] = [];
-  let offset = HEADER_BYTES;
-  for (let i = 0; i < count; i++) {
-    if (offset + nameOffset > end) return null;
-    const flags = bytes.readUInt16BE(offset + nameOffset - 2);
-    const extended = (flags & 0x4000) !== 0;
-    if (extended && version < 3) return null;
-    const nameStart = offset + nameOffset + (extended ? 2 : 0);
-    const nameEnd = bytes.indexOf(0, nameStart);
-    if (nameEnd === -1 || nameEnd >= end) return null;
+  for (let i = 0; i < table.count; i++) {
+    const offset = table.offsets[i]!;
     // Only plain files at stage 0: a conflict stage, assume-valid (0x8000), extended flags (intent-to-add,
     // skip-worktree), a link or a gitlink is left to git.
-    const mode = bytes.readUInt32BE(offset + 24);
-    const ordinary = (flags & 0xb000) === 0 && !extended && (mode & 0o170000) === 0o100000;
-    if (ordinary && bytes.readUInt32BE(offset + 8) >= indexSeconds) racy.push({ offset, path: bytes.subarray(nameStart, nameEnd) });
-    // Entries are padded with 1–8 NULs to a multiple of 8 bytes.
-    offset += ((nameEnd - offset + 8) & ~7);
+    const mode = bytes.readUInt32BE(offset + ENTRY_MODE);
+    const ordinary = (table.flags[i]! & (0xb000 | EXTENDED_FLAG)) === 0 && (mode & 0o170000) === 0o100000;
+    if (ordinary && bytes.readUInt32BE(offset + 8) >= indexSeconds) racy.push({ offset, path: bytes.subarray(table.nameStarts[i]!, table.nameEnds[i]!) });
   }
   return racy;
 }
 
-/** The file still has the inode, size, mtime and ctime the index recorded, to the nanosecond (32-bit fields, as git). */
+/** The file still has the inode, size, mtime and ctime the index recorded, to the nanosecond. */
 function unchangedSinceCheckout(bytes: Buffer, offset: number, path: Buffer): boolean {
   let stats;
   try {
@@ -78,14 +64,5 @@ function unchangedSinceCheckout(bytes: Buffer, offset: number, path: Buffer): bo
   } catch {
     return false;
   }
-  if (!stats.isFile()) return false;
-  const low = (value: bigint) => Number(BigInt.asUintN(32, value));
-  return (
-    bytes.readUInt32BE(offset) === low(stats.ctimeNs / 1_000_000_000n) &&
-    bytes.readUInt32BE(offset + 4) === low(stats.ctimeNs % 1_000_000_000n) &&
-    bytes.readUInt32BE(offset + 8) === low(stats.mtimeNs / 1_000_000_000n) &&
-    bytes.readUInt32BE(offset + 12) === low(stats.mtimeNs % 1_000_000_000n) &&
-    bytes.readUInt32BE(offset + 20) === low(stats.ino) &&
-    bytes.readUInt32BE(offset + 36) === low(stats.size)
-  );
+  return stats.isFile() && statsMatchEntry(bytes, offset, stats);
 }
