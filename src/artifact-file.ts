@@ -1,5 +1,5 @@
-import { closeSync, constants, fstatSync, openSync } from "node:fs";
-import { readOpenFile } from "./safe-read.js";
+import { closeSync, fstatSync, openSync } from "node:fs";
+import { READ_NO_FOLLOW, readOpenFile } from "./safe-read.js";
 
 export type ArtifactRead =
   | { readonly kind: "bytes"; readonly bytes: Buffer }
@@ -17,7 +17,7 @@ export type ArtifactRead =
 export function readArtifact(path: string, maxBytes: number): ArtifactRead {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
+    fd = openSync(path, READ_NO_FOLLOW);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return { kind: "missing" };

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { type BigIntStats, closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { type BigIntStats, closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { READ_NO_FOLLOW } from "./safe-read.js";
 import { ENTRY_MODE, ENTRY_OBJECT_ID, ENTRY_SIZE, readIndexTable, statsMatchEntry } from "./index-entries.js";
 
 /**
@@ -92,7 +93,7 @@ const READ_CHUNK = 1024 * 1024;
 function blobIdOfFile(path: Buffer, size: bigint, objectFormat: "sha1" | "sha256"): Buffer | null {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
+    fd = openSync(path, READ_NO_FOLLOW);
   } catch {
     return null;
   }

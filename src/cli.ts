@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 
@@ -14,6 +14,7 @@ import { escapeControls } from "./path-names.js";
 import { ExternalCodingRunner } from "./runner.js";
 import { EXIT_CODES } from "./terminal.js";
 import { MAX_TASK_BYTES } from "./input-limits.js";
+import { readOpenFile } from "./safe-read.js";
 import { listBackends } from "./backends-report.js";
 import type { SandboxMode } from "./sandbox.js";
 
@@ -155,18 +156,11 @@ function readTask(positionals: readonly string[], taskFile: string | undefined):
   return positionals.join(" ");
 }
 
-/** Up to `limit` bytes of a file or fd, never more: /dev/zero or an endless pipe cannot fill memory. */
+/** Up to `limit` bytes of a file or of stdin (fd 0), never more: /dev/zero or an endless pipe cannot fill memory. */
 function readBounded(file: string | number, limit: number): Buffer {
   const fd = typeof file === "number" ? file : openSync(file, "r");
   try {
-    const buffer = Buffer.alloc(limit);
-    let length = 0;
-    while (length < limit) {
-      const read = readSync(fd, buffer, length, limit - length, null);
-      if (read === 0) break;
-      length += read;
-    }
-    return buffer.subarray(0, length);
+    return readOpenFile(fd, limit);
   } finally {
     if (typeof file !== "number") closeSync(fd);
   }

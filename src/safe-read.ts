@@ -1,5 +1,8 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
+/** Read-only, never through a final symbolic link, never blocking on a FIFO, never taking a terminal. */
+export const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+
 export type SafeRead =
   | { readonly kind: "bytes"; readonly bytes: Buffer }
   | { readonly kind: "not_regular" }
@@ -13,7 +16,7 @@ export type SafeRead =
 export function readFileSafely(path: string | Buffer, maxBytes: number): SafeRead {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY);
+    fd = openSync(path, READ_NO_FOLLOW);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ELOOP") return { kind: "not_regular" };
@@ -31,12 +34,15 @@ export function readFileSafely(path: string | Buffer, maxBytes: number): SafeRea
   }
 }
 
-/** The first `size` bytes of an open file (fewer if it is shorter now), read from offset 0. */
+/**
+ * Up to `size` bytes from where the descriptor stands (a file just opened: its start; stdin or a pipe: what comes
+ * next), fewer if it ends first. Never more: a file that grew, /dev/zero or an endless pipe cannot fill memory.
+ */
 export function readOpenFile(fd: number, size: number): Buffer {
   const bytes = Buffer.allocUnsafe(size);
   let offset = 0;
   while (offset < size) {
-    const read = readSync(fd, bytes, offset, size - offset, offset);
+    const read = readSync(fd, bytes, offset, size - offset, null);
     if (read === 0) break;
     offset += read;
   }
