@@ -3,7 +3,7 @@ import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, unlinkSync, 
 import { hostname } from "node:os";
 import { basename, isAbsolute, join, normalize } from "node:path";
 import { z } from "zod";
-import { CRASH_DETAIL, type CrashedRun, buildCrashedRunResult } from "./crash-result.js";
+import { type CrashedRun, buildCrashedRunResult } from "./crash-result.js";
 import { RunDirectory, currentOwner, isSafeRunId } from "./run-dir.js";
 import { readArtifact } from "./artifact-file.js";
 import { RunResult } from "./result.js";
@@ -302,6 +302,20 @@ async function clearLeftovers(runDir: string, runId: string, checkpoint: Checkpo
   return { paths, killed, stillAlive, removed };
 }
 
+/** checkpoint.json of a swept run: done, with the verdict its result.json holds, and which sweeper ended it when. */
+function writeSweptCheckpoint(dir: RunDirectory, checkpoint: Checkpoint, result: Pick<RunResult, "terminalReason" | "detail">, extra: Record<string, unknown> = {}): void {
+  dir.writeJson("checkpoint.json", {
+    ...checkpoint,
+    phase: checkpoint.phase ?? null,
+    done: true,
+    terminalReason: result.terminalReason,
+    detail: result.detail,
+    ...extra,
+    sweptAt: new Date().toISOString(),
+    sweptBy: process.pid,
+  });
+}
+
 async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, owner: Owner): Promise<SweptRun> {
   const request = readJson(join(runDir, "request.json"), Request, MAX_SIDE_FILE_BYTES);
   const { killed, stillAlive, removed } = await clearLeftovers(runDir, runId, checkpoint, owner);
@@ -338,15 +352,7 @@ async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, o
     if (!exists(backendResultPath)) dir.writeJson("backend-result.json", { backend: backendName, ran: false });
     dir.event({ type: "diagnostic", message: `${result.summary} (by pid ${process.pid})` });
     dir.event({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
-    dir.writeJson("checkpoint.json", {
-      ...checkpoint,
-      phase,
-      done: true,
-      terminalReason: result.terminalReason,
-      detail: CRASH_DETAIL,
-      sweptAt: new Date().toISOString(),
-      sweptBy: process.pid,
-    });
+    writeSweptCheckpoint(dir, checkpoint, result);
   } finally {
     dir.close();
   }
@@ -402,16 +408,7 @@ async function cleanUpFinishedRun(runDir: string, runId: string, checkpoint: Che
       dir.event({ type: "diagnostic", message: `handoff (pid ${owner.pid}) stopped after writing result.json; its leftovers were removed by pid ${process.pid}` });
       dir.event({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
     }
-    dir.writeJson("checkpoint.json", {
-      ...checkpoint,
-      phase,
-      done: true,
-      terminalReason: result.terminalReason,
-      detail: result.detail,
-      cleanup: stillAlive.length === 0 && !paths.some(exists) ? "done" : "pending",
-      sweptAt: new Date().toISOString(),
-      sweptBy: process.pid,
-    });
+    writeSweptCheckpoint(dir, checkpoint, result, { cleanup: stillAlive.length === 0 && !paths.some(exists) ? "done" : "pending" });
   } finally {
     dir.close();
   }
