@@ -108,14 +108,25 @@ function errorText(error: unknown): string {
   return (error as NodeJS.ErrnoException).code ?? (error as Error).message ?? String(error);
 }
 
-/** Writes every byte or throws: a short write is retried, and one that writes nothing is an error. */
-function writeWhole(fd: number, bytes: Buffer, position: number | null): void {
+/** Writes every byte it can: a short write is retried, and one that writes nothing is an error. Never throws. */
+function writeAll(fd: number, bytes: Buffer, position: number | null): { written: number; error: unknown } {
   let written = 0;
-  while (written < bytes.length) {
-    const count = writeSync(fd, bytes, written, bytes.length - written, position === null ? null : position + written);
-    if (count === 0) throw Object.assign(new Error("short write"), { code: "ENOSPC" });
-    written += count;
+  try {
+    while (written < bytes.length) {
+      const count = writeSync(fd, bytes, written, bytes.length - written, position === null ? null : position + written);
+      if (count === 0) throw Object.assign(new Error("short write"), { code: "ENOSPC" });
+      written += count;
+    }
+    return { written, error: null };
+  } catch (error) {
+    return { written, error };
   }
+}
+
+/** Writes every byte or throws. */
+function writeWhole(fd: number, bytes: Buffer, position: number | null): void {
+  const { error } = writeAll(fd, bytes, position);
+  if (error !== null) throw error;
 }
 
 function mergeResources(into: TrackedResources, more: TrackedResources): TrackedResources {
@@ -332,25 +343,17 @@ export class RunDirectory {
 
   /** One whole line or nothing: a write that fails part-way is cut back off, so no half line is left. Never throws. */
   #append(line: Buffer): boolean {
-    let written = 0;
-    try {
-      while (written < line.length) {
-        const count = writeSync(this.#eventsFd, line, written, line.length - written);
-        if (count === 0) throw Object.assign(new Error("short write"), { code: "ENOSPC" });
-        written += count;
+    const { written, error } = writeAll(this.#eventsFd, line, null);
+    if (error === null) return true;
+    this.#failed("events.jsonl", error);
+    if (written > 0) {
+      try {
+        ftruncateSync(this.#eventsFd, fstatSync(this.#eventsFd).size - written);
+      } catch {
+        // the failure is on record; a reader skips a line that does not parse
       }
-      return true;
-    } catch (error) {
-      this.#failed("events.jsonl", error);
-      if (written > 0) {
-        try {
-          ftruncateSync(this.#eventsFd, fstatSync(this.#eventsFd).size - written);
-        } catch {
-          // the failure is on record; a reader skips a line that does not parse
-        }
-      }
-      return false;
     }
+    return false;
   }
 
   #writeLeftOutNote(): void {
