@@ -38,7 +38,8 @@ export function readArtifact(path: string, maxBytes: number): ArtifactRead {
   }
 }
 
-function untrustedBecause(stats: { isFile(): boolean; uid: number; nlink: number; mode: number }): string | null {
+/** Why a file is not one handoff wrote (a regular file of this user, one name, writable by no one else), or null. */
+export function untrustedBecause(stats: { isFile(): boolean; uid: number; nlink: number; mode: number }): string | null {
   if (!stats.isFile()) return "not a regular file";
   const uid = process.getuid?.();
   if (uid !== undefined && stats.uid !== uid) return `owned by uid ${stats.uid}, not by you (uid ${uid})`;

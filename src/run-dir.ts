@@ -17,6 +17,7 @@ import {
 } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { untrustedBecause } from "./artifact-file.js";
 import { ArtifactWriteError, UsageError } from "./errors.js";
 import type { Phase, RecordedEvent, RunnerEvent } from "./events.js";
 import { generateRunNonce } from "./run-names.js";
@@ -432,9 +433,7 @@ function openTrustedForAppend(path: string): number | null {
   } catch {
     return null;
   }
-  const stats = fstatSync(fd);
-  const uid = process.getuid?.();
-  if (stats.isFile() && stats.nlink === 1 && (uid === undefined || stats.uid === uid) && (stats.mode & 0o022) === 0) return fd;
+  if (untrustedBecause(fstatSync(fd)) === null) return fd;
   closeSync(fd);
   return null;
 }
