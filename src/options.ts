@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync, realpathSync, statSync } from "node:
 import { homedir, tmpdir, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { ExternalAgentBackend } from "./backend.js";
-import type { HandoffConfig } from "./config.js";
+import { CONFIG_FILE, type HandoffConfig } from "./config.js";
 import { UsageError } from "./errors.js";
 import { isValidEnvName } from "./env.js";
 import { globToRegExp } from "./glob.js";
@@ -108,8 +108,6 @@ export function realPathOrAncestor(path: string): string {
   return join(realpathSync(current), ...rest);
 }
 
-const CONFIG_NAME = ".handoff.json";
-
 /**
  * A directory handoff will create things in: it must be a directory (or not exist yet, under a directory) that this
  * user can write. Checked before anything is created, so that a file or a read-only mount is a usage error.
@@ -206,7 +204,7 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   };
   const setup = options.setup ?? config.setup ?? [];
   const verify = options.verify ?? config.verify ?? [];
-  const from = (cli: unknown) => (cli === undefined ? ` (from ${CONFIG_NAME})` : "");
+  const from = (cli: unknown) => (cli === undefined ? ` (from ${CONFIG_FILE})` : "");
   for (const command of setup) checkArgument(`the setup command${from(options.setup)}`, command);
   for (const command of verify) checkArgument(`the verify command${from(options.verify)}`, command);
   if (options.agentCmd !== undefined) checkArgument("--agent-cmd", options.agentCmd);
