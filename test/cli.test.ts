@@ -5,20 +5,10 @@ import { describe, expect, test } from "vitest";
 import { EXIT_CODES } from "../src/terminal.js";
 import { type CliOutcome, HANDOFF_BIN, expectUsageError, runCli, startCli } from "./helpers/cli.js";
 import { agentOutputDir, isRunning } from "./helpers/processes.js";
-import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
+import { commitFile, FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate } from "./helpers/run.js";
 
 const TASK = "fix the failing test";
-
-function gitIn(repo: string, ...args: string[]): string {
-  return execFileSync("git", ["-C", repo, ...args], { encoding: "utf8" });
-}
-
-function commitFile(repo: string, path: string, content: string): void {
-  writeFileSync(join(repo, path), content);
-  gitIn(repo, "add", "--", path);
-  gitIn(repo, "commit", "-q", "-m", `edit ${path}`);
-}
 
 interface CliRun {
   readonly outcome: CliOutcome;

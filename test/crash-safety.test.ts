@@ -13,7 +13,7 @@ import { processStartTime } from "../src/survivors.js";
 import { runCli, startCli } from "./helpers/cli.js";
 import { agentOutputDir, isRunning, waitForFile } from "./helpers/processes.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
-import { agent } from "./helpers/run.js";
+import { agent, readJson } from "./helpers/run.js";
 
 const TASK = "make add() return the sum";
 
@@ -37,10 +37,6 @@ function runArgs(repo: string, dirs: Dirs, runId: string, agentCmd: string): str
     "--runs-dir", dirs.runsDir, "--run-id", runId, "--workspace-dir", dirs.workspacesDir, "--cli-home-dir", dirs.cliHomesDir,
     "--", TASK,
   ];
-}
-
-function readJson(path: string): Record<string, unknown> {
-  return JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
 }
 
 async function waitFor(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { HANDOFF_BIN, type CliOutcome, expectUsageError, runCli } from "./helpers/cli.js";
-import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
+import { commitFile, FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { canMountTmpfs, smallFileSystem } from "./helpers/tmpfs.js";
 import { agent, makeHarness } from "./helpers/run.js";
 import { ExternalCodingRunner } from "../src/runner.js";
@@ -18,12 +18,6 @@ import { probeBubblewrap } from "../src/sandbox.js";
  * past Node's timers) is a one-line usage error with exit 2, or works (a newline in the source's path).
  */
 const TASK = "fix the failing test";
-
-function commitFile(repo: string, path: string, content: string | Buffer): void {
-  writeFileSync(join(repo, path), content);
-  execFileSync("git", ["-C", repo, "add", "--", path]);
-  execFileSync("git", ["-C", repo, "commit", "-q", "-m", `edit ${path}`]);
-}
 
 interface Attempt {
   readonly outcome: CliOutcome;

@@ -7,7 +7,7 @@ import { runAgentCommand } from "../src/agent-process.js";
 import type { AgentEvent } from "../src/events.js";
 import { type SpawnRequest, captureProcess, runProcess } from "../src/process.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
-import { agent, delegate, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
+import { agent, delegate, delegateWithoutSandbox, makeHarness, readEvents } from "./helpers/run.js";
 import { TEST_ENV_NAMES, agentOutputDir, isRunning } from "./helpers/processes.js";
 
 afterEach(() => {
@@ -35,13 +35,6 @@ async function sh(script: string, request: Partial<SpawnRequest> = {}) {
 /** A script that backgrounds a long sleep and writes its pid to `pidFile` before going on with `then`. */
 function sleeperScript(pidFile: string, then = "wait"): string {
   return `sleep 300 & echo $! > '${pidFile}.tmp' && mv '${pidFile}.tmp' '${pidFile}'; ${then}`;
-}
-
-function readEvents(runDir: string): Array<Record<string, unknown>> {
-  return readFileSync(join(runDir, "events.jsonl"), "utf8")
-    .trim()
-    .split("\n")
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 describe("runProcess", () => {

@@ -23,7 +23,7 @@ import { ARTIFACTS, RunDirectory, currentOwner } from "../src/run-dir.js";
 import { runCli, startCli } from "./helpers/cli.js";
 import { canMountTmpfs, smallFileSystem } from "./helpers/tmpfs.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
-import { agent, delegate, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
+import { agent, delegate, delegateWithoutSandbox, makeHarness, readEvents, readJson } from "./helpers/run.js";
 import { agentWith, expectVerifiedFix } from "./helpers/verdicts.js";
 
 /**
@@ -40,17 +40,6 @@ function runArgs(repo: string, dirs: { runsDir: string; workspacesDir: string; c
     "--runs-dir", dirs.runsDir, "--run-id", runId, "--workspace-dir", dirs.workspacesDir, "--cli-home-dir", dirs.cliHomesDir,
     ...extra, "--", TASK,
   ];
-}
-
-function events(runDir: string): Array<Record<string, unknown>> {
-  return readFileSync(join(runDir, "events.jsonl"), "utf8")
-    .split("\n")
-    .filter((line) => line !== "")
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
-
-function readJson(path: string): Record<string, unknown> {
-  return JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
 }
 
 function sha256(bytes: Buffer | string): string {
@@ -200,7 +189,7 @@ describe("a full disk (item 5)", () => {
       expect(result).toMatchObject({ terminalReason: "policy_or_artifact_error", detail: "artifact_write_failed" });
       // Every artifact is there once the clone is gone, every event line parses, and run.finished is the last.
       for (const name of ARTIFACTS) expect(lstatSync(join(runDir, name)).isFile(), name).toBe(true);
-      const logged = events(runDir);
+      const logged = readEvents(runDir);
       expect(logged.at(-1)).toMatchObject({ type: "run.finished", detail: "artifact_write_failed" });
       expect(readJson(join(runDir, "checkpoint.json"))).toMatchObject({ done: true, detail: "artifact_write_failed", cleanup: "done" });
       expect(tempFilesIn(runDir)).toEqual([]);
@@ -224,7 +213,7 @@ describe("a full disk (item 5)", () => {
     expect(patch.length === 0 || sha256(patch) === result.patch?.sha256).toBe(true);
     expect(result.verification.ran).toBe(false);
     expect(tempFilesIn(runDir)).toEqual([]);
-    expect(events(runDir).at(-1)).toMatchObject({ type: "run.finished", detail: "artifact_write_failed" });
+    expect(readEvents(runDir).at(-1)).toMatchObject({ type: "run.finished", detail: "artifact_write_failed" });
     expect(readdirSync(dirs.workspacesDir)).toEqual([]);
   });
 
@@ -247,7 +236,7 @@ describe("a full disk (item 5)", () => {
     // With space again, the verdict still reaches the log, after the count of what could not be written.
     unlinkSync(join(disk, "filler"));
     dir.event({ type: "run.finished", terminalReason: "policy_or_artifact_error", detail: "artifact_write_failed" });
-    const logged = events(dir.path);
+    const logged = readEvents(dir.path);
     expect(logged.at(-2)).toMatchObject({ type: "diagnostic", message: expect.stringMatching(/^1 events could not be written \(ENOSPC\)/) });
     expect(logged.at(-1)).toMatchObject({ type: "run.finished" });
   });
@@ -321,7 +310,7 @@ describe("the crash window after the final checkpoint (item 8)", () => {
     expect(leftovers()).toEqual([]);
     expect(readFileSync(join(runDir, "result.json"))).toEqual(resultBytes);
     expect(readJson(checkpointPath)).toMatchObject({ done: true, terminalReason: "verified", cleanup: "done" });
-    const logged = events(runDir);
+    const logged = readEvents(runDir);
     expect(logged.filter((event) => event.type === "run.finished")).toHaveLength(1);
     expect(logged.at(-1)).toMatchObject({ type: "run.finished", terminalReason: "verified" });
     const shown = await runCli(["show", "window", "--runs-dir", dirs.runsDir]);
@@ -343,7 +332,7 @@ describe("the crash window after the final checkpoint (item 8)", () => {
     const [swept] = await sweepCrashedRuns(runsDir);
     expect(RunResult.parse(readJson(join(runDir, "result.json")))).toMatchObject({ terminalReason: "verified", detail: null });
     expect(readJson(join(runDir, "checkpoint.json"))).toMatchObject({ done: true, terminalReason: "verified", cleanup: "done" });
-    expect(events(runDir).at(-1)).toMatchObject({ type: "run.finished", terminalReason: "verified" });
+    expect(readEvents(runDir).at(-1)).toMatchObject({ type: "run.finished", terminalReason: "verified" });
     expect(existsSync(workspace)).toBe(false);
     expect(swept).toMatchObject({ runId: "judged", resultKept: true, removed: [workspace] });
   });
@@ -358,7 +347,7 @@ describe("the end of events.jsonl (item 12c)", () => {
     dir.event({ type: "phase.finished", phase: "agent", durationMs: 1, ok: true });
     dir.event({ type: "run.finished", terminalReason: "verified", detail: null });
     dir.close();
-    const logged = events(dir.path);
+    const logged = readEvents(dir.path);
     expect(logged.at(-1)).toMatchObject({ type: "run.finished", terminalReason: "verified" });
     expect(logged.at(-2)).toMatchObject({ type: "diagnostic", message: expect.stringMatching(/^\d+ events were left out: events.jsonl reached/) });
     expect(logged.at(-3)).toMatchObject({ type: "phase.finished", phase: "agent" });

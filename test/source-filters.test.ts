@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { appendFileSync, chmodSync, existsSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
+import { FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
 import { runCli } from "./helpers/cli.js";
 import { type Harness, agent, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 import { expectVerifiedFix } from "./helpers/verdicts.js";
@@ -14,10 +14,6 @@ import { expectVerifiedFix } from "./helpers/verdicts.js";
  * is neither refused nor changed, and a real change to a filtered file is still caught (the stat walk sees it).
  */
 const VERIFY = { verify: ["npm test"] };
-
-function gitIn(repo: string, ...args: string[]): string {
-  return execFileSync("git", ["-C", repo, ...args], { encoding: "utf8" });
-}
 
 /** A filter program that leaves a marker in the harness's marker dir (which must stay empty) and then does `body`. */
 function filterScript(harness: Harness, name: string, body: string): string {

@@ -1,18 +1,13 @@
-import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { DirtySourceError, UsageError } from "../src/errors.js";
 import { ExternalCodingRunner } from "../src/runner.js";
-import { FAILING_ADD_PROJECT, makeRepo } from "./helpers/repo.js";
+import { FAILING_ADD_PROJECT, gitIn, makeRepo } from "./helpers/repo.js";
 import { agent, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 
 /** Plain git in the fixture repo, as the user would run it (the repo is ours). */
-function gitIn(repo: string, ...args: string[]): string {
-  return execFileSync("git", ["-C", repo, ...args], { encoding: "utf8" });
-}
-
 function sha256Of(path: string): string {
   return createHash("sha256").update(readFileSync(path)).digest("hex");
 }

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -67,4 +68,16 @@ export function diffFingerprints(before: Map<string, string>, after: Map<string,
   for (const [key, value] of before) if (after.get(key) !== value) changed.push(key);
   for (const key of after.keys()) if (!before.has(key)) changed.push(key);
   return changed;
+}
+
+/** Plain git in a test's own repository (never the agent's). */
+export function gitIn(repo: string, ...args: string[]): string {
+  return execFileSync("git", ["-C", repo, ...args], { encoding: "utf8" });
+}
+
+/** Writes `path` in `repo` and commits it on its own. */
+export function commitFile(repo: string, path: string, content: string | Buffer): void {
+  writeFileSync(join(repo, path), content);
+  gitIn(repo, "add", "--", path);
+  gitIn(repo, "commit", "-q", "-m", `edit ${path}`);
 }

@@ -87,3 +87,16 @@ export function delegateWithoutSandbox(
 ): Promise<DelegateOutcome> {
   return delegate(repo, agentCmd, { sandbox: "none", ...options });
 }
+
+/** A JSON file of a run directory (result.json, checkpoint.json…), parsed. */
+export function readJson(path: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+}
+
+/** Every line of a run directory's events.jsonl, parsed. */
+export function readEvents(runDir: string): Array<Record<string, unknown>> {
+  return readFileSync(join(runDir, "events.jsonl"), "utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
