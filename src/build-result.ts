@@ -8,6 +8,10 @@ import type { CommandRecord } from "./shell-commands.js";
 import type { SourceRepo } from "./source-repo.js";
 import type { Verdict } from "./terminal.js";
 import type { BaselineOutcome, VerificationOutcome } from "./verify.js";
+import { commandTransitions } from "./verification/command-transitions.js";
+import type { HoldoutRecord } from "./verification/holdouts.js";
+import type { TestEvidenceRecord } from "./verification/junit.js";
+import { type TestEditFacts, judgementOf } from "./verification/test-edits.js";
 
 export interface ResultInputs {
   readonly runId: string;
@@ -20,7 +24,13 @@ export interface ResultInputs {
   readonly extraWarnings: readonly PolicyFinding[];
   readonly setupRecords: readonly CommandRecord[];
   readonly verification: VerificationOutcome | null;
+  readonly held: VerificationOutcome | null;
   readonly baseline: BaselineOutcome | null;
+  readonly verify: readonly string[];
+  readonly testEdits: TestEditFacts | null;
+  readonly inputViolations: readonly PolicyFinding[];
+  readonly holdouts: readonly HoldoutRecord[];
+  readonly tests: TestEvidenceRecord | null;
   readonly sourceChanged: readonly string[];
   readonly startedAt: Date;
   readonly phases: Readonly<Record<string, number>>;
@@ -51,7 +61,7 @@ function verificationCommands(outcome: VerificationOutcome | null): readonly Com
 
 /** result.json as the contract spells it (schema version 1). */
 export function buildRunResult(inputs: ResultInputs): RunResult {
-  const { verdict, agent, extraction, verification } = inputs;
+  const { verdict, agent, extraction, verification, held, baseline, testEdits } = inputs;
   const commands = [...inputs.setupRecords, ...verificationCommands(verification)];
   return {
     schemaVersion: 1,
@@ -75,14 +85,28 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
       ? { sha256: extraction.sha256, files: extraction.files.map((f) => ({ path: f.path, change: f.change, additions: f.additions, deletions: f.deletions })) }
       : null,
     policy: {
-      violations: (extraction?.violations ?? []).map(findingEntry),
+      violations: [...(extraction?.violations ?? []), ...inputs.inputViolations].map(findingEntry),
       warnings: [...inputs.extraWarnings, ...(extraction?.warnings ?? [])].map(findingEntry),
     },
     verification: {
       ran: verification !== null && "commands" in verification,
-      passed: verification === null ? null : verification.kind === "passed",
+      passed: verification === null ? null : verification.kind === "passed" && (held === null || held.kind === "passed") && verdict.detail !== "tests_vanished",
       commands: commands.map(commandEntry),
-      baseline: inputs.baseline ? { passed: inputs.baseline.passed, commands: inputs.baseline.commands.map(commandEntry) } : null,
+      baseline: baseline
+        ? {
+            passed: baseline.passed,
+            commands: baseline.commands.map(commandEntry),
+            setupFailed: baseline.setupFailed,
+            holdoutsApplied: baseline.holdoutsApplied,
+            transitions: commandTransitions(inputs.verify, baseline, verificationCommands(verification)).map((transition) => ({ ...transition })),
+          }
+        : null,
+      testEdits: testEdits
+        ? { policy: testEdits.policy, changed: testEdits.changed.map((input) => ({ ...input, entries: input.entries ? [...input.entries] : undefined, judged: judgementOf(testEdits.policy) })) }
+        : null,
+      heldToBase: held ? { passed: held.kind === "passed", commands: verificationCommands(held).map(commandEntry) } : null,
+      holdouts: inputs.holdouts.map((holdout) => ({ ...holdout, files: [...holdout.files] })),
+      tests: inputs.tests,
     },
     agent: { finalMessage: agent?.finalMessage ?? null, usage: agent?.usage ?? null, claim: readTestClaim(agent?.finalMessage ?? null) },
     sourceInvariant: { matched: inputs.sourceChanged.length === 0, changed: [...inputs.sourceChanged] },

@@ -325,6 +325,12 @@ async function applyCommand(args: readonly string[]): Promise<number> {
   process.stderr.write(
     `handoff: applied ${outcome.files.length} file(s) to ${outcome.repo}${outcome.rebased ? " (HEAD had moved; the patch still applied cleanly)" : ""}\n`,
   );
+  const edits = run.result.verification.testEdits;
+  if (edits && edits.changed.length > 0) {
+    const held = run.result.verification.heldToBase;
+    const how = edits.policy === "allow" ? "allowed as patched by --test-edits allow, not held to the base" : `held to the base${held ? ` (${held.passed ? "passed" : "failed"})` : ""}`;
+    process.stderr.write(`handoff: note: this patch changes verification inputs, ${how}: ${edits.changed.map((input) => escapeControls(input.path)).join(", ")}\n`);
+  }
   for (const file of outcome.files) process.stdout.write(`${file}\n`);
   return 0;
 }

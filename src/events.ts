@@ -11,10 +11,13 @@ export type Phase =
   | "extract"
   | "baseline"
   | "verify"
+  | "held"
   | "recheck"
   | "finish";
 
 export type GateEvent =
+  /** The patch changed files that decide what verification runs, and how `--test-edits` judges that. */
+  | { readonly type: "verification.inputs_changed"; readonly policy: string; readonly paths: readonly string[] }
   | { readonly type: "run.started"; readonly runId: string; readonly repo: string; readonly baseCommit: string; readonly backend: string }
   /** How this run's processes are contained: `none` carries the reason (asked for, or bubblewrap unusable). */
   | { readonly type: "sandbox.chosen"; readonly sandbox: "bwrap" | "none"; readonly verifyNetwork: boolean; readonly reason: string | null }

@@ -32,7 +32,9 @@ export type ViolationRule =
   | "workspace_too_large"
   | "workspace_too_deep"
   | "unreadable_path"
-  | "secret";
+  | "secret"
+  /** `--test-edits reject`: the patch changed a file that decides what verification runs (docs/verification.md). */
+  | "verification_input_changed";
 
 /** Rules that only warn: recorded in result.json and the report, never rejecting. */
 export type WarningRule =

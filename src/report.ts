@@ -3,6 +3,7 @@ import { assertNever } from "./assert-never.js";
 import { type LoadedRun, loadPatch } from "./run-lookup.js";
 import { displayText, escapeControls } from "./path-names.js";
 import { EXIT_CODES } from "./terminal.js";
+import type { RunResult } from "./result.js";
 
 export type ReportFormat = "text" | "markdown" | "json";
 
@@ -18,6 +19,22 @@ function hunkCounts(patch: Buffer): number[] {
     return [];
   }
 }
+
+type CommandEntry = RunResult["verification"]["commands"][number];
+
+function commandLine(c: CommandEntry, code: (text: string) => string): string {
+  const mark = c.exitCode === 0 && !c.timedOut && !c.limitHit && !c.spawnError ? "ok  " : "FAIL";
+  const ending = c.timedOut ? "timed out" : c.limitHit ? `hit the ${c.limitHit === "memory" ? "memory" : "process"} cap, exit ${c.exitCode}` : `exit ${c.exitCode}`;
+  return `${mark} ${c.phase ? `[${c.phase}] ` : ""}${code(escapeControls(c.command))}: ${ending}, ${ms(c.durationMs)}`;
+}
+
+const JUDGED = {
+  held_to_base: "held to the base (verification ran again with the base's version)",
+  rejected: "REJECTED (--test-edits reject)",
+  allowed: "ALLOWED as patched (--test-edits allow): review it",
+} as const;
+
+const STATE = { green: "green", red: "red", not_run: "not run" } as const;
 
 export function renderReport(run: LoadedRun, format: ReportFormat): string {
   switch (format) {
@@ -93,11 +110,7 @@ function renderText(run: LoadedRun, markdown: boolean): string {
   heading("Verification (run by handoff, not the agent)");
   if (!r.verification.ran) item("not run");
   else item(r.verification.passed ? "passed" : "FAILED");
-  for (const c of r.verification.commands) {
-    const mark = c.exitCode === 0 && !c.timedOut && !c.limitHit ? "ok  " : "FAIL";
-    const ending = c.timedOut ? "timed out" : c.limitHit ? `hit the ${c.limitHit === "memory" ? "memory" : "process"} cap, exit ${c.exitCode}` : `exit ${c.exitCode}`;
-    item(`${mark} ${c.phase ? `[${c.phase}] ` : ""}${code(escapeControls(c.command))}: ${ending}, ${ms(c.durationMs)}`);
-  }
+  for (const c of r.verification.commands) item(commandLine(c, code));
   const claim = r.agent.claim;
   if (claim) {
     const said = claim.tests === "pass" ? "the tests pass" : claim.tests === "fail" ? "the tests fail" : "it did not run the tests";
@@ -106,7 +119,28 @@ function renderText(run: LoadedRun, markdown: boolean): string {
       item(`the claim does NOT match handoff's own verification (${r.verification.passed ? "passed" : "failed"})`);
     }
   }
-  if (r.verification.baseline) item(`baseline on the untouched base: ${r.verification.baseline.passed ? "passed" : "failed"}`);
+  const edits = r.verification.testEdits;
+  if (edits && edits.changed.length > 0) {
+    item(`the patch changed ${edits.changed.length} verification input(s) (--test-edits ${edits.policy}):`);
+    for (const input of edits.changed) {
+      const entries = input.entries?.length ? ` (${input.entries.join(", ")})` : "";
+      item(`  ${input.change} ${code(input.path)}${entries}: ${input.why}; ${JUDGED[input.judged]}`);
+    }
+  }
+  const held = r.verification.heldToBase;
+  if (held) {
+    item(`held to the base (changed inputs put back): ${held.passed ? "passed" : "FAILED"}`);
+    for (const c of held.commands) item(`  ${commandLine(c, code)}`);
+  }
+  for (const holdout of r.verification.holdouts ?? []) {
+    item(`held-out patch ${escapeControls(holdout.source)} (sha256 ${holdout.sha256.slice(0, 16)}…), applied by handoff, unseen by the agent: ${holdout.files.map(code).join(", ") || "no files"}`);
+  }
+  const baseline = r.verification.baseline;
+  if (baseline) {
+    item(`baseline on the untouched base: ${baseline.passed ? "passed" : baseline.setupFailed ? "setup FAILED" : "failed"}${baseline.holdoutsApplied === false ? " (the held-out patches do not apply to the base alone; it ran without them)" : ""}`);
+    for (const t of baseline.transitions ?? []) item(`  ${code(escapeControls(t.command))}: ${STATE[t.base]} on the base, ${STATE[t.patched]} with the patch`);
+    for (const c of baseline.commands) item(`  ${commandLine(c, code)}`);
+  }
 
   heading("Timings");
   item(`total ${ms(r.timings.durationMs)}, started ${r.timings.startedAt}`);

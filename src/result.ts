@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { TERMINAL_REASONS } from "./terminal.js";
+import { TEST_EDIT_POLICIES } from "./verification/test-edits.js";
 
 /** result.json, schema version 1 (contract.md). The schema reads it back for `show` and `apply`. */
 const Finding = z.looseObject({ path: z.string(), rule: z.string(), message: z.string() });
@@ -12,6 +13,8 @@ const Command = z.looseObject({
   limitHit: z.enum(["processes", "memory"]).nullable().optional(),
   spawnError: z.string().nullable().optional(),
 });
+
+const CommandState = z.enum(["green", "red", "not_run"]);
 
 const ContainmentEvent = z.looseObject({ kind: z.string(), role: z.string(), label: z.string() });
 
@@ -51,7 +54,38 @@ export const RunResult = z.looseObject({
     ran: z.boolean(),
     passed: z.boolean().nullable(),
     commands: z.array(Command),
-    baseline: z.looseObject({ passed: z.boolean(), commands: z.array(Command) }).nullable().optional(),
+    baseline: z
+      .looseObject({
+        passed: z.boolean(),
+        commands: z.array(Command),
+        setupFailed: z.boolean().optional(),
+        holdoutsApplied: z.boolean().nullable().optional(),
+        /** Each verify command on the base and after the patch (docs/verification.md). */
+        transitions: z.array(z.looseObject({ command: z.string(), base: CommandState, patched: CommandState })).optional(),
+      })
+      .nullable()
+      .optional(),
+    /** `--test-edits` and the verification inputs the patch changed, each with how it was judged. */
+    testEdits: z
+      .looseObject({
+        policy: z.enum(TEST_EDIT_POLICIES),
+        changed: z.array(
+          z.looseObject({
+            path: z.string(),
+            reason: z.string(),
+            why: z.string(),
+            change: z.enum(["added", "modified", "deleted"]),
+            entries: z.array(z.string()).optional(),
+            judged: z.enum(["held_to_base", "rejected", "allowed"]),
+          }),
+        ),
+      })
+      .nullable()
+      .optional(),
+    /** The run held to the base: the same commands with the changed inputs put back; null when it did not run. */
+    heldToBase: z.looseObject({ passed: z.boolean(), commands: z.array(Command) }).nullable().optional(),
+    /** `--holdout-patch`: each held-out patch by hash and the files it touches, never its content. */
+    holdouts: z.array(z.looseObject({ source: z.string(), sha256: z.string(), files: z.array(z.string()) })).optional(),
   }),
   agent: z.looseObject({
     finalMessage: z.string().nullable(),

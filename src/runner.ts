@@ -8,6 +8,7 @@ import { buildEnvironment } from "./env.js";
 import { ApprovalRequiredError, ArtifactWriteError, DirtySourceError } from "./errors.js";
 import type { Phase, RecordedEvent, RunnerEvent } from "./events.js";
 import { type Extraction, extractPatch } from "./extract.js";
+import { existingRealPath, isInside } from "./paths.js";
 import type { PolicyFinding } from "./findings.js";
 import { type RunOptions, type ResolvedOptions, resolveOptions } from "./options.js";
 import { compilePolicy } from "./policy.js";
@@ -19,7 +20,7 @@ import { RUN_MARKER_VARIABLE, runNames } from "./run-names.js";
 import { sweepCrashedRuns } from "./crash-sweep.js";
 import { type CommandRecord, TestLog, commandPassed, runShellCommands } from "./shell-commands.js";
 import { type SourceSnapshot, compareSnapshots, takeSourceSnapshot } from "./source-snapshot.js";
-import { type SourceRepo, inspectSource, readSourceStatus } from "./source-repo.js";
+import { type SourceRepo, inspectSource, readSourceStatus, sourceTarget } from "./source-repo.js";
 import { type RunFacts, decideOutcome } from "./terminal.js";
 import { type BaselineOutcome, type VerificationOutcome, runBaseline, runVerification } from "./verify.js";
 import { type PristineStore, type Workspace, createPristineStore, createWorkspace, removeTree } from "./workspace.js";
@@ -27,6 +28,13 @@ import { runAgentSafely } from "./agent-run.js";
 import { Containment, type ProcessJail } from "./containment.js";
 import { containmentFindings } from "./containment-findings.js";
 import { type SandboxChoice, chooseSandbox } from "./sandbox.js";
+import { type BaseForInputs, changedInputs, readBaseForInputs, stagedBlob } from "./verification/changed-inputs.js";
+import { type VerificationInputs, findVerificationInputs, inputsRecord } from "./verification/inputs.js";
+import { holdPackageJson } from "./verification/package-json.js";
+import { type ChangedInput, holdSteps, inputViolations } from "./verification/test-edits.js";
+import { type TestEvidenceRecord, testEvidenceRecord } from "./verification/junit.js";
+import { type HoldoutRecord, holdoutRecord } from "./verification/holdouts.js";
+import { testFindings } from "./verification/test-findings.js";
 
 export interface RunnerHooks {
   /** Every event as it is written to events.jsonl (the CLI prints progress from these). */
@@ -56,9 +64,19 @@ export class ExternalCodingRunner {
     if (dirty.length > 0 && !options.allowDirty) throw new DirtySourceError(dirty);
     if (!options.yes && !options.approve) throw new ApprovalRequiredError();
     const sandbox = await chooseSandbox(resolved.sandbox);
+    // What decides verification is read from the base before anything is created: the agent's tree never names it.
+    const base = await readBaseForInputs(source);
+    const inputs = findVerificationInputs({
+      commands: [...resolved.setup, ...resolved.verify],
+      basePaths: base.paths,
+      readBase: (path) => (path === "package.json" ? base.packageJson : null),
+      protect: resolved.protect,
+    });
 
     const runDir = RunDirectory.create(resolved.runsDir, options.runId ?? generateRunId(startedAt));
-    const run = new PipelineRun(runDir, source, resolved, backend, options, startedAt, this.#hooks, dirty, sandbox);
+    // Each holdout's files, for the record (result.json names them; their content never leaves memory).
+    const holdouts = await Promise.all(resolved.holdouts.map((holdout) => holdoutRecord(sourceTarget(source), holdout)));
+    const run = new PipelineRun(runDir, source, resolved, backend, options, startedAt, this.#hooks, dirty, sandbox, { base, inputs, holdouts });
     if (unverified.length > 0) run.extraWarnings.push(unverifiedFilteredWarning(unverified));
     try {
       return await run.execute();
@@ -66,6 +84,13 @@ export class ExternalCodingRunner {
       runDir.close();
     }
   }
+}
+
+/** What verification is judged against, read before the run: the base's verification inputs and the holdouts. */
+interface VerificationBase {
+  readonly base: BaseForInputs;
+  readonly inputs: VerificationInputs;
+  readonly holdouts: readonly HoldoutRecord[];
 }
 
 /** Files under one of the source's own filters that handoff (which runs none of them) could not tell clean or not. */
@@ -88,10 +113,18 @@ class PipelineRun {
     artifactError: null,
     patch: null,
     verification: null,
+    held: null,
     baseline: null,
     verifyCommandCount: 0,
+    verifyCommands: [],
+    testEdits: null,
+    holdoutCount: 0,
+    tests: null,
     setupFailed: null,
   };
+  /** `--test-edits reject`: the changed verification inputs, as violations of the patch. */
+  inputViolations: PolicyFinding[] = [];
+  testRecord: TestEvidenceRecord | null = null;
   agentResult: ExternalAgentResult | null = null;
   extraction: Extraction | null = null;
   setupRecords: CommandRecord[] = [];
@@ -113,6 +146,7 @@ class PipelineRun {
   readonly startedAt: Date;
   readonly hooks: RunnerHooks;
   readonly sandbox: SandboxChoice;
+  readonly verificationBase: VerificationBase;
 
   constructor(
     dir: RunDirectory,
@@ -124,8 +158,10 @@ class PipelineRun {
     hooks: RunnerHooks,
     dirty: readonly string[],
     sandbox: SandboxChoice,
+    verificationBase: VerificationBase,
   ) {
     this.sandbox = sandbox;
+    this.verificationBase = verificationBase;
     this.dir = dir;
     this.source = source;
     this.options = options;
@@ -135,6 +171,8 @@ class PipelineRun {
     this.hooks = hooks;
     this.testLog = new TestLog((bytes) => dir.writeFile("test.log", bytes));
     this.facts.verifyCommandCount = options.verify.length;
+    this.facts.verifyCommands = options.verify;
+    this.facts.holdoutCount = options.holdouts.length;
     if (dirty.length > 0) {
       this.extraWarnings.push({
         path: "",
@@ -205,6 +243,7 @@ class PipelineRun {
       commands: { setup: o.setup, verify: o.verify, baseline: this.request.baseline ?? false },
       limits: { timeoutMs: o.timeoutMs, idleTimeoutMs: o.idleTimeoutMs, verifyTimeoutMs: o.verifyTimeoutMs },
       policy: o.policy,
+      verificationInputs: inputsRecord(this.verificationBase.inputs),
       containment: { sandbox: o.sandbox, verifyNetwork: o.verifyNetwork, caps: o.caps },
       env: o.envNames,
       allowDirty: this.request.allowDirty ?? false,
@@ -335,9 +374,11 @@ class PipelineRun {
     this.writeBackendResult();
     if (this.halted) return;
 
-    this.extraction = (await this.phase("extract", () =>
-      extractPatch({ source: this.source, workspace: ws, policy: compilePolicy(o.policy), privateParent: this.scratch!, pristine: this.pristine!, signal: this.request.signal }),
-    )) ?? null;
+    this.extraction = (await this.phase("extract", async () => {
+      const extraction = await extractPatch({ source: this.source, workspace: ws, policy: compilePolicy(o.policy), privateParent: this.scratch!, pristine: this.pristine!, signal: this.request.signal });
+      await this.judgeTestEdits(extraction);
+      return extraction;
+    })) ?? null;
     // After extraction (it reads only handoff's own copies), so that with no command left to run this check is the
     // last one and covers the whole run: a third snapshot would cost as much and see nothing new.
     const afterAgent = await this.phase("recheck", () => takeSourceSnapshot(this.source));
@@ -348,7 +389,7 @@ class PipelineRun {
     if (!this.extraction) return;
     const extracted = this.extraction.patch;
     if (!this.tryWrite(() => this.dir.writeRecordedFile("changes.patch", extracted))) return;
-    this.facts.patch = { empty: this.extraction.patch.length === 0, violations: this.extraction.violations };
+    this.facts.patch = { empty: this.extraction.patch.length === 0, violations: [...this.extraction.violations, ...this.inputViolations] };
 
     const agentFinished = this.agentResult?.outcome.kind === "finished";
     const verifiable = agentFinished && !this.facts.patch.empty && this.extraction.violations.length === 0 && this.facts.sourceChanged.length === 0;
@@ -365,41 +406,82 @@ class PipelineRun {
       signal: this.request.signal,
       onCommand: (phase: string, command: string) => this.emit({ type: "command.started", phase, command }),
       containment,
+      holdouts: o.holdouts,
+      junit: o.junit,
     };
     // Setup and verify commands run code from the patch: the source is checked again at the end.
     if (o.setup.length > 0 || o.verify.length > 0) this.sourceCheckedSinceLastCommand = false;
     if (this.request.baseline && o.verify.length > 0) {
       this.facts.baseline = (await this.phase("baseline", () => runBaseline(common))) ?? null;
     }
-    this.facts.verification = (await this.phase("verify", () =>
-      runVerification({ ...common, patch: extraction.patch, patchSha256: extraction.sha256, expectedListing: extraction.listing }),
-    )) ?? null;
+    const applied = { patch: extraction.patch, expectedListing: extraction.listing };
+    this.facts.verification = (await this.phase("verify", () => runVerification({ ...common, ...applied, label: "verify", hold: [] }))) ?? null;
+    const changed = this.facts.testEdits?.changed ?? [];
+    if (this.facts.verification?.kind === "passed" && o.testEdits === "base" && changed.length > 0 && !this.halted) {
+      const hold = holdSteps(changed, await this.heldPackageJson(changed));
+      this.facts.held = (await this.phase("held", () => runVerification({ ...common, ...applied, label: "held", hold }))) ?? null;
+    }
+    this.testRecord = this.testEvidence();
+    this.facts.tests = testFindings(this.testRecord);
+  }
+
+  /** Which verification inputs the patch changed; under `--test-edits reject`, each is a violation of the patch. */
+  async judgeTestEdits(extraction: Extraction): Promise<void> {
+    const { base, inputs } = this.verificationBase;
+    const touchesPackageJson = extraction.files.some((file) => file.path === "package.json");
+    const patched = touchesPackageJson ? await stagedBlob(extraction.privateGitDir, extraction.listing, "package.json") : base.packageJson;
+    const changed = changedInputs(inputs, extraction.files, { base: base.packageJson, patched });
+    this.facts.testEdits = { policy: this.options.testEdits, changed };
+    if (changed.length > 0) this.emit({ type: "verification.inputs_changed", policy: this.options.testEdits, paths: changed.map((input) => input.path) });
+    if (this.options.testEdits === "reject") this.inputViolations = inputViolations(changed);
+  }
+
+  /** package.json as patched with the base's scripts, for the run held to the base; null when its scripts did not change. */
+  async heldPackageJson(changed: readonly ChangedInput[]): Promise<Buffer | null> {
+    const input = changed.find((entry) => entry.path === "package.json" && entry.entries?.length);
+    const base = this.verificationBase.base.packageJson;
+    if (!input || !base || !this.extraction) return null;
+    const patched = await stagedBlob(this.extraction.privateGitDir, this.extraction.listing, "package.json");
+    return patched ? holdPackageJson(base, patched) : null;
+  }
+
+  /** result.json's `verification.tests`: the JUnit evidence as patched, compared with the base's when there is one. */
+  testEvidence() {
+    if (this.options.junit.length === 0) return null;
+    const patched = this.facts.verification && "tests" in this.facts.verification ? this.facts.verification.tests : null;
+    if (!patched) return null;
+    return testEvidenceRecord(patched, this.facts.baseline?.tests ?? null, this.options.junit);
   }
 
   /** What every process of this run may see: hidden are the source, handoff's own dirs, the user's home, /tmp. */
   createContainment(scratch: string | null): Containment {
     const o = this.options;
     const home = process.env.HOME?.startsWith("/") ? process.env.HOME : homedir();
+    const hidden = [
+      home,
+      this.source.topLevel,
+      o.runsDir,
+      o.workspacesDir,
+      o.cliHomesDir,
+      "/tmp",
+      tmpdir(),
+      // Sockets that reach past any namespace: the user's agents (ssh, gpg, dbus) and container engines.
+      "/run/user",
+      "/run/docker.sock",
+      "/run/containerd",
+      "/run/podman",
+    ];
+    // The held-out checks, read by handoff before the run, are never seen by the agent or the code under test:
+    // hidden on their own where no hidden place already covers them.
+    const realHidden = hidden.map((path) => existingRealPath(path) ?? path);
+    const holdouts = o.holdouts.map((holdout) => holdout.source).filter((path) => !realHidden.some((root) => isInside(path, root)));
     this.containment = new Containment({
       choice: this.sandbox,
       caps: o.caps,
       verifyNetwork: o.verifyNetwork,
       runId: this.dir.runId,
       nonce: this.dir.nonce,
-      hidden: [
-        home,
-        this.source.topLevel,
-        o.runsDir,
-        o.workspacesDir,
-        o.cliHomesDir,
-        "/tmp",
-        tmpdir(),
-        // Sockets that reach past any namespace: the user's agents (ssh, gpg, dbus) and container engines.
-        "/run/user",
-        "/run/docker.sock",
-        "/run/containerd",
-        "/run/podman",
-      ],
+      hidden: [...hidden, ...holdouts],
       sourceRoot: this.source.topLevel,
       scratch: scratch ?? "",
       path: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
@@ -465,7 +547,13 @@ class PipelineRun {
       containment,
       setupRecords: this.setupRecords,
       verification: this.facts.verification as VerificationOutcome | null,
+      held: this.facts.held,
       baseline: this.facts.baseline as BaselineOutcome | null,
+      verify: this.options.verify,
+      testEdits: this.facts.testEdits,
+      inputViolations: this.inputViolations,
+      holdouts: this.verificationBase.holdouts,
+      tests: this.testRecord,
       sourceChanged: this.facts.sourceChanged,
       startedAt: this.startedAt,
       phases: this.phases,

@@ -6,7 +6,7 @@ import { runProcess } from "./process.js";
 /** One setup or verification command as handoff ran it. */
 export interface CommandRecord {
   readonly command: string;
-  readonly phase: "setup" | "verify" | "baseline-setup" | "baseline";
+  readonly phase: "setup" | "verify" | "held-setup" | "held" | "baseline-setup" | "baseline";
   readonly exitCode: number | null;
   readonly signal: string | null;
   readonly timedOut: boolean;
@@ -43,11 +43,13 @@ export interface ShellRunOptions {
   /** Bytes of each command's output kept at the start and at the end. */
   readonly keepBytes?: number;
   readonly onCommand?: (command: string) => void;
+  /** Run every command even after one fails (the baseline, which compares each command's result). */
+  readonly keepGoing?: boolean;
   /** Contains each command (sandbox, caps); without it the command runs in its own process group only. */
   readonly jail?: (command: string) => ProcessJail;
 }
 
-/** Runs commands in order with `/bin/sh -c`, stopping at the first that fails. */
+/** Runs commands in order with `/bin/sh -c`, stopping at the first that fails unless `keepGoing`. */
 export async function runShellCommands(commands: readonly string[], options: ShellRunOptions): Promise<CommandRecord[]> {
   const records: CommandRecord[] = [];
   const keep = options.keepBytes ?? 256 * 1024;
@@ -97,7 +99,7 @@ export async function runShellCommands(commands: readonly string[], options: She
         Buffer.from(`${output.totalBytes > 0 ? "\n" : ""}[${status}, ${record.durationMs} ms]\n\n`),
       ]),
     );
-    if (!commandPassed(record)) break;
+    if (!commandPassed(record) && !options.keepGoing) break;
   }
   return records;
 }

@@ -3,6 +3,8 @@ import type { ExternalAgentResult } from "./backend.js";
 import type { PolicyFinding } from "./findings.js";
 import type { CommandRecord } from "./shell-commands.js";
 import type { BaselineOutcome, VerificationOutcome } from "./verify.js";
+import { type CommandTransition, commandTransitions } from "./verification/command-transitions.js";
+import { type TestEditFacts, heldInputsText, judgedText } from "./verification/test-edits.js";
 
 export const TERMINAL_REASONS = [
   "verified",
@@ -29,11 +31,40 @@ export interface RunFacts {
   /** handoff could not produce an artifact (clone, extraction, run directory). */
   readonly artifactError: { readonly detail: string; readonly message: string } | null;
   readonly patch: { readonly empty: boolean; readonly violations: readonly PolicyFinding[] } | null;
+  /** Verification of the tree as patched (with the holdouts). */
   readonly verification: VerificationOutcome | null;
+  /** The same, with the changed verification inputs held to the base (`--test-edits base`); null when not run. */
+  readonly held: VerificationOutcome | null;
   readonly baseline: BaselineOutcome | null;
   readonly verifyCommandCount: number;
+  readonly verifyCommands: readonly string[];
+  /** Which verification inputs the patch changed, and the policy they were judged by. */
+  readonly testEdits: TestEditFacts | null;
+  readonly holdoutCount: number;
+  /** Test-level evidence (`--junit` with `--baseline`): tests fixed, broken, vanished or newly skipped by the patch. */
+  readonly tests: TestFindings | null;
+
   /** A setup command failed in the agent's workspace, before the agent started. */
   readonly setupFailed: CommandRecord | null;
+}
+
+export interface TestList {
+  readonly count: number;
+  readonly names: readonly string[];
+}
+
+/** What JUnit evidence says about the tests; transitions need a base to compare with (`--baseline`). */
+export interface TestFindings {
+  readonly compared: boolean;
+  readonly fixed: TestList;
+  readonly broke: TestList;
+  readonly vanished: TestList;
+  readonly newlySkipped: TestList;
+  /** Tests that ran on each side (null: no JUnit read there). */
+  readonly baseTotal: number | null;
+  readonly patchedTotal: number | null;
+  /** Tests that passed on the base (null: not read there). */
+  readonly basePassed: number | null;
 }
 
 export interface Verdict {
@@ -147,7 +178,7 @@ export function decideOutcome(facts: RunFacts): Verdict {
     );
   }
   if (facts.patch.empty) return verdict("no_changes", null, "the agent finished without changing anything");
-  return decideVerification(facts.verification, facts.baseline, facts.verifyCommandCount);
+  return decideVerification(facts);
 }
 
 /** The shell for a setup or verify command could not be started: handoff's failure to run it, not a test result. */
@@ -160,30 +191,78 @@ function commandNotStarted(failed: CommandRecord): Verdict {
   );
 }
 
-function decideVerification(outcome: VerificationOutcome | null, baseline: BaselineOutcome | null, verifyCount: number): Verdict {
+const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
+const shownTests = (list: TestList) => `${list.names.slice(0, 5).join("; ")}${list.count > 5 ? `; and ${list.count - 5} more` : ""}`;
+
+function decideVerification(facts: RunFacts): Verdict {
+  const outcome = facts.verification;
   if (!outcome) return verdict("policy_or_artifact_error", "verification_not_run", "verification did not run");
-  const baseRed = baseline !== null && !baseline.passed;
+  if (outcome.kind !== "passed") return failedVerification(outcome, facts, "patched");
+  if (facts.held && facts.held.kind !== "passed") return failedVerification(facts.held, facts, "held");
+  const tests = facts.tests;
+  const lost = tests?.compared ? tests.vanished.count + tests.newlySkipped.count : 0;
+  if (tests && lost > 0 && facts.testEdits?.policy !== "allow") {
+    const which = [...tests.vanished.names.map((name) => `${name} (missing)`), ...tests.newlySkipped.names.map((name) => `${name} (skipped)`)];
+    return verdict(
+      "verification_failed",
+      "tests_vanished",
+      `${plural(lost, "test")} that passed on the base ${lost === 1 ? "is" : "are"} missing or skipped after the patch: ${which.slice(0, 5).join("; ")}${lost > 5 ? `; and ${lost - 5} more` : ""}`,
+      "a patch must not make passing tests disappear; if the task really removes them, run again with --test-edits allow and review the removal",
+    );
+  }
+  return verifiedVerdict(facts, lost);
+}
+
+function verifiedVerdict(facts: RunFacts, lost: number): Verdict {
+  const count = facts.verifyCommandCount;
+  if (count === 0) {
+    return verdict("verified", "no_verification_commands", "the patch is valid and applies to the base commit; no verification command was given", "pass --verify CMD (or set verify in .handoff.json) to have handoff run your tests");
+  }
+  const parts = [`the patch passed all ${plural(count, "verification command")}`];
+  if (facts.holdoutCount > 0) parts[0] += ` with ${plural(facts.holdoutCount, "held-out patch")} applied`;
+  const fixed = transitions(facts).filter((t) => t.base === "red" && t.patched === "green");
+  if (fixed.length > 0) parts.push(`it fixed ${fixed.map((t) => `\`${t.command}\``).join(", ")} (red on the base, green now)`);
+  if (facts.tests?.compared && facts.tests.fixed.count > 0) parts.push(`${plural(facts.tests.fixed.count, "test")} went from failing to passing`);
+  const edits = facts.testEdits;
+  if (edits && edits.changed.length > 0) parts.push(judgedText(edits, facts.held?.kind === "passed"));
+  if (lost > 0) parts.push(`WARNING: ${plural(lost, "test")} that passed on the base ${lost === 1 ? "is" : "are"} missing or skipped (allowed by --test-edits allow)`);
+  return verdict("verified", null, parts.join("; "));
+}
+
+function transitions(facts: RunFacts): CommandTransition[] {
+  if (!facts.baseline || !facts.verification || !("commands" in facts.verification)) return [];
+  return commandTransitions(facts.verifyCommands, facts.baseline, facts.verification.commands);
+}
+
+/** A verification run that did not pass, as patched or held to the base: one verdict, worded from what the base did. */
+function failedVerification(outcome: Exclude<VerificationOutcome, { kind: "passed" }>, facts: RunFacts, run: "patched" | "held"): Verdict {
   switch (outcome.kind) {
-    case "passed":
-      return verifyCount === 0
-        ? verdict("verified", "no_verification_commands", "the patch is valid and applies to the base commit; no verification command was given", "pass --verify CMD (or set verify in .handoff.json) to have handoff run your tests")
-        : verdict("verified", null, `the patch passed all ${verifyCount} verification command${verifyCount === 1 ? "" : "s"}`);
     case "command_failed": {
       const failed = outcome.failed;
       if (failed.spawnError) return commandNotStarted(failed);
-      if (baseRed) {
-        return verdict("verification_failed", "baseline_failed", `\`${failed.command}\` fails with the patch, and already failed on the untouched base commit`, "the environment or the base is broken; fix that first (see test.log)");
-      }
-      if (failed.timedOut) return verdict("verification_failed", "command_timed_out", `\`${failed.command}\` timed out`, "raise --verify-timeout if the command is slow (see test.log)");
+      if (failed.timedOut) return verdict("verification_failed", "command_timed_out", `\`${failed.command}\` timed out${run === "held" ? " (held to the base)" : ""}`, "raise --verify-timeout if the command is slow (see test.log)");
       if (failed.limitHit) {
         const cap = failed.limitHit === "memory" ? "memory" : "process";
         return verdict("verification_failed", "resource_cap_hit", `\`${failed.command}\` ran into the ${cap} cap`, `raise --max-${cap === "memory" ? "memory" : "processes"} if the tests really need more (see test.log)`);
       }
-      return verdict("verification_failed", "command_failed", `\`${failed.command}\` failed (exit ${failed.exitCode ?? failed.signal})`, "see test.log");
+      const exit = `exit ${failed.exitCode ?? failed.signal}`;
+      if (run === "held") return failedHeldToBase(facts, `\`${failed.command}\` failed (${exit})`);
+      return failedAgainstBase(facts, failed.command, exit);
     }
     case "setup_failed":
       if (outcome.failed.spawnError) return commandNotStarted(outcome.failed);
+      if (run === "held") return failedHeldToBase(facts, `setup command \`${outcome.failed.command}\` failed`);
+      if (facts.baseline?.setupFailed) {
+        return verdict("verification_failed", "environment_broken", `setup command \`${outcome.failed.command}\` fails with the patch, and already failed on the untouched base: the environment may be broken`, "fix the setup command or the environment first (see test.log)");
+      }
       return verdict("verification_failed", "setup_failed", `setup command \`${outcome.failed.command}\` failed`, "see test.log; setup runs in a fresh checkout with the patch applied");
+    case "holdout_failed":
+      return verdict(
+        "verification_failed",
+        "holdout_does_not_apply",
+        `the held-out patch ${outcome.source} does not apply on top of the agent's patch${run === "held" ? " held to the base" : ""}: ${outcome.message}`,
+        "the agent's patch changes the lines the held-out checks touch; see result.json verification.holdouts for the files they cover",
+      );
     case "patch_changed":
       return verdict("verification_failed", "verification_changed_patch", "the verification commands changed tracked files: the tested tree is not the patch", "make verification read-only (no formatters or generators in --verify)");
     case "apply_failed":
@@ -195,4 +274,60 @@ function decideVerification(outcome: VerificationOutcome | null, baseline: Basel
     default:
       return assertNever(outcome);
   }
+}
+
+/** The exit code of a verify command on the base (the first with that text). */
+function baselineExit(baseline: BaselineOutcome, command: string): number | null {
+  return baseline.commands.find((record) => record.phase === "baseline" && record.command === command)?.exitCode ?? null;
+}
+
+/** Passed as patched, failed once the verification inputs it changed were put back: the patch changed its own judge. */
+function failedHeldToBase(facts: RunFacts, what: string): Verdict {
+  const edits = facts.testEdits!;
+  return verdict(
+    "verification_failed",
+    "failed_held_to_base",
+    `the patch passed as patched, but not held to the base's ${heldInputsText(edits.changed)}: ${what}`,
+    `the patch changed ${heldInputsText(edits.changed)}, which decide what verification runs; if the task really must change them, run again with --test-edits allow and review those changes (or keep the real checks in --holdout-patch)`,
+  );
+}
+
+/** A verify command failed as patched: with `--baseline`, worded from what the same command did on the untouched base. */
+function failedAgainstBase(facts: RunFacts, command: string, exit: string): Verdict {
+  const baseline = facts.baseline;
+  const generic = verdict("verification_failed", "command_failed", `\`${command}\` failed (${exit})`, "see test.log");
+  if (!baseline) return generic;
+  if (baseline.setupFailed) {
+    return verdict("verification_failed", "environment_broken", `\`${command}\` failed (${exit}), and the setup already failed on the untouched base: the environment may be broken`, "fix the setup or the environment first (see test.log)");
+  }
+  const transition = transitions(facts).find((t) => t.command === command && t.patched === "red");
+  if (!transition || transition.base === "not_run") return generic;
+  if (transition.base === "green") {
+    return verdict("verification_failed", "regression", `the patch broke \`${command}\` (green on the base, red now: ${exit})`, "see test.log for what the patch broke");
+  }
+  const tests = facts.tests;
+  if (tests?.compared && tests.fixed.count > 0) {
+    return verdict("verification_failed", "still_failing", `\`${command}\` is still red, as on the base, though ${plural(tests.fixed.count, "test")} now pass (${shownTests(tests.fixed)})`, "the patch fixed part of the failures; see test.log for the rest");
+  }
+  // A broken environment fails before any test runs, or fails them all; a wrong fix leaves the other tests passing.
+  const noTestRan = tests !== null && (tests.baseTotal ?? 0) === 0 && (tests.patchedTotal ?? 0) === 0;
+  const notFound = [126, 127].includes(baselineExit(baseline, command) ?? -1) && /^exit 12[67]$/u.test(exit);
+  if (noTestRan || notFound || (tests?.compared && tests.basePassed === 0)) {
+    const why = noTestRan ? "no test ran on either" : notFound ? "its program is not found or not executable on either" : "every test fails on the base";
+    return verdict(
+      "verification_failed",
+      "environment_suspect",
+      `\`${command}\` is red on the base and still red with the patch, and ${why}: the environment may be broken`,
+      "run the command on the untouched base by hand (see the baseline's output in test.log) and fix the environment or --setup first",
+    );
+  }
+  if (tests?.compared) {
+    return verdict("verification_failed", "still_failing", `\`${command}\` is still red, as on the base: the patch fixed none of its failing tests`, "the patch does not do what the tests ask; see test.log");
+  }
+  return verdict(
+    "verification_failed",
+    "still_failing",
+    `\`${command}\` is still red, as on the base (${exit}): the patch did not make it pass`,
+    "see test.log; if the base itself should be green, the environment may be broken (with --junit, handoff tells the two apart per test)",
+  );
 }

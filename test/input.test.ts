@@ -77,9 +77,14 @@ describe("a process that cannot be spawned ends the run at once, with its own de
       artifactError: null,
       runDirWrite: null,
       patch: { empty: false, violations: [] },
-      verification: { kind: "command_failed", commands: records, failed: records[0]! },
+      verification: { kind: "command_failed", commands: records, failed: records[0]!, tests: null },
+      held: null,
       baseline: null,
       verifyCommandCount: 1,
+      verifyCommands: [records[0]!.command],
+      testEdits: null,
+      holdoutCount: 0,
+      tests: null,
       setupFailed: null,
     };
     expect(decideOutcome(facts)).toMatchObject({ terminalReason: "policy_or_artifact_error", detail: "command_not_started" });

@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import type { AgentOutcome, ExternalAgentResult } from "../src/backend.js";
 import type { PolicyFinding } from "../src/findings.js";
 import type { CommandRecord } from "../src/shell-commands.js";
-import { EXIT_CODES, type RunFacts, type RunStatus, TERMINAL_REASONS, type TerminalReason, decideOutcome, statusOf } from "../src/terminal.js";
+import { EXIT_CODES, type RunFacts, type RunStatus, TERMINAL_REASONS, type TerminalReason, type TestFindings, decideOutcome, statusOf } from "../src/terminal.js";
 import type { BaselineOutcome, VerificationOutcome } from "../src/verify.js";
 
 /** The exit-code table of contract.md, copied by hand: the code must agree with the contract, not with itself. */
@@ -63,9 +63,14 @@ function facts(overrides: Partial<RunFacts> = {}): RunFacts {
     runDirWrite: null,
     artifactError: null,
     patch: { empty: false, violations: [] },
-    verification: { kind: "passed", commands: [command()] },
+    verification: { kind: "passed", commands: [command()], tests: null },
+    held: null,
     baseline: null,
     verifyCommandCount: 1,
+    verifyCommands: ["npm test"],
+    testEdits: null,
+    holdoutCount: 0,
+    tests: null,
     setupFailed: null,
     ...overrides,
   };
@@ -78,7 +83,7 @@ const EVERYTHING_WRONG: Partial<RunFacts> = {
   agent: agentResult({ kind: "failed", detail: "auth_failed", message: "not logged in", hint: "log in" }),
   artifactError: { detail: "extract_failed", message: "extract failed" },
   patch: { empty: false, violations: [VIOLATION] },
-  verification: { kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST },
+  verification: { kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST, tests: null },
 };
 
 function expectVerdict(input: RunFacts, terminalReason: TerminalReason, detail: string | null) {
@@ -166,21 +171,83 @@ describe("decideOutcome on verification", () => {
     facts({ verification, baseline, verifyCommandCount });
 
   test("passed with commands is verified; passed with none says so in the detail", () => {
-    expectVerdict(verified({ kind: "passed", commands: [command()] }), "verified", null);
-    const verdict = expectVerdict(verified({ kind: "passed", commands: [] }, null, 0), "verified", "no_verification_commands");
+    expectVerdict(verified({ kind: "passed", commands: [command()], tests: null }), "verified", null);
+    const verdict = expectVerdict(verified({ kind: "passed", commands: [], tests: null }, null, 0), "verified", "no_verification_commands");
     expect(verdict.hint).toContain("--verify");
   });
 
   test("a failing command is command_failed; a timed-out one is command_timed_out", () => {
-    expectVerdict(verified({ kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST }), "verification_failed", "command_failed");
+    expectVerdict(verified({ kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST, tests: null }), "verification_failed", "command_failed");
     const slow = command({ exitCode: null, signal: "SIGTERM", timedOut: true });
-    expectVerdict(verified({ kind: "command_failed", commands: [slow], failed: slow }), "verification_failed", "command_timed_out");
+    expectVerdict(verified({ kind: "command_failed", commands: [slow], failed: slow, tests: null }), "verification_failed", "command_timed_out");
   });
 
-  test("a failure on a base that already failed is baseline_failed; on a green base it is the patch's", () => {
-    const failed: VerificationOutcome = { kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST };
-    expectVerdict(verified(failed, { passed: false, commands: [FAILED_TEST] }), "verification_failed", "baseline_failed");
-    expectVerdict(verified(failed, { passed: true, commands: [command()] }), "verification_failed", "command_failed");
+  test("with --baseline, a failure is worded from what the same command did on the untouched base", () => {
+    const failed: VerificationOutcome = { kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST, tests: null };
+    const base = (records: CommandRecord[], setupFailed = false): BaselineOutcome => ({ passed: false, commands: records, setupFailed, holdoutsApplied: null, tests: null });
+    const onBase = (overrides: Partial<CommandRecord>) => command({ phase: "baseline", ...overrides });
+    expectVerdict(verified(failed, { ...base([onBase({})]), passed: true }), "verification_failed", "regression");
+    expectVerdict(verified(failed, base([onBase({ exitCode: 1 })])), "verification_failed", "still_failing");
+    const setup = command({ phase: "baseline-setup", command: "npm ci", exitCode: 1 });
+    expectVerdict(verified(failed, base([setup], true)), "verification_failed", "environment_broken");
+    const notFound = command({ exitCode: 127 });
+    expectVerdict(
+      verified({ kind: "command_failed", commands: [notFound], failed: notFound, tests: null }, base([onBase({ exitCode: 127 })])),
+      "verification_failed",
+      "environment_suspect",
+    );
+  });
+
+  test("with JUnit evidence, a red base that still fails is told apart: no test ran, some fixed, none fixed", () => {
+    const failed: VerificationOutcome = { kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST, tests: null };
+    const baseline: BaselineOutcome = { passed: false, commands: [command({ phase: "baseline", exitCode: 1 })], setupFailed: false, holdoutsApplied: null, tests: null };
+    const none = { count: 0, names: [] };
+    const findings = (overrides: Partial<TestFindings>): TestFindings => ({
+      compared: true,
+      fixed: none,
+      broke: none,
+      vanished: none,
+      newlySkipped: none,
+      baseTotal: 4,
+      patchedTotal: 4,
+      basePassed: 3,
+      ...overrides,
+    });
+    const decide = (tests: TestFindings) => decideOutcome(facts({ verification: failed, baseline, tests }));
+    expect(decide(findings({ compared: false, baseTotal: null, patchedTotal: null, basePassed: null }))).toMatchObject({ detail: "environment_suspect" });
+    expect(decide(findings({ basePassed: 0 }))).toMatchObject({ detail: "environment_suspect" });
+    expect(decide(findings({ fixed: { count: 1, names: ["a > b"] } }))).toMatchObject({ detail: "still_failing", summary: expect.stringContaining("a > b") });
+    expect(decide(findings({}))).toMatchObject({ detail: "still_failing", summary: expect.stringContaining("fixed none") });
+  });
+
+  test("a right fix on a red base is verified, and the summary says what it fixed", () => {
+    const baseline: BaselineOutcome = { passed: false, commands: [command({ phase: "baseline", exitCode: 1 })], setupFailed: false, holdoutsApplied: null, tests: null };
+    const verdict = expectVerdict(facts({ baseline }), "verified", null);
+    expect(verdict.summary).toContain("it fixed `npm test` (red on the base, green now)");
+  });
+
+  test("passed as patched but failed held to the base is failed_held_to_base, naming the inputs and the switch", () => {
+    const testEdits = { policy: "base" as const, changed: [{ path: "check.sh", reason: "named_by_command", why: "named by `sh check.sh`", change: "modified" as const }] };
+    const held: VerificationOutcome = { kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST, tests: null };
+    const verdict = expectVerdict(facts({ testEdits, held }), "verification_failed", "failed_held_to_base");
+    expect(verdict.summary).toContain("held to the base's check.sh");
+    expect(verdict.hint).toContain("--test-edits allow");
+    const passed = expectVerdict(facts({ testEdits, held: { kind: "passed", commands: [command()], tests: null } }), "verified", null);
+    expect(passed.summary).toContain("held to the base's check.sh it passed too");
+    const allowed = expectVerdict(facts({ testEdits: { ...testEdits, policy: "allow" } }), "verified", null);
+    expect(allowed.summary).toContain("allowed by --test-edits allow");
+  });
+
+  test("tests that passed on the base and vanished fail verification unless --test-edits allow", () => {
+    const none = { count: 0, names: [] };
+    const tests: TestFindings = { compared: true, fixed: none, broke: none, vanished: { count: 1, names: ["math > sub"] }, newlySkipped: none, baseTotal: 2, patchedTotal: 1, basePassed: 2 };
+    expectVerdict(facts({ tests }), "verification_failed", "tests_vanished");
+    const allowed = expectVerdict(facts({ tests, testEdits: { policy: "allow", changed: [] } }), "verified", null);
+    expect(allowed.summary).toContain("WARNING");
+  });
+
+  test("a held-out patch that does not apply on top of the agent's is verification_failed / holdout_does_not_apply", () => {
+    expectVerdict(facts({ verification: { kind: "holdout_failed", source: "/x/hidden.patch", message: "already exists" } }), "verification_failed", "holdout_does_not_apply");
   });
 
   test("setup failing in the fresh checkout is setup_failed; verification editing tracked files is verification_changed_patch", () => {
