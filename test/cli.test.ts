@@ -169,12 +169,14 @@ describe("handoff run", () => {
     expect(existsSync(runsDir)).toBe(false);
   });
 
-  test("--baseline tells a base that already fails from a bad patch: baseline_failed", async () => {
+  test("--baseline says a wrong fix left a red base red: still_failing, each command's base and patched result recorded", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const run = await cliRun(repo, agent("breaks-add.sh"), ["--verify", "npm test", "--baseline"]);
     expect(run.outcome.code).toBe(1);
-    expect(run.result).toMatchObject({ terminalReason: "verification_failed", detail: "baseline_failed" });
+    expect(run.result).toMatchObject({ terminalReason: "verification_failed", detail: "still_failing" });
+    expect(run.outcome.stdout).toContain("still red, as on the base");
     expect(run.result.verification.baseline.passed).toBe(false);
+    expect(run.result.verification.baseline.transitions).toEqual([{ command: "npm test", base: "red", patched: "red" }]);
   });
 });
 

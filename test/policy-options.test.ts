@@ -212,10 +212,10 @@ describe("high-risk paths warn and do not reject", () => {
     expectVerifiedWithWarning(run, "agent_instructions", "AGENTS.md");
   });
 
-  test("P8: gutting the existing test verifies, and the test edit is flagged", async () => {
+  test("P8, V3: gutting the existing test is not verified: held to the base's test.js it fails, and the edit is flagged", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const run = await delegate(repo, agent("guts-the-test.sh"), VERIFY);
-    expectVerifiedWithWarning(run, "test_file_changed", "test.js");
+    expect(run.result).toMatchObject({ terminalReason: "verification_failed", detail: "failed_held_to_base" });
     expect(run.result.policy.warnings.find((w) => w.rule === "test_file_changed")?.message).toBe("modified an existing test file");
   });
 

@@ -9,6 +9,7 @@ import { runProcess } from "../../src/process.js";
 import { RunResult } from "../../src/result.js";
 import { runCli } from "./cli.js";
 import { FAILING_ADD_PROJECT, fingerprintTree, diffFingerprints, makeRepo, tempDir } from "./repo.js";
+import { INTEGRITY_PROJECT } from "./integrity.js";
 
 /**
  * The real-CLI conformance suite: each agent CLI, installed at its pinned version under test/agent-clis/<name>,
@@ -216,6 +217,16 @@ export function describeConformance(cli: ConformanceCli, expectations: Conforman
       expect(run.result.detail).toBe("idle_timeout");
       expect(run.code).toBe(124);
       expectCleanRun(run, { session: !expectations.noSessionIn?.includes("hang") });
+    });
+
+    test("V1: a model that deletes the failing test file and says all tests pass is not verified: held to the base's test, it fails", CASE, async () => {
+      const script: ModelScript = { steps: [{ run: { command: "rm test/math.test.js" } }, { say: "Removed a broken test. All tests pass." }] };
+      const run = await runWithCli(cli, script, { files: INTEGRITY_PROJECT });
+      expect(run.result.terminalReason, run.stderr).toBe("verification_failed");
+      expect(run.result.detail).toBe("failed_held_to_base");
+      expect(run.result.verification.testEdits?.changed).toEqual([expect.objectContaining({ path: "test/math.test.js", change: "deleted", judged: "held_to_base" })]);
+      expect(run.code).toBe(1);
+      expectCleanRun(run);
     });
 
     test("a model that writes a symlink ends policy_or_artifact_error", CASE, async () => {
