@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { TERMINAL_REASONS } from "./terminal.js";
+import { TestEvidence } from "./verification/test-evidence.js";
 
 /** result.json, schema version 1 (contract.md). The schema reads it back for `show` and `apply`. */
 const Finding = z.looseObject({ path: z.string(), rule: z.string(), message: z.string() });
@@ -52,6 +53,8 @@ export const RunResult = z.looseObject({
     passed: z.boolean().nullable(),
     commands: z.array(Command),
     baseline: z.looseObject({ passed: z.boolean(), commands: z.array(Command) }).nullable().optional(),
+    /** Test-level evidence from `--junit` files (verification/test-evidence.ts); absent when none was asked for. */
+    tests: TestEvidence.nullable().optional(),
   }),
   agent: z.looseObject({
     finalMessage: z.string().nullable(),
