@@ -156,7 +156,7 @@ describe("parseJunit: the shapes real tools write", () => {
     );
   });
 
-  test("a parametrised test reported twice under one id stays two tests (#2), not merged into the worst status", () => {
+  test("J5: a parametrised test reported twice under one id stays two tests (#2), not merged into the worst status", () => {
     const xml = `<testsuite name="s"><testcase classname="c" name="t[x]"/><testcase classname="c" name="t[x]"><failure/></testcase><testcase classname="c" name="t[x]"><skipped/></testcase></testsuite>`;
     expect(parsed(xml)).toEqual(
       new Map([
@@ -167,7 +167,7 @@ describe("parseJunit: the shapes real tools write", () => {
     );
   });
 
-  test("a test name of 100,000 characters is cut to 500, and markup in names is decoded, not dropped", () => {
+  test("J5: a test name of 100,000 characters is cut to 500, and markup in names is decoded, not dropped", () => {
     const tests = parsed(`<testsuite name="s"><testcase classname="c" name="${"n".repeat(100_000)}"/><testcase classname="c" name="a &lt;&amp;&gt; &quot;b&quot;"/></testsuite>`);
     const [long, marked] = [...tests.keys()];
     expect(long).toHaveLength(500);
@@ -175,7 +175,7 @@ describe("parseJunit: the shapes real tools write", () => {
     expect(marked).toBe('c > a <&> "b"');
   });
 
-  test("a billion-laughs JUnit file does not expand: its entities are left as text or refused, never multiplied", () => {
+  test("J3: a billion-laughs JUnit file does not expand: its entities are left as text or refused, never multiplied", () => {
     const levels = Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i};`.repeat(10)}">`).join("\n");
     const laughs = `<?xml version="1.0"?>\n<!DOCTYPE lolz [\n<!ENTITY lol0 "lol">\n${levels}\n]>\n<testsuite name="s"><testcase classname="c" name="&lol9;"/></testsuite>\n`;
     const outcome = parseJunit(Buffer.from(laughs));
@@ -186,7 +186,12 @@ describe("parseJunit: the shapes real tools write", () => {
     expect(parseJunit(Buffer.from(quadratic))).toEqual({ kind: "malformed", diagnostic: expect.stringMatching(/over the XML parser's limits/) });
   });
 
-  test("a truncated JUnit file is a one-line diagnostic with its position that quotes nothing of it, not a crash", () => {
+  test("J3: a report nested 100,000 suites deep is a diagnostic, not a stack overflow", () => {
+    const deep = `<testsuites>${'<testsuite name="s">'.repeat(100_000)}<testcase name="t"/>${"</testsuite>".repeat(100_000)}</testsuites>`;
+    expect(parseJunit(Buffer.from(deep))).toEqual({ kind: "malformed", diagnostic: expect.stringMatching(/nesting depth/) });
+  });
+
+  test("J4: a truncated JUnit file is a one-line diagnostic with its position that quotes nothing of it, not a crash", () => {
     const secret = "SECRET-IN-THE-FILE";
     const outcome = parseJunit(Buffer.from(`<testsuites><testsuite name="${secret}"><testcase name="${secret}">`));
     expect(outcome.kind).toBe("malformed");
@@ -199,14 +204,14 @@ describe("parseJunit: the shapes real tools write", () => {
 });
 
 describe("readJunitEvidence: what the checkout wrote, read as hostile input", () => {
-  test("a 100 MB junit.xml is a diagnostic and is never read (a sparse file)", () => {
+  test("J1: a 100 MB junit.xml is a diagnostic and is never read (a sparse file)", () => {
     const dir = checkout({ "junit.xml": "" });
     truncateSync(join(dir, "junit.xml"), 100 * 1024 * 1024);
     expect(JUNIT_MAX_BYTES).toBe(32 * 1024 * 1024);
     expect(readJunitEvidence(dir, ["junit.xml"])).toEqual({ kind: "none", diagnostics: ["junit.xml is 104857600 bytes, over the 32 MiB handoff reads"] });
   });
 
-  test("a junit.xml that is a symlink to a report outside the checkout is not followed", () => {
+  test("J2: a junit.xml that is a symlink to a report outside the checkout is not followed", () => {
     const outside = join(tempDir("handoff-outside"), "real.xml");
     writeFileSync(outside, junitXml({ planted: "passed" }));
     const dir = checkout();
@@ -214,13 +219,13 @@ describe("readJunitEvidence: what the checkout wrote, read as hostile input", ()
     expect(readJunitEvidence(dir, ["junit.xml"])).toEqual({ kind: "none", diagnostics: [expect.stringMatching(/^junit\.xml: not a regular file/)] });
   });
 
-  test("a junit.xml that is a FIFO does not block the reader", () => {
+  test("J2: a junit.xml that is a FIFO does not block the reader", () => {
     const dir = checkout();
     execFileSync("mkfifo", [join(dir, "junit.xml")]);
     expect(readJunitEvidence(dir, ["junit.xml"])).toEqual({ kind: "none", diagnostics: [expect.stringMatching(/^junit\.xml: not a regular file/)] });
   });
 
-  test("a report path through a symlinked directory that leads out of the checkout is refused, and so is ..", () => {
+  test("J2: a report path through a symlinked directory that leads out of the checkout is refused, and so is ..", () => {
     const outside = tempDir("handoff-outside");
     writeFileSync(join(outside, "junit.xml"), junitXml({ planted: "passed" }));
     const dir = checkout();
@@ -242,7 +247,7 @@ describe("readJunitEvidence: what the checkout wrote, read as hostile input", ()
     expect(readJunitEvidence(dir, ["reports/junit.xml"])).toMatchObject({ kind: "read", diagnostics: [] });
   });
 
-  test("a missing report and a malformed one are diagnostics naming their paths; a good one beside them is still read", () => {
+  test("J4: a missing report and a malformed one are diagnostics naming their paths; a good one beside them is still read", () => {
     const dir = checkout({ "good.xml": junitXml({ a: "passed", b: "failed" }), "bad.xml": "<testsuites><testsuite>" });
     const evidence = readJunitEvidence(dir, ["missing.xml", "bad.xml", "good.xml", "nodir/x.xml"]);
     expect(evidence.kind).toBe("read");
@@ -272,7 +277,7 @@ describe("compareTestResults: what the patch did, test by test", () => {
   const base = parsed(junitXml({ fixedIt: "failed", brokeIt: "passed", deletedIt: "passed", skippedIt: "passed", stillRed: "failed", goneRed: "failed", same: "passed" }));
   const patched = parsed(junitXml({ fixedIt: "passed", brokeIt: "failed", skippedIt: "skipped", stillRed: "failed", same: "passed", brandNew: "passed" }));
 
-  test("each of the four transitions: failed → passed (fixed), passed → failed, passed → missing, passed → skipped", () => {
+  test("J7: each of the four transitions: failed → passed (fixed), passed → failed, passed → missing, passed → skipped", () => {
     const transitions = compareTestResults(base, patched);
     expect(transitions).toEqual({
       base: { passed: 4, failed: 3, skipped: 0 },
@@ -292,7 +297,7 @@ describe("compareTestResults: what the patch did, test by test", () => {
     expect(deletedAPassing).toMatchObject({ fixed: { count: 1 }, vanished: { count: 1, names: ["suite > ok"] } });
   });
 
-  test("3,000 vanished tests: the count is whole, the names are the first 50 sorted", () => {
+  test("J5: 3,000 vanished tests: the count is whole, the names are the first 50 sorted", () => {
     const many = new Map<string, TestStatus>(Array.from({ length: 3000 }, (_, i) => [`t${String(i).padStart(4, "0")}`, "passed"]));
     const { vanished } = compareTestResults(many, new Map());
     expect(vanished.count).toBe(3000);
@@ -333,7 +338,7 @@ describe("handoff show with test evidence, and --format junit", () => {
   const withThePatch = parsed(junitXml({ "adds two numbers": "passed", "adds strings": "skipped", subtracts: "failed" }, "math"));
   const evidence = testEvidenceRecord(read(Object.fromEntries(withThePatch)), read(Object.fromEntries(onTheBase)), ["junit.xml"]);
 
-  test("show lists vanished and newly skipped tests first, then broke, then fixed, in text and markdown", async () => {
+  test("J7: show lists vanished and newly skipped tests first, then broke, then fixed, in text and markdown", async () => {
     const runDir = await runWithEvidence("fixes-add.sh", evidence);
     const text = await runCli(["show", runDir]);
     expect(text.code, text.stderr).toBe(0);
@@ -352,7 +357,7 @@ describe("handoff show with test evidence, and --format junit", () => {
     expect(markdown.stdout).toContain("- VANISHED 1 (passed on the base, missing now): `math > adds zero`");
   });
 
-  test("show --format junit on a finished run writes handoff's verdict as JUnit that parses back with the same parser", async () => {
+  test("J6: show --format junit on a finished run writes handoff's verdict as JUnit that parses back with the same parser", async () => {
     const verified = await runCli(["show", await runWithEvidence("fixes-add.sh", null), "--format", "junit"]);
     expect(verified.code, verified.stderr).toBe(0);
     expect(parsed(verified.stdout)).toEqual(
@@ -377,7 +382,7 @@ describe("handoff show with test evidence, and --format junit", () => {
     );
   });
 
-  test("a verdict whose test names carry controls, markup, ]]>, U+FFFE and lone surrogates is still XML that parses back", async () => {
+  test("J6: a verdict whose test names carry controls, markup, ]]>, U+FFFE and lone surrogates is still XML that parses back", async () => {
     const runDir = await runWithEvidence("fixes-add.sh", null);
     const result = RunResult.parse(readJson(join(runDir, "result.json")));
     const hostile = ["a\u0000b\u001b[31m", "<tag attr=\"x\">&amp;", "]]>--><!--", "bad\ufffe\uffff", "half\ud800pair", "ok 🎉"];

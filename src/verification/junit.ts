@@ -61,12 +61,13 @@ export function parseJunit(bytes: Buffer): JunitParse {
 function collectJunit(bytes: Buffer, collector: TestCollector): string | null {
   let text = bytes.toString("utf8");
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  const valid = XMLValidator.validate(text);
-  if (valid !== true) return `not well-formed XML (${valid.err.code} at line ${valid.err.line}, column ${valid.err.col})`;
   let document: XmlNode;
   try {
+    const valid = XMLValidator.validate(text);
+    if (valid !== true) return `not well-formed XML (${valid.err.code} at line ${valid.err.line}, column ${valid.err.col})`;
     document = PARSER.parse(text) as XmlNode;
   } catch {
+    // The messages would quote the file (entity and tag names): the diagnostic says what kind of limit, not what.
     return "not parsed: over the XML parser's limits (DOCTYPE entities, expansion or nesting depth)";
   }
   const suites = childNodes(document, "testsuites");
