@@ -10,7 +10,7 @@ import type { Verdict } from "./terminal.js";
 import type { BaselineOutcome, VerificationOutcome } from "./verify.js";
 import { commandTransitions } from "./verification/command-transitions.js";
 import type { HoldoutRecord } from "./verification/holdouts.js";
-import type { TestEvidenceRecord } from "./verification/junit.js";
+import type { TestEvidence } from "./verification/test-evidence.js";
 import { type TestEditFacts, judgementOf } from "./verification/test-edits.js";
 
 export interface ResultInputs {
@@ -30,7 +30,7 @@ export interface ResultInputs {
   readonly testEdits: TestEditFacts | null;
   readonly inputViolations: readonly PolicyFinding[];
   readonly holdouts: readonly HoldoutRecord[];
-  readonly tests: TestEvidenceRecord | null;
+  readonly tests: TestEvidence | null;
   readonly sourceChanged: readonly string[];
   readonly startedAt: Date;
   readonly phases: Readonly<Record<string, number>>;

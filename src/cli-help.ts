@@ -6,7 +6,7 @@ The agent owns its loop; handoff owns the workspace, the patch and the verdict.
 Usage:
   handoff run [options] [--] <task text...>      delegate one task (or --task-file FILE, - for stdin)
   handoff backends [--json]                      which agent CLIs are installed here, their versions, usable or why not
-  handoff show <run-id|run-dir> [--format text|markdown|json] [--runs-dir DIR]
+  handoff show <run-id|run-dir> [--format text|markdown|json|junit] [--runs-dir DIR]
   handoff apply <run-id|run-dir> [-C repo] [--runs-dir DIR]
                                                  apply a verified run's changes.patch to the source repo
 

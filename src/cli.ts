@@ -310,9 +310,9 @@ async function runCommand(args: readonly string[]): Promise<number> {
 
 function showCommand(args: readonly string[]): number {
   const { values, positionals } = parse(args, { format: { type: "string" }, "runs-dir": { type: "string" }, json: { type: "boolean" } } as const);
-  if (positionals.length !== 1) throw new UsageError("bad_arguments", "usage: handoff show <run-id|run-dir> [--format text|markdown|json]");
+  if (positionals.length !== 1) throw new UsageError("bad_arguments", "usage: handoff show <run-id|run-dir> [--format text|markdown|json|junit]");
   const format = (values.json ? "json" : (values.format ?? "text")) as ReportFormat;
-  if (!["text", "markdown", "json"].includes(format)) throw new UsageError("bad_format", `--format must be text, markdown or json, not '${format}'`);
+  if (!["text", "markdown", "json", "junit"].includes(format)) throw new UsageError("bad_format", `--format must be text, markdown, json or junit, not '${format}'`);
   process.stdout.write(renderReport(loadRun(positionals[0]!, values["runs-dir"]), format));
   return 0;
 }

@@ -4,8 +4,10 @@ import { type LoadedRun, loadPatch } from "./run-lookup.js";
 import { displayText, escapeControls } from "./path-names.js";
 import { EXIT_CODES } from "./terminal.js";
 import type { RunResult } from "./result.js";
+import { renderVerdictJunit } from "./verification/junit-verdict.js";
+import type { TestEvidence, TestList } from "./verification/test-evidence.js";
 
-export type ReportFormat = "text" | "markdown" | "json";
+export type ReportFormat = "text" | "markdown" | "json" | "junit";
 
 function ms(value: number): string {
   return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : `${value} ms`;
@@ -44,9 +46,37 @@ export function renderReport(run: LoadedRun, format: ReportFormat): string {
       return renderText(run, false);
     case "markdown":
       return renderText(run, true);
+    case "junit":
+      return renderVerdictJunit(run.result);
     default:
       return assertNever(format);
   }
+}
+
+/** Names shown per list in the report (result.json keeps up to 50, `show --format json` has them all). */
+const TEST_NAMES_SHOWN = 10;
+
+function testNames(list: TestList, code: (text: string) => string): string {
+  const shown = list.names.slice(0, TEST_NAMES_SHOWN).map(code).join(", ");
+  const more = list.count - Math.min(list.names.length, TEST_NAMES_SHOWN);
+  return `${shown}${more > 0 ? `${shown ? ", " : ""}and ${more} more` : ""}`;
+}
+
+/**
+ * The JUnit evidence, findings first: a test that passed on the base and vanished or is now skipped is what a
+ * reviewer must see before anything else, then tests the patch broke, then what it fixed.
+ */
+function testEvidenceLines(tests: TestEvidence, code: (text: string) => string): string[] {
+  const totals = (t: { passed: number; failed: number; skipped: number }) => `${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`;
+  const lines = [
+    `tests (JUnit): ${tests.patched ? totals(tests.patched) : "no report read"} with the patch${tests.base ? `; ${totals(tests.base)} on the base` : ""}`,
+  ];
+  if (tests.vanished.count > 0) lines.push(`VANISHED ${tests.vanished.count} (passed on the base, missing now): ${testNames(tests.vanished, code)}`);
+  if (tests.newlySkipped.count > 0) lines.push(`NEWLY SKIPPED ${tests.newlySkipped.count} (passed on the base, skipped now): ${testNames(tests.newlySkipped, code)}`);
+  if (tests.broke.count > 0) lines.push(`broke ${tests.broke.count} (passed on the base, fail now): ${testNames(tests.broke, code)}`);
+  if (tests.fixed.count > 0) lines.push(`fixed ${tests.fixed.count} (failed on the base, pass now): ${testNames(tests.fixed, code)}`);
+  for (const diagnostic of tests.diagnostics) lines.push(`junit: ${diagnostic}`);
+  return lines;
 }
 
 function renderText(run: LoadedRun, markdown: boolean): string {
@@ -111,6 +141,7 @@ function renderText(run: LoadedRun, markdown: boolean): string {
   if (!r.verification.ran) item("not run");
   else item(r.verification.passed ? "passed" : "FAILED");
   for (const c of r.verification.commands) item(commandLine(c, code));
+  if (r.verification.tests) for (const line of testEvidenceLines(r.verification.tests, code)) item(line);
   const claim = r.agent.claim;
   if (claim) {
     const said = claim.tests === "pass" ? "the tests pass" : claim.tests === "fail" ? "the tests fail" : "it did not run the tests";

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { TERMINAL_REASONS } from "./terminal.js";
 import { TEST_EDIT_POLICIES } from "./verification/test-edits.js";
+import { TestEvidence } from "./verification/test-evidence.js";
 
 /** result.json, schema version 1 (contract.md). The schema reads it back for `show` and `apply`. */
 const Finding = z.looseObject({ path: z.string(), rule: z.string(), message: z.string() });
@@ -86,6 +87,8 @@ export const RunResult = z.looseObject({
     heldToBase: z.looseObject({ passed: z.boolean(), commands: z.array(Command) }).nullable().optional(),
     /** `--holdout-patch`: each held-out patch by hash and the files it touches, never its content. */
     holdouts: z.array(z.looseObject({ source: z.string(), sha256: z.string(), files: z.array(z.string()) })).optional(),
+    /** Test-level evidence from `--junit` files (verification/test-evidence.ts); absent when none was asked for. */
+    tests: TestEvidence.nullable().optional(),
   }),
   agent: z.looseObject({
     finalMessage: z.string().nullable(),

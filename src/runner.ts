@@ -32,7 +32,7 @@ import { type BaseForInputs, changedInputs, readBaseForInputs, stagedBlob } from
 import { type VerificationInputs, findVerificationInputs, inputsRecord } from "./verification/inputs.js";
 import { holdPackageJson } from "./verification/package-json.js";
 import { type ChangedInput, holdSteps, inputViolations } from "./verification/test-edits.js";
-import { type TestEvidenceRecord, testEvidenceRecord } from "./verification/junit.js";
+import { type TestEvidence, testEvidenceRecord } from "./verification/test-evidence.js";
 import { type HoldoutRecord, holdoutRecord } from "./verification/holdouts.js";
 import { testFindings } from "./verification/test-findings.js";
 
@@ -124,7 +124,7 @@ class PipelineRun {
   };
   /** `--test-edits reject`: the changed verification inputs, as violations of the patch. */
   inputViolations: PolicyFinding[] = [];
-  testRecord: TestEvidenceRecord | null = null;
+  testRecord: TestEvidence | null = null;
   agentResult: ExternalAgentResult | null = null;
   extraction: Extraction | null = null;
   setupRecords: CommandRecord[] = [];

@@ -210,6 +210,15 @@ function decideVerification(facts: RunFacts): Verdict {
       "a patch must not make passing tests disappear; if the task really removes them, run again with --test-edits allow and review the removal",
     );
   }
+  const reportGone = tests !== null && (tests.baseTotal ?? 0) > 0 && tests.patchedTotal === null;
+  if (reportGone && facts.testEdits?.policy !== "allow") {
+    return verdict(
+      "verification_failed",
+      "tests_vanished",
+      `the base's JUnit report listed ${plural(tests.baseTotal!, "test")}; with the patch there is no report to read, so none of them can be shown to pass`,
+      "see verification.tests.diagnostics in result.json; a patch must not stop the tests from reporting",
+    );
+  }
   return verifiedVerdict(facts, lost);
 }
 

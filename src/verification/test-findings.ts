@@ -1,10 +1,10 @@
 import type { TestFindings } from "../terminal.js";
-import type { TestEvidenceRecord } from "./junit.js";
+import type { TestEvidence } from "./test-evidence.js";
 
 const total = (side: { passed: number; failed: number; skipped: number } | null) => (side ? side.passed + side.failed + side.skipped : null);
 
 /** What the verdict needs from result.json's `verification.tests`: transitions count only when both sides were read. */
-export function testFindings(record: TestEvidenceRecord | null): TestFindings | null {
+export function testFindings(record: TestEvidence | null): TestFindings | null {
   if (!record) return null;
   return {
     compared: record.base !== null && record.patched !== null,
