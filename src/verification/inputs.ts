@@ -167,13 +167,14 @@ class CommandReader {
       if (runner !== undefined && this.runnerNamed === null) this.runnerNamed = runner;
     }
     for (const pattern of simple.globs) {
-      if (this.#globs++ >= MAX_GLOBS || pattern.split("/").includes("..")) continue;
+      if (this.#globs++ >= MAX_GLOBS) continue;
       const regex = shellGlob(simple.cwd, pattern);
       if (regex !== null) for (const path of this.#base) if (regex.test(path)) this.#add(path, context.reason, why);
     }
-    const name = baseName(simple.words[0] ?? "");
-    if (name === "make" || name === "gmake") this.#readMake(simple, context.reason, why);
-    for (const script of this.#scriptsRun(name, simple.words.slice(1))) this.#runScript(script, context);
+    const words = withoutRunner(simple.words);
+    const name = baseName(words[0] ?? "");
+    if (name === "make" || name === "gmake") this.#readMake({ ...simple, words }, context.reason, why);
+    for (const script of this.#scriptsRun(name, words.slice(1))) this.#runScript(script, context);
   }
 
   /** The base file `word` names from `cwd`, or null (not a file of the base: a directory, an option, outside). */
@@ -283,10 +284,22 @@ function scriptPattern(operand: string): RegExp {
   return new RegExp(`^${source}$`, "u");
 }
 
+/** The words of the command `npx X`, `bunx X`, `npm exec X`, `pnpm dlx X`… runs (X first); other commands as they are. */
+function withoutRunner(words: readonly string[]): readonly string[] {
+  const name = baseName(words[0] ?? "");
+  const runs = ["npx", "bunx"].includes(name) ? 1 : ["npm", "pnpm", "yarn"].includes(name) && ["exec", "x", "dlx"].includes(words[1] ?? "") ? 2 : 0;
+  if (runs === 0) return words;
+  let i = runs;
+  while (i < words.length && words[i]!.startsWith("-")) i += ["-p", "--package", "-c", "--call"].includes(words[i]!) ? 2 : 1;
+  return words.slice(words[i] === "--" ? i + 1 : i);
+}
+
 /** A shell glob from `cwd` as a pattern anchored at the top of the repository (src/glob.ts), or null if it cannot compile. */
 function shellGlob(cwd: string | null, pattern: string): RegExp | null {
+  const path = repoPath(cwd, pattern);
+  if (path === null) return null;
   try {
-    return globToRegExp(`/${cwd ? `${cwd}/` : ""}${pattern.replace(/^(\.\/)+/u, "")}`);
+    return globToRegExp(`/${path}`);
   } catch {
     return null;
   }
