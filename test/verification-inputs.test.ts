@@ -243,6 +243,8 @@ describe("runner configs, test files and --protect", () => {
     expect(inputFor(inputs, "test/b.test.js", "added")).toBeNull();
     expect(inputFor(inputs, "vitest.config.mts", "added")).toMatchObject({ reason: "runner_config" });
     expect(inputFor(inputs, "golden/out.txt", "added")).toMatchObject({ reason: "protected" });
+    expect(inputFor(inputs, "package.json", "added")).toBeNull();
+    expect(inputFor(inputsOf(["npm test"], files), "package.json", "added")).toMatchObject({ reason: "package_script" });
   });
 
   test("a repository with 50,000 test files lists 1000 of them in request.json and counts the rest", () => {

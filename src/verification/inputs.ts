@@ -82,12 +82,15 @@ export function findVerificationInputs(request: InputsRequest): VerificationInpu
 
 /**
  * The input a path the patch changed is, or null. An ADDED path counts only as a runner config or a protected path
- * (a new runner config shadows the defaults); added tests stay, they are not inputs. For package.json, this says
+ * (a new runner config shadows the defaults), or as the root package.json when the commands run its scripts and
+ * the base has none (`npm test` fails there, and the patch's file decides it); added tests stay, they are not
+ * inputs. For package.json, this says
  * only that the file is an input: whether the change touches what verification runs is `scriptsChanged` with
  * `inputs.scripts` and `runnerKeysChanged` (package-json.ts); a dependency change alone touches neither.
  */
 export function inputFor(inputs: VerificationInputs, path: string, change: "added" | "modified" | "deleted"): VerificationInput | null {
   if (change !== "added") return lookup(inputs).byPath.get(path) ?? null;
+  if (path === PACKAGE_JSON && inputs.scripts.length > 0) return { path, reason: "package_script", why: "a new package.json holding the scripts the commands run" };
   if (isRunnerConfig(path)) return { path, reason: "runner_config", why: "a new test-runner config: it can shadow the base's" };
   if (matchesAnyGlob(path, lookup(inputs).protect)) return { path, reason: "protected", why: "matches --protect" };
   return null;
