@@ -109,6 +109,12 @@ describe("files a setup or verify command names", () => {
     expect(inputsOf([`ls ${globs.join(" ")}`], files).files).toHaveLength(16);
   });
 
+  test("a chain of 16,000 `cd a &&` (128 KB) is followed only as deep as a path can be, then read from the top", () => {
+    const files = { "check.sh": "", [`${"a/".repeat(100)}check.sh`]: "" };
+    expect(reasons([`${"cd a && ".repeat(100)}sh check.sh`], files)).toEqual({ [`${"a/".repeat(100)}check.sh`]: "named_by_command" });
+    expect(reasons([`${"cd a && ".repeat(16_000)}sh check.sh`], files)).toEqual({ "check.sh": "named_by_command" });
+  });
+
   test("`sh -c` strings nested 12 deep are read 8 deep, and `eval` nested 50 deep is not followed without end", () => {
     const files = { "shallow.sh": "", "deep.sh": "" };
     const nested = (depth: number, inner: string) => Array.from({ length: depth }).reduce<string>((command) => `sh -c ${quote([command])}`, inner);

@@ -22,6 +22,8 @@ export interface SimpleCommand {
 
 /** How deep `sh -c '…'` and `eval '…'` strings are read inside one another. */
 export const MAX_NESTED_DEPTH = 8;
+/** PATH_MAX: a longer directory is not one a `cd` can reach. */
+const MAX_PATH = 4096;
 
 const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh"]);
 const KEYWORDS = new Set(["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "time", "exec", "command", "builtin", "nohup", "stdbuf"]);
@@ -131,9 +133,12 @@ function shellCommandString(words: readonly string[]): string | null {
   return null;
 }
 
+/** The directory after `cd target`; null when unknown, and past PATH_MAX (no shell could go there, and a chain of
+ *  16,000 `cd a &&` would otherwise cost a walk of the whole path for every later word). */
 function directoryAfterCd(cwd: string | null, target: string): string | null {
   if (cwd === null || target === "-" || target.startsWith("~") || target.includes("$")) return null;
-  return repoPath(cwd, target);
+  const path = repoPath(cwd, target);
+  return path !== null && path.length < MAX_PATH ? path : null;
 }
 
 /**
