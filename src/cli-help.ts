@@ -25,6 +25,7 @@ Run options:
       --verify-timeout SEC  limit per setup or verification command (default 900)
       --allow GLOB        every changed path must match one (repeatable)
       --deny GLOB         no changed path may match (repeatable)
+      --protect GLOB      files that also decide what verification runs, judged like the tests (repeatable)
       --env NAME          pass this environment variable through to the agent (repeatable)
       --runs-dir DIR      parent of run directories (default: $XDG_STATE_HOME/handoff/runs)
       --run-id ID         name of this run's directory

@@ -12,6 +12,7 @@ export const HandoffConfig = z.strictObject({
   setup: z.array(z.string().min(1)).optional(),
   allow: z.array(z.string().min(1)).optional(),
   deny: z.array(z.string().min(1)).optional(),
+  protect: z.array(z.string().min(1)).optional(),
   timeout: z.number().positive().optional(),
   idleTimeout: z.number().positive().optional(),
   verifyTimeout: z.number().positive().optional(),

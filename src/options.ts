@@ -36,6 +36,8 @@ export interface RunOptions {
   readonly verifyTimeoutMs?: number;
   readonly allow?: readonly string[];
   readonly deny?: readonly string[];
+  /** Globs of further verification inputs (`--protect`): files the patch may change only under the test-edits policy. */
+  readonly protect?: readonly string[];
   /** Patch and workspace limits, sizes in bytes (`--max-files`, `--max-file-size`, … on the command line). */
   readonly limits?: Partial<PatchLimits>;
   readonly runsDir?: string;
@@ -141,6 +143,7 @@ export interface ResolvedOptions {
   readonly idleTimeoutMs: number;
   readonly verifyTimeoutMs: number;
   readonly policy: PatchPolicy;
+  readonly protect: readonly string[];
   readonly runsDir: string;
   readonly workspacesDir: string;
   readonly cliHomesDir: string;
@@ -181,7 +184,8 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   };
   const allow = options.allow ?? config.allow ?? [];
   const deny = options.deny ?? config.deny ?? [];
-  for (const [name, patterns] of [["--allow", allow], ["--deny", deny]] as const) {
+  const protect = options.protect ?? config.protect ?? [];
+  for (const [name, patterns] of [["--allow", allow], ["--deny", deny], ["--protect", protect]] as const) {
     for (const pattern of patterns) {
       try {
         globToRegExp(pattern);
@@ -221,6 +225,7 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     idleTimeoutMs: positive("--idle-timeout", options.idleTimeoutMs ?? seconds(config.idleTimeout) ?? DEFAULTS.idleTimeoutMs),
     verifyTimeoutMs: positive("--verify-timeout", options.verifyTimeoutMs ?? seconds(config.verifyTimeout) ?? DEFAULTS.verifyTimeoutMs),
     policy: { allow, deny, ...resolveLimits(options.limits, config) },
+    protect,
     runsDir,
     workspacesDir,
     cliHomesDir,

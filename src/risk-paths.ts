@@ -1,5 +1,6 @@
 import type { PolicyFinding, WarningRule } from "./findings.js";
 import { globToRegExp } from "./glob.js";
+import { RUNNER_CONFIG_GLOBS, isTestFile } from "./verification/patterns.js";
 
 /**
  * Paths that steer what runs later (CI, the user's agents and tools, installs, the verification itself): a change
@@ -23,7 +24,8 @@ const RISKY: readonly { readonly rule: WarningRule; readonly globs: readonly str
   },
   {
     rule: "verification_config",
-    globs: [".handoff.json", "vitest.config.*", "vite.config.*", "jest.config.*", "karma.conf.*", "playwright.config.*", ".mocharc*", "pytest.ini", "conftest.py", "tox.ini", "noxfile.py", "tsconfig*.json", "babel.config.*", ".babelrc"],
+    // The test-runner configs are verification inputs too (verification/patterns.ts); these extra ones warn only.
+    globs: [".handoff.json", ...RUNNER_CONFIG_GLOBS, "tsconfig*.json", "babel.config.*", ".babelrc"],
     why: "changes how verification runs",
   },
   {
@@ -34,7 +36,6 @@ const RISKY: readonly { readonly rule: WarningRule; readonly globs: readonly str
 ];
 
 const COMPILED = RISKY.map((entry) => ({ ...entry, patterns: entry.globs.map(globToRegExp) }));
-const TEST_FILE = [/(^|\/)(tests?|__tests__|spec|specs)\//u, /(^|\/)tests?\.[^/]+$/u, /\.(test|spec)\.[^/]+$/u, /(^|\/)test_[^/]+\.py$/u, /_test\.(go|py|rb)$/u];
 
 export function riskWarnings(path: string, change: "added" | "modified" | "deleted"): PolicyFinding[] {
   const findings: PolicyFinding[] = [];
@@ -44,7 +45,7 @@ export function riskWarnings(path: string, change: "added" | "modified" | "delet
     }
   }
   // A test the task did not create: editing or deleting existing tests can make verification pass vacuously.
-  if (change !== "added" && TEST_FILE.some((pattern) => pattern.test(path))) {
+  if (change !== "added" && isTestFile(path)) {
     findings.push({ path, rule: "test_file_changed", message: `${change} an existing test file` });
   }
   return findings;

@@ -49,7 +49,8 @@ export function changedInputs(inputs: VerificationInputs, files: readonly PatchF
   const changed: ChangedInput[] = [];
   for (const file of files) {
     const input = inputFor(inputs, file.path, file.change);
-    const scriptsOnly = file.path === "package.json" && (input === null || input.reason === "package_script");
+    // package.json as a whole is an input only when a command names it or --protect covers it.
+    const scriptsOnly = file.path === "package.json" && (input === null || input.reason === "package_script" || input.reason === "runner_config");
     if (scriptsOnly && packageJson.base && file.change === "modified") {
       const entries = [...scriptsChanged(packageJson.base, packageJson.patched, inputs.scripts).map((name) => `scripts.${name}`), ...runnerKeysChanged(packageJson.base, packageJson.patched ?? Buffer.alloc(0))];
       if (entries.length > 0) {
