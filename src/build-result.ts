@@ -21,6 +21,8 @@ export interface ResultInputs {
   readonly setupRecords: readonly CommandRecord[];
   readonly verification: VerificationOutcome | null;
   readonly baseline: BaselineOutcome | null;
+  /** `--no-verify`: no verification command was asked for, so none ran. */
+  readonly verificationSkipped: "no_verify" | null;
   readonly sourceChanged: readonly string[];
   readonly startedAt: Date;
   readonly phases: Readonly<Record<string, number>>;
@@ -79,8 +81,10 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
       warnings: [...inputs.extraWarnings, ...(extraction?.warnings ?? [])].map(findingEntry),
     },
     verification: {
-      ran: verification !== null && "commands" in verification,
-      passed: verification === null ? null : verification.kind === "passed",
+      ran: inputs.verificationSkipped === null && verification !== null && "commands" in verification,
+      // Nothing checked the patch: not a pass. A setup command that failed under --no-verify is still a failure.
+      passed: verification === null ? null : verification.kind === "passed" ? (inputs.verificationSkipped ? null : true) : false,
+      ...(inputs.verificationSkipped ? { skipped: inputs.verificationSkipped } : {}),
       commands: commands.map(commandEntry),
       baseline: inputs.baseline ? { passed: inputs.baseline.passed, commands: inputs.baseline.commands.map(commandEntry) } : null,
     },

@@ -90,6 +90,7 @@ class PipelineRun {
     verification: null,
     baseline: null,
     verifyCommandCount: 0,
+    noVerify: null,
     setupFailed: null,
   };
   agentResult: ExternalAgentResult | null = null;
@@ -135,6 +136,7 @@ class PipelineRun {
     this.hooks = hooks;
     this.testLog = new TestLog((bytes) => dir.writeFile("test.log", bytes));
     this.facts.verifyCommandCount = options.verify.length;
+    if (options.noVerify) this.facts.noVerify = { configVerifySkipped: options.configVerifySkipped };
     if (dirty.length > 0) {
       this.extraWarnings.push({
         path: "",
@@ -203,6 +205,11 @@ class PipelineRun {
       repo: { path: this.source.topLevel, baseCommit: this.source.baseCommit },
       backend: { name: this.backend.name, model: o.model, bin: this.request.bin ?? null, agentCmd: this.request.agentCmd ?? null },
       commands: { setup: o.setup, verify: o.verify, baseline: this.request.baseline ?? false },
+      noVerify: o.noVerify,
+      testEdits: o.testEdits,
+      junit: o.junit,
+      // Never the content: the run directory is reachable by an agent without the sandbox.
+      holdouts: o.holdouts.map((holdout) => ({ source: holdout.source, sha256: holdout.sha256, bytes: holdout.bytes.length })),
       limits: { timeoutMs: o.timeoutMs, idleTimeoutMs: o.idleTimeoutMs, verifyTimeoutMs: o.verifyTimeoutMs },
       policy: o.policy,
       containment: { sandbox: o.sandbox, verifyNetwork: o.verifyNetwork, caps: o.caps },
@@ -466,6 +473,7 @@ class PipelineRun {
       setupRecords: this.setupRecords,
       verification: this.facts.verification as VerificationOutcome | null,
       baseline: this.facts.baseline as BaselineOutcome | null,
+      verificationSkipped: this.options.noVerify ? "no_verify" : null,
       sourceChanged: this.facts.sourceChanged,
       startedAt: this.startedAt,
       phases: this.phases,

@@ -32,6 +32,8 @@ export interface RunFacts {
   readonly verification: VerificationOutcome | null;
   readonly baseline: BaselineOutcome | null;
   readonly verifyCommandCount: number;
+  /** `--no-verify`: the user accepted a patch nothing checks; how many `.handoff.json` verify commands that skipped. */
+  readonly noVerify: { readonly configVerifySkipped: number } | null;
   /** A setup command failed in the agent's workspace, before the agent started. */
   readonly setupFailed: CommandRecord | null;
 }
@@ -147,7 +149,7 @@ export function decideOutcome(facts: RunFacts): Verdict {
     );
   }
   if (facts.patch.empty) return verdict("no_changes", null, "the agent finished without changing anything");
-  return decideVerification(facts.verification, facts.baseline, facts.verifyCommandCount);
+  return decideVerification(facts.verification, facts.baseline, facts.verifyCommandCount, facts.noVerify);
 }
 
 /** The shell for a setup or verify command could not be started: handoff's failure to run it, not a test result. */
@@ -160,14 +162,26 @@ function commandNotStarted(failed: CommandRecord): Verdict {
   );
 }
 
-function decideVerification(outcome: VerificationOutcome | null, baseline: BaselineOutcome | null, verifyCount: number): Verdict {
+/** `--no-verify`: verified because the user asked for no check, and saying so louder than anything else. */
+function notVerified(noVerify: NonNullable<RunFacts["noVerify"]>): Verdict {
+  const skipped = noVerify.configVerifySkipped;
+  return verdict(
+    "verified",
+    "not_verified",
+    `NOTHING WAS CHECKED (--no-verify): the patch is valid and applies to the base commit, but no verification command ran${skipped > 0 ? ` (the ${skipped} verify command${skipped === 1 ? "" : "s"} in .handoff.json ${skipped === 1 ? "was" : "were"} skipped)` : ""}`,
+    "review changes.patch yourself before applying it; run again with --verify CMD to have handoff run your tests",
+  );
+}
+
+function decideVerification(outcome: VerificationOutcome | null, baseline: BaselineOutcome | null, verifyCount: number, noVerify: RunFacts["noVerify"]): Verdict {
   if (!outcome) return verdict("policy_or_artifact_error", "verification_not_run", "verification did not run");
   const baseRed = baseline !== null && !baseline.passed;
   switch (outcome.kind) {
     case "passed":
-      return verifyCount === 0
-        ? verdict("verified", "no_verification_commands", "the patch is valid and applies to the base commit; no verification command was given", "pass --verify CMD (or set verify in .handoff.json) to have handoff run your tests")
-        : verdict("verified", null, `the patch passed all ${verifyCount} verification command${verifyCount === 1 ? "" : "s"}`);
+      if (noVerify) return notVerified(noVerify);
+      // Options without a verify command and without --no-verify are refused (options.ts): never a silent pass.
+      if (verifyCount === 0) return verdict("policy_or_artifact_error", "verification_not_run", "no verification command ran, and --no-verify was not given");
+      return verdict("verified", null, `the patch passed all ${verifyCount} verification command${verifyCount === 1 ? "" : "s"}`);
     case "command_failed": {
       const failed = outcome.failed;
       if (failed.spawnError) return commandNotStarted(failed);

@@ -80,6 +80,7 @@ describe("a process that cannot be spawned ends the run at once, with its own de
       verification: { kind: "command_failed", commands: records, failed: records[0]! },
       baseline: null,
       verifyCommandCount: 1,
+      noVerify: null,
       setupFailed: null,
     };
     expect(decideOutcome(facts)).toMatchObject({ terminalReason: "policy_or_artifact_error", detail: "command_not_started" });
