@@ -275,14 +275,7 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   const model = options.model ?? config.model ?? null;
   if (model !== null) checkArgument(`the model${from(options.model)}`, model);
   const backendName = typeof options.backend === "object" ? options.backend.name : (options.backend ?? config.backend ?? DEFAULTS.backend);
-  // Last, so that any other bad input is named first.
-  if (verify.length === 0 && !noVerify) {
-    throw new UsageError(
-      "no_verify_command",
-      `no verify command: pass --verify CMD (or set "verify" in ${CONFIG_FILE}), or --no-verify to accept a patch that nothing checks`,
-    );
-  }
-  return {
+  const resolved: ResolvedOptions = {
     backendName,
     model,
     verify,
@@ -304,6 +297,14 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     verifyNetwork: options.verifyNetwork ?? false,
     caps,
   };
+  // Last, so that any other bad input is named first.
+  if (verify.length === 0 && !noVerify) {
+    throw new UsageError(
+      "no_verify_command",
+      `no verify command: pass --verify CMD (or set "verify" in ${CONFIG_FILE}), or --no-verify to accept a patch that nothing checks`,
+    );
+  }
+  return resolved;
 }
 
 /**
