@@ -31,6 +31,8 @@ export interface ResultInputs {
   readonly inputViolations: readonly PolicyFinding[];
   readonly holdouts: readonly HoldoutRecord[];
   readonly tests: TestEvidence | null;
+  /** `--no-verify`: no verification command was asked for, so none ran. */
+  readonly verificationSkipped: "no_verify" | null;
   readonly sourceChanged: readonly string[];
   readonly startedAt: Date;
   readonly phases: Readonly<Record<string, number>>;
@@ -89,8 +91,17 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
       warnings: [...inputs.extraWarnings, ...(extraction?.warnings ?? [])].map(findingEntry),
     },
     verification: {
-      ran: verification !== null && "commands" in verification,
-      passed: verification === null ? null : verification.kind === "passed" && (held === null || held.kind === "passed") && verdict.detail !== "tests_vanished",
+      ran: inputs.verificationSkipped === null && verification !== null && "commands" in verification,
+      // Nothing checked the patch under --no-verify: not a pass. A setup command that failed then is still a failure.
+      passed:
+        verification === null
+          ? null
+          : verification.kind === "passed" && (held === null || held.kind === "passed") && verdict.terminalReason === "verified"
+            ? inputs.verificationSkipped
+              ? null
+              : true
+            : false,
+      ...(inputs.verificationSkipped ? { skipped: inputs.verificationSkipped } : {}),
       commands: commands.map(commandEntry),
       baseline: baseline
         ? {

@@ -16,7 +16,12 @@ Run options:
       --agent-cmd CMD     with --backend command: shell command run as the agent (task on stdin, in $HANDOFF_TASK_FILE, and in $HANDOFF_TASK up to 64 KiB)
       --bin PATH          the backend's executable (default: looked up on PATH)
   -m, --model NAME        model handed to the backend
-      --verify CMD        verification command handoff runs itself (repeatable, in order)
+      --verify CMD        verification command handoff runs itself (repeatable, in order); a run needs one
+                          (or "verify" in .handoff.json), or --no-verify
+      --no-verify         accept a patch that nothing checks: the outcome says NOTHING WAS CHECKED
+      --test-edits POLICY what a change to a verification input does: base (default), reject or allow
+      --junit PATH        a JUnit XML file a verify command writes, relative to the checkout (repeatable)
+      --holdout-patch FILE  a patch the agent never sees, applied before verification (repeatable)
       --setup CMD         run in every fresh checkout before the agent and before verification (repeatable)
       --baseline          run the verify commands on the untouched base first, to tell a red base from a bad patch
   -y, --yes               approve the agent editing the disposable clone without asking

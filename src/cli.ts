@@ -17,6 +17,7 @@ import { MAX_TASK_BYTES } from "./input-limits.js";
 import { readOpenFile } from "./safe-read.js";
 import { listBackends } from "./backends-report.js";
 import type { SandboxMode } from "./sandbox.js";
+import type { TestEditPolicy } from "./verification/test-edits.js";
 
 /** The CLI: parses argv, runs a command, returns the exit code. Only bin/handoff.js calls process.exit. */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -100,6 +101,10 @@ const RUN_OPTIONS = {
   bin: { type: "string" },
   model: { type: "string", short: "m" },
   verify: { type: "string", multiple: true },
+  "no-verify": { type: "boolean" },
+  "test-edits": { type: "string" },
+  junit: { type: "string", multiple: true },
+  "holdout-patch": { type: "string", multiple: true },
   setup: { type: "string", multiple: true },
   baseline: { type: "boolean" },
   yes: { type: "boolean", short: "y" },
@@ -265,6 +270,10 @@ async function runCommand(args: readonly string[]): Promise<number> {
       bin: values.bin,
       model: values.model,
       verify: values.verify,
+      noVerify: values["no-verify"],
+      testEdits: values["test-edits"] as TestEditPolicy | undefined, // checked with the other options in resolveOptions
+      junit: values.junit,
+      holdoutPatches: values["holdout-patch"],
       setup: values.setup,
       baseline: values.baseline,
       yes: values.yes,
@@ -324,6 +333,9 @@ async function applyCommand(args: readonly string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError("bad_arguments", "usage: handoff apply <run-id|run-dir> [-C repo]");
   const run = loadTrustedRun(positionals[0]!, values["runs-dir"]);
   const outcome = await applyRun(run, values.repo);
+  if (run.result.verification.skipped === "no_verify") {
+    process.stderr.write(`handoff: note: run ${escapeControls(run.result.runId)} was not verified (--no-verify); nothing checked this patch\n`);
+  }
   process.stderr.write(
     `handoff: applied ${outcome.files.length} file(s) to ${outcome.repo}${outcome.rebased ? " (HEAD had moved; the patch still applied cleanly)" : ""}\n`,
   );

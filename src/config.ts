@@ -16,6 +16,9 @@ export const HandoffConfig = z.strictObject({
   timeout: z.number().positive().optional(),
   idleTimeout: z.number().positive().optional(),
   verifyTimeout: z.number().positive().optional(),
+  /** Checked with the option (`bad_test_edits`): base, reject or allow. */
+  testEdits: z.string().min(1).optional(),
+  junit: z.array(z.string().min(1)).optional(),
   ...LIMIT_CONFIG_KEYS,
 });
 export type HandoffConfig = z.infer<typeof HandoffConfig>;

@@ -1,18 +1,21 @@
 import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
 import { homedir, tmpdir, totalmem } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, posix, resolve } from "node:path";
 import type { ExternalAgentBackend } from "./backend.js";
 import { CONFIG_FILE, type HandoffConfig } from "./config.js";
 import { UsageError } from "./errors.js";
 import { isValidEnvName } from "./env.js";
 import { globToRegExp } from "./glob.js";
 import { MAX_MEMORY_MIB, MAX_PROCESSES, MAX_TIMEOUT_SECONDS, checkArgument, checkTask } from "./input-limits.js";
+import { escapeControls } from "./path-names.js";
 import { isInside } from "./paths.js";
 import { type PatchLimits, resolveLimits } from "./limits.js";
 import type { PatchPolicy } from "./policy.js";
 import type { ResourceCaps } from "./cgroup.js";
 import { isSafeRunId } from "./run-dir.js";
 import { SANDBOX_MODES, type SandboxMode } from "./sandbox.js";
+import { type Holdout, readHoldoutFile } from "./verification/holdouts.js";
+import { TEST_EDIT_POLICIES, type TestEditPolicy } from "./verification/test-edits.js";
 
 /** What a caller asks of one run. Everything optional falls back to `.handoff.json`, then to the defaults. */
 export interface RunOptions {
@@ -26,6 +29,21 @@ export interface RunOptions {
   readonly bin?: string;
   readonly model?: string;
   readonly verify?: readonly string[];
+  /**
+   * Accept a patch that no verification command checks (`--no-verify`). Without a verify command (here or in
+   * `.handoff.json`) and without this, the run is refused. Never read from `.handoff.json`: a repository must not be
+   * able to switch its own checks off.
+   */
+  readonly noVerify?: boolean;
+  /** What a change to a verification input does (`--test-edits`): `base` (default), `reject` or `allow`. */
+  readonly testEdits?: TestEditPolicy;
+  /** JUnit XML files a verify command writes, relative to the checkout (`--junit`). */
+  readonly junit?: readonly string[];
+  /**
+   * Held-out patches (`--holdout-patch`): paths of files outside the repository, read when the options are resolved.
+   * Never read from `.handoff.json`, which the agent can read.
+   */
+  readonly holdoutPatches?: readonly string[];
   readonly setup?: readonly string[];
   /** Approve without asking (`--yes`). */
   readonly yes?: boolean;
@@ -63,6 +81,9 @@ export interface RunOptions {
   readonly caps?: Partial<ResourceCaps>;
   readonly signal?: AbortSignal;
 }
+
+/** Linux's PATH_MAX: a longer path names no file. */
+const PATH_MAX = 4096;
 
 export const DEFAULTS = {
   backend: "codex",
@@ -138,6 +159,14 @@ export interface ResolvedOptions {
   readonly backendName: string;
   readonly model: string | null;
   readonly verify: readonly string[];
+  /** `--no-verify`: nothing is verified; `verify` is empty. */
+  readonly noVerify: boolean;
+  /** How many `.handoff.json` verify commands `--no-verify` overrode (the outcome says they did not run). */
+  readonly configVerifySkipped: number;
+  readonly testEdits: TestEditPolicy;
+  /** JUnit XML paths, relative to the checkout, normalised. */
+  readonly junit: readonly string[];
+  readonly holdouts: readonly Holdout[];
   readonly setup: readonly string[];
   readonly timeoutMs: number;
   readonly idleTimeoutMs: number;
@@ -207,19 +236,42 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     memoryBytes: whole("--max-memory", options.caps?.memoryBytes ?? defaultMemoryCap(), MAX_MEMORY_MIB, [1024 * 1024, " MiB"]),
   };
   const setup = options.setup ?? config.setup ?? [];
-  const verify = options.verify ?? config.verify ?? [];
+  const noVerify = options.noVerify === true;
+  if (noVerify && (options.verify?.length ?? 0) > 0) {
+    throw new UsageError("no_verify_with_verify", "--no-verify and --verify contradict each other: give one or the other");
+  }
+  // --no-verify wins over .handoff.json: nothing is run, and the outcome says the file's commands were skipped.
+  const verify = noVerify ? [] : (options.verify ?? config.verify ?? []);
   const from = (cli: unknown) => (cli === undefined ? ` (from ${CONFIG_FILE})` : "");
   for (const command of setup) checkArgument(`the setup command${from(options.setup)}`, command);
   for (const command of verify) checkArgument(`the verify command${from(options.verify)}`, command);
+  const testEdits = options.testEdits ?? config.testEdits ?? "base";
+  if (!(TEST_EDIT_POLICIES as readonly string[]).includes(testEdits)) {
+    throw new UsageError("bad_test_edits", `--test-edits${from(options.testEdits)} must be base, reject or allow, not '${testEdits}'`);
+  }
+  const junit = (options.junit ?? config.junit ?? []).map((path) => checkJunitPath(`--junit${from(options.junit)}`, path));
+  const holdouts = (options.holdoutPatches ?? []).map((path) =>
+    readHoldoutFile(path, [
+      ["the source repository", sourceTop],
+      ["the runs directory", runsDir],
+      ["the workspace directory", workspacesDir],
+      ["the agent-CLI home directory", cliHomesDir],
+    ]),
+  );
   if (options.agentCmd !== undefined) checkArgument("--agent-cmd", options.agentCmd);
   if (options.bin !== undefined) checkArgument("--bin", options.bin);
   const model = options.model ?? config.model ?? null;
   if (model !== null) checkArgument(`the model${from(options.model)}`, model);
   const backendName = typeof options.backend === "object" ? options.backend.name : (options.backend ?? config.backend ?? DEFAULTS.backend);
-  return {
+  const resolved: ResolvedOptions = {
     backendName,
     model,
     verify,
+    noVerify,
+    configVerifySkipped: noVerify ? (config.verify?.length ?? 0) : 0,
+    testEdits: testEdits as TestEditPolicy,
+    junit,
+    holdouts,
     setup,
     timeoutMs: positive("--timeout", options.timeoutMs ?? seconds(config.timeout) ?? DEFAULTS.timeoutMs),
     idleTimeoutMs: positive("--idle-timeout", options.idleTimeoutMs ?? seconds(config.idleTimeout) ?? DEFAULTS.idleTimeoutMs),
@@ -234,4 +286,27 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     verifyNetwork: options.verifyNetwork ?? false,
     caps,
   };
+  // Last, so that any other bad input is named first.
+  if (verify.length === 0 && !noVerify) {
+    throw new UsageError(
+      "no_verify_command",
+      `no verify command: pass --verify CMD (or set "verify" in ${CONFIG_FILE}), or --no-verify to accept a patch that nothing checks`,
+    );
+  }
+  return resolved;
 }
+
+/**
+ * A `--junit` path: relative to the verification checkout and inside it (no absolute path, no `..` that climbs
+ * out, no NUL). Returned normalised (`a/./b.xml` is `a/b.xml`).
+ */
+function checkJunitPath(what: string, path: string): string {
+  const bad = (why: string) => new UsageError("bad_junit_path", `${what} '${escapeControls(path.slice(0, 200))}${path.length > 200 ? "…" : ""}' ${why}`);
+  if (path.includes("\0")) throw bad("holds a NUL byte");
+  if (Buffer.byteLength(path) >= PATH_MAX) throw bad(`is ${Buffer.byteLength(path)} bytes; a path is under ${PATH_MAX}`);
+  if (isAbsolute(path)) throw bad("must be a path relative to the checkout, not an absolute one");
+  const normal = posix.normalize(path).replace(/\/+$/, "");
+  if (normal === "" || normal === "." || normal === ".." || normal.startsWith("../")) throw bad("must name a file inside the checkout");
+  return normal;
+}
+

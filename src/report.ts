@@ -138,7 +138,8 @@ function renderText(run: LoadedRun, markdown: boolean): string {
   for (const w of r.policy.warnings) item(`warning ${w.rule}: ${w.path ? `${code(w.path)}: ` : ""}${w.message}`);
 
   heading("Verification (run by handoff, not the agent)");
-  if (!r.verification.ran) item("not run");
+  if (r.verification.skipped === "no_verify") item("NOTHING WAS CHECKED (--no-verify): no verification command ran on this patch");
+  else if (!r.verification.ran) item("not run");
   else item(r.verification.passed ? "passed" : "FAILED");
   for (const c of r.verification.commands) item(commandLine(c, code));
   if (r.verification.tests) for (const line of testEvidenceLines(r.verification.tests, code)) item(line);

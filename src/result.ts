@@ -54,6 +54,8 @@ export const RunResult = z.looseObject({
   verification: z.looseObject({
     ran: z.boolean(),
     passed: z.boolean().nullable(),
+    /** Why no verification command ran: `no_verify` (`--no-verify`). Absent when verification was asked for. */
+    skipped: z.enum(["no_verify"]).optional(),
     commands: z.array(Command),
     baseline: z
       .looseObject({

@@ -120,6 +120,7 @@ class PipelineRun {
     testEdits: null,
     holdoutCount: 0,
     tests: null,
+    noVerify: null,
     setupFailed: null,
   };
   /** `--test-edits reject`: the changed verification inputs, as violations of the patch. */
@@ -173,6 +174,7 @@ class PipelineRun {
     this.facts.verifyCommandCount = options.verify.length;
     this.facts.verifyCommands = options.verify;
     this.facts.holdoutCount = options.holdouts.length;
+    if (options.noVerify) this.facts.noVerify = { configVerifySkipped: options.configVerifySkipped };
     if (dirty.length > 0) {
       this.extraWarnings.push({
         path: "",
@@ -241,6 +243,11 @@ class PipelineRun {
       repo: { path: this.source.topLevel, baseCommit: this.source.baseCommit },
       backend: { name: this.backend.name, model: o.model, bin: this.request.bin ?? null, agentCmd: this.request.agentCmd ?? null },
       commands: { setup: o.setup, verify: o.verify, baseline: this.request.baseline ?? false },
+      noVerify: o.noVerify,
+      testEdits: o.testEdits,
+      junit: o.junit,
+      // Never the content: the run directory is reachable by an agent without the sandbox.
+      holdouts: o.holdouts.map((holdout) => ({ source: holdout.source, sha256: holdout.sha256, bytes: holdout.bytes.length })),
       limits: { timeoutMs: o.timeoutMs, idleTimeoutMs: o.idleTimeoutMs, verifyTimeoutMs: o.verifyTimeoutMs },
       policy: o.policy,
       verificationInputs: inputsRecord(this.verificationBase.inputs),
@@ -554,6 +561,7 @@ class PipelineRun {
       inputViolations: this.inputViolations,
       holdouts: this.verificationBase.holdouts,
       tests: this.testRecord,
+      verificationSkipped: this.options.noVerify ? "no_verify" : null,
       sourceChanged: this.facts.sourceChanged,
       startedAt: this.startedAt,
       phases: this.phases,

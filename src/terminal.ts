@@ -43,7 +43,8 @@ export interface RunFacts {
   readonly holdoutCount: number;
   /** Test-level evidence (`--junit` with `--baseline`): tests fixed, broken, vanished or newly skipped by the patch. */
   readonly tests: TestFindings | null;
-
+  /** `--no-verify`: the user accepted a patch nothing checks; how many `.handoff.json` verify commands that skipped. */
+  readonly noVerify: { readonly configVerifySkipped: number } | null;
   /** A setup command failed in the agent's workspace, before the agent started. */
   readonly setupFailed: CommandRecord | null;
 }
@@ -194,6 +195,17 @@ function commandNotStarted(failed: CommandRecord): Verdict {
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
 const shownTests = (list: TestList) => `${list.names.slice(0, 5).join("; ")}${list.count > 5 ? `; and ${list.count - 5} more` : ""}`;
 
+/** `--no-verify`: verified because the user asked for no check, and saying so louder than anything else. */
+function notVerified(noVerify: NonNullable<RunFacts["noVerify"]>): Verdict {
+  const skipped = noVerify.configVerifySkipped;
+  return verdict(
+    "verified",
+    "not_verified",
+    `NOTHING WAS CHECKED (--no-verify): the patch is valid and applies to the base commit, but no verification command ran${skipped > 0 ? ` (the ${skipped} verify command${skipped === 1 ? "" : "s"} in .handoff.json ${skipped === 1 ? "was" : "were"} skipped)` : ""}`,
+    "review changes.patch yourself before applying it; run again with --verify CMD to have handoff run your tests",
+  );
+}
+
 function decideVerification(facts: RunFacts): Verdict {
   const outcome = facts.verification;
   if (!outcome) return verdict("policy_or_artifact_error", "verification_not_run", "verification did not run");
@@ -224,9 +236,9 @@ function decideVerification(facts: RunFacts): Verdict {
 
 function verifiedVerdict(facts: RunFacts, lost: number): Verdict {
   const count = facts.verifyCommandCount;
-  if (count === 0) {
-    return verdict("verified", "no_verification_commands", "the patch is valid and applies to the base commit; no verification command was given", "pass --verify CMD (or set verify in .handoff.json) to have handoff run your tests");
-  }
+  if (facts.noVerify) return notVerified(facts.noVerify);
+  // Options without a verify command and without --no-verify are refused (options.ts): never a silent pass.
+  if (count === 0) return verdict("policy_or_artifact_error", "verification_not_run", "no verification command ran, and --no-verify was not given");
   const parts = [`the patch passed all ${plural(count, "verification command")}`];
   if (facts.holdoutCount > 0) parts[0] += ` with ${plural(facts.holdoutCount, "held-out patch")} applied`;
   const fixed = transitions(facts).filter((t) => t.base === "red" && t.patched === "green");

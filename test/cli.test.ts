@@ -58,7 +58,7 @@ describe("handoff run", () => {
   test("without --yes and without a TTY it refuses with exit 2, one line, and no run directory", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const runsDir = join(tempDir(), "runs");
-    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", agent("fixes-add.sh"), "--runs-dir", runsDir, "--", TASK]);
+    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", agent("fixes-add.sh"), "--verify", "npm test", "--runs-dir", runsDir, "--", TASK]);
     expectUsageError(outcome, /approval needed.*--yes/);
     expect(existsSync(runsDir)).toBe(false);
   });
@@ -98,7 +98,7 @@ describe("handoff run", () => {
     const runsDir = join(tempDir(), "runs");
     const cli = startCli(
       // --sandbox none: the process-group kill alone must leave nothing (the sandbox's PID namespace is tested in containment).
-      ["run", "-C", repo, "-b", "command", "--agent-cmd", agent("spawns-sleeper-and-waits.sh"), "--env", "HANDOFF_TEST_OUT", "--yes", "--sandbox", "none", "--runs-dir", runsDir, "--run-id", "r", "--", TASK],
+      ["run", "-C", repo, "-b", "command", "--agent-cmd", agent("spawns-sleeper-and-waits.sh"), "--env", "HANDOFF_TEST_OUT", "--yes", "--no-verify", "--sandbox", "none", "--runs-dir", runsDir, "--run-id", "r", "--", TASK],
       { env: { HANDOFF_TEST_OUT: out.dir } },
     );
     const sleeper = await out.sleeperPid();
@@ -144,7 +144,7 @@ describe("handoff run", () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     writeFileSync(join(repo, "math.js"), "// mine\n");
     const runsDir = join(tempDir(), "runs");
-    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", runsDir, "--", TASK]);
+    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--verify", "npm test", "--runs-dir", runsDir, "--", TASK]);
     expectUsageError(outcome, /uncommitted changes \(math\.js\).*--allow-dirty/);
     expect(existsSync(runsDir)).toBe(false);
   });
@@ -183,14 +183,14 @@ describe("handoff run", () => {
 describe("handoff run: the patch and workspace limits", () => {
   test("a committed 9 MB file no longer ends every run file_too_large: a do-nothing agent exits 3 no_changes", async () => {
     const repo = await makeRepo({ ...FAILING_ADD_PROJECT, "blob.txt": "a".repeat(9_000_000) });
-    const run = await cliRun(repo, agent("does-nothing.sh"));
+    const run = await cliRun(repo, agent("does-nothing.sh"), ["--no-verify"]);
     expect(run.outcome.code, run.outcome.stdout).toBe(3);
     expect(run.result).toMatchObject({ terminalReason: "no_changes", policy: { violations: [] } });
   });
 
   test("a committed tree 300 levels deep no longer ends every run workspace_too_deep: a do-nothing agent exits 3 no_changes", async () => {
     const repo = await makeRepo({ ...FAILING_ADD_PROJECT, [`${"d/".repeat(300)}keep.txt`]: "deep\n" });
-    const run = await cliRun(repo, agent("does-nothing.sh"));
+    const run = await cliRun(repo, agent("does-nothing.sh"), ["--no-verify"]);
     expect(run.outcome.code, run.outcome.stdout).toBe(3);
     expect(run.result).toMatchObject({ terminalReason: "no_changes", policy: { violations: [] } });
   });
@@ -225,10 +225,10 @@ describe("handoff run: the patch and workspace limits", () => {
   test(".handoff.json maxFileSize sets the file limit, --max-file-size wins over it, and request.json records the limits", async () => {
     const repo = await makeRepo({ ...FAILING_ADD_PROJECT, ".handoff.json": JSON.stringify({ maxFileSize: 1, maxFiles: 5 }) });
     const writesOneAndAHalfMiB = `${agent("fixes-add.sh")} && head -c 1572864 /dev/zero | tr '\\0' a > large.txt`;
-    const fromFile = await cliRun(repo, writesOneAndAHalfMiB);
+    const fromFile = await cliRun(repo, writesOneAndAHalfMiB, ["--no-verify"]);
     expect(fromFile.outcome.code, fromFile.outcome.stdout).toBe(4);
     expect(fromFile.result).toMatchObject({ terminalReason: "policy_or_artifact_error", detail: "file_too_large" });
-    const fromOption = await cliRun(repo, writesOneAndAHalfMiB, ["--max-file-size", "2", "--max-depth", "40"]);
+    const fromOption = await cliRun(repo, writesOneAndAHalfMiB, ["--max-file-size", "2", "--max-depth", "40", "--no-verify"]);
     expect(fromOption.outcome.code, fromOption.outcome.stdout).toBe(0);
     const request = JSON.parse(readFileSync(join(fromOption.runDir, "request.json"), "utf8"));
     expect(request.policy).toMatchObject({ maxFiles: 5, maxFileBytes: 2 * 1024 * 1024, maxPatchBytes: 64 * 1024 * 1024, maxWorkspaceEntries: 2_000_000, maxDepth: 40 });
@@ -288,7 +288,7 @@ describe("handoff show", () => {
   test("a run that does not exist, or a bad format, is a usage error", async () => {
     expectUsageError(await runCli(["show", join(tempDir(), "nope")]), /no finished run/);
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const { runDir } = await delegate(repo, agent("does-nothing.sh"));
+    const { runDir } = await delegate(repo, agent("does-nothing.sh"), { noVerify: true });
     expectUsageError(await runCli(["show", runDir, "--format", "html"]), /--format must be/);
   });
 });

@@ -219,7 +219,7 @@ describe.skipIf(!bwrap.ok)("with the sandbox (bubblewrap)", () => {
 
   test("P1: a wall-clock timeout leaves no process of the run behind", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, `setsid sleep 300 & sleep 300 & ${agent("does-nothing.sh")}; sleep 300`, { timeoutMs: 1500 });
+    const run = await delegate(repo, `setsid sleep 300 & sleep 300 & ${agent("does-nothing.sh")}; sleep 300`, { timeoutMs: 1500, noVerify: true });
     expect(run.result).toMatchObject({ terminalReason: "timeout", detail: "wall_timeout" });
     expect(processesOfRun(run.result.runId)).toEqual([]);
   });
@@ -228,7 +228,7 @@ describe.skipIf(!bwrap.ok)("with the sandbox (bubblewrap)", () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const controller = new AbortController();
     const runId = `cancel-${Date.now()}`;
-    const running = delegate(repo, "setsid sleep 300 & echo started; sleep 300", { signal: controller.signal, runId });
+    const running = delegate(repo, "setsid sleep 300 & echo started; sleep 300", { signal: controller.signal, runId, noVerify: true });
     await waitFor(() => processesOfRun(runId).length >= 3);
     controller.abort();
     const run = await running;

@@ -31,11 +31,12 @@ function makeDirs(): Dirs {
 }
 
 /** `handoff run` without the sandbox: what is left behind after a crash is what the sweep is for. */
-function runArgs(repo: string, dirs: Dirs, runId: string, agentCmd: string): string[] {
+/** Crash safety is not about verification: `checks` is `--no-verify` unless a test needs a verify command. */
+function runArgs(repo: string, dirs: Dirs, runId: string, agentCmd: string, checks: readonly string[] = ["--no-verify"]): string[] {
   return [
     "run", "-C", repo, "-b", "command", "--agent-cmd", agentCmd, "--env", "HANDOFF_TEST_OUT", "--yes", "--sandbox", "none",
     "--runs-dir", dirs.runsDir, "--run-id", runId, "--workspace-dir", dirs.workspacesDir, "--cli-home-dir", dirs.cliHomesDir,
-    "--", TASK,
+    ...checks, "--", TASK,
   ];
 }
 
@@ -405,11 +406,11 @@ describe("one run id in two runs directories on one host", () => {
     const outA = tempDir("handoff-out-a");
     const outB = tempDir("handoff-out-b");
     writeFileSync(join(outA, "go"), "");
-    const jobB = startCli([...runArgs(repo, b, "pr-123", whenTold).slice(0, -2), ...verify, "--", TASK], { env: { HANDOFF_TEST_OUT: outB } });
+    const jobB = startCli(runArgs(repo, b, "pr-123", whenTold, verify), { env: { HANDOFF_TEST_OUT: outB } });
     onTestFinished(() => void jobB.child.kill("SIGKILL"));
     const b1 = await agentAndDaemon(outB);
 
-    const jobA = await runCli([...runArgs(repo, a, "pr-123", whenTold).slice(0, -2), ...verify, "--", TASK], { env: { HANDOFF_TEST_OUT: outA } });
+    const jobA = await runCli(runArgs(repo, a, "pr-123", whenTold, verify), { env: { HANDOFF_TEST_OUT: outA } });
     expect(jobA.code, jobA.stderr).toBe(0);
     const resultA = RunResult.parse(readJson(join(a.runsDir, "pr-123", "result.json")));
     expect(killedLeftovers(resultA)).toContain((await agentAndDaemon(outA)).daemon);
@@ -440,7 +441,7 @@ describe("one run id in two runs directories on one host", () => {
     crashed.child.kill("SIGKILL");
     await exited;
 
-    const live = startCli([...runArgs(repo, b, "pr-123", agent("leaves-a-daemon-and-fixes-add-when-told.sh")).slice(0, -2), "--verify", "node test.js", "--", TASK], {
+    const live = startCli(runArgs(repo, b, "pr-123", agent("leaves-a-daemon-and-fixes-add-when-told.sh"), ["--verify", "node test.js"]), {
       env: { HANDOFF_TEST_OUT: outLive },
     });
     onTestFinished(() => void live.child.kill("SIGKILL"));

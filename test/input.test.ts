@@ -53,7 +53,7 @@ describe("a process that cannot be spawned ends the run at once, with its own de
     writeFileSync(join(root, "task.txt"), "a".repeat(61_000));
     const runsDir = join(root, "runs");
     const args = ["run", "-C", repo, "-b", "command", "--agent-cmd", "echo hi > f", "--env", "HUGE_VALUE", "--task-file", join(root, "task.txt")];
-    const quoted = [HANDOFF_BIN, ...args, "--sandbox", "none", "--yes", "--timeout", "600", "--runs-dir", runsDir, "--run-id", "r"].map((arg) => `'${arg}'`).join(" ");
+    const quoted = [HANDOFF_BIN, ...args, "--sandbox", "none", "--no-verify", "--yes", "--timeout", "600", "--runs-dir", runsDir, "--run-id", "r"].map((arg) => `'${arg}'`).join(" ");
     const env = { ...process.env, HUGE_VALUE: "b".repeat(70_000), XDG_STATE_HOME: join(root, "xdg"), HANDOFF_WORKSPACE_DIR: join(root, "ws"), HANDOFF_CLI_HOME_DIR: join(root, "homes") };
     const child = spawnSync("/bin/sh", ["-c", `ulimit -s 512 && exec '${process.execPath}' ${quoted}`], { env, encoding: "utf8", timeout: 60_000 });
     expect(child.status, child.stderr).toBe(6);
@@ -85,6 +85,7 @@ describe("a process that cannot be spawned ends the run at once, with its own de
       testEdits: null,
       holdoutCount: 0,
       tests: null,
+      noVerify: null,
       setupFailed: null,
     };
     expect(decideOutcome(facts)).toMatchObject({ terminalReason: "policy_or_artifact_error", detail: "command_not_started" });
@@ -151,7 +152,7 @@ describe("tasks and commands no process can be handed are refused before anythin
     writeFileSync(file, task);
     const seen = tempDir("handoff-seen");
     const agentCmd = `cat > '${seen}/stdin' && cp "$HANDOFF_TASK_FILE" '${seen}/file' && printf '%s' "\${HANDOFF_TASK-unset}" > '${seen}/env' && ${agent("fixes-add.sh")}`;
-    const run = await attempt(repo, agentCmd, ["--task-file", file, "--timeout", "600", "--sandbox", "none"], null);
+    const run = await attempt(repo, agentCmd, ["--task-file", file, "--timeout", "600", "--sandbox", "none", "--verify", "npm test"], null);
     expect(run.outcome.code, run.outcome.stderr).toBe(0);
     expect(run.result).toMatchObject({ terminalReason: "verified" });
     expect(readFileSync(join(seen, "stdin"), "utf8")).toBe(task);
@@ -179,7 +180,7 @@ describe("bad input is a one-line error before anything is created, or works", (
     expectNothingCreated(run);
     // Made the user's own again, the same repository is accepted.
     execFileSync("chown", ["-R", `${process.getuid!()}:${process.getgid!()}`, repo]);
-    const mine = await attempt(repo, "true", ["--sandbox", "none"], TASK, { HOME: home });
+    const mine = await attempt(repo, "true", ["--sandbox", "none", "--no-verify"], TASK, { HOME: home });
     expect(mine.outcome.code, mine.outcome.stderr).toBe(3);
   }, 60_000);
 

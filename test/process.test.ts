@@ -211,7 +211,7 @@ describe("the agent process in the pipeline", () => {
   test("--timeout ends `timeout` (wall_timeout) with no process left behind", async () => {
     const out = agentOutputDir();
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegateWithoutSandbox(repo, agent("spawns-sleeper-and-waits.sh"), { env: [...TEST_ENV_NAMES], timeoutMs: 2000 });
+    const run = await delegateWithoutSandbox(repo, agent("spawns-sleeper-and-waits.sh"), { env: [...TEST_ENV_NAMES], timeoutMs: 2000, noVerify: true });
     expect(run.result).toMatchObject({ terminalReason: "timeout", detail: "wall_timeout", status: "failed" });
     expect(isRunning(await out.sleeperPid())).toBe(false);
     expect(run.sourceChanged).toEqual([]);
@@ -220,7 +220,7 @@ describe("the agent process in the pipeline", () => {
   test("--idle-timeout ends `timeout` (idle_timeout) with no process left behind", async () => {
     const out = agentOutputDir();
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegateWithoutSandbox(repo, agent("spawns-sleeper-and-waits.sh"), { env: [...TEST_ENV_NAMES], timeoutMs: 120_000, idleTimeoutMs: 1500 });
+    const run = await delegateWithoutSandbox(repo, agent("spawns-sleeper-and-waits.sh"), { env: [...TEST_ENV_NAMES], timeoutMs: 120_000, idleTimeoutMs: 1500, noVerify: true });
     expect(run.result).toMatchObject({ terminalReason: "timeout", detail: "idle_timeout" });
     expect(isRunning(await out.sleeperPid())).toBe(false);
   });
@@ -229,7 +229,7 @@ describe("the agent process in the pipeline", () => {
     const out = agentOutputDir();
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     // The trap in the agent's own shell: SIGTERM stays ignored in everything it starts.
-    const run = await delegateWithoutSandbox(repo, `trap '' TERM; ${agent("spawns-sleeper-and-waits.sh")}`, { env: [...TEST_ENV_NAMES], timeoutMs: 1500 });
+    const run = await delegateWithoutSandbox(repo, `trap '' TERM; ${agent("spawns-sleeper-and-waits.sh")}`, { env: [...TEST_ENV_NAMES], timeoutMs: 1500, noVerify: true });
     expect(run.result).toMatchObject({ terminalReason: "timeout", detail: "wall_timeout" });
     expect(run.result.backend.signal).toBe("SIGKILL");
     expect(isRunning(await out.sleeperPid())).toBe(false);
@@ -246,7 +246,7 @@ describe("the agent process in the pipeline", () => {
     const out = agentOutputDir();
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const controller = new AbortController();
-    const running = delegateWithoutSandbox(repo, agent("spawns-sleeper-and-waits.sh"), { env: [...TEST_ENV_NAMES], signal: controller.signal });
+    const running = delegateWithoutSandbox(repo, agent("spawns-sleeper-and-waits.sh"), { env: [...TEST_ENV_NAMES], signal: controller.signal, noVerify: true });
     const sleeper = await out.sleeperPid();
     controller.abort();
     const run = await running;
@@ -300,7 +300,7 @@ describe("the agent process in the pipeline", () => {
 
   test("a command the shell cannot find ends external_agent_error, executable_unavailable, with the shell's complaint kept", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, "/nonexistent/agent-cli --go");
+    const run = await delegate(repo, "/nonexistent/agent-cli --go", { noVerify: true });
     expect(run.result).toMatchObject({ terminalReason: "external_agent_error", detail: "executable_unavailable", status: "failed" });
     expect(run.result.hint).toContain("--agent-cmd");
     expect(run.result.backend.exitCode).toBe(127);
@@ -315,7 +315,7 @@ describe("the agent process in the pipeline", () => {
     vi.stubEnv("MY_AGENT_KEY", "named-key");
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const harness = makeHarness();
-    const run = await delegateWithoutSandbox(repo, agent("records-its-environment.sh"), { harness, env: [...TEST_ENV_NAMES, "MY_AGENT_KEY"] });
+    const run = await delegateWithoutSandbox(repo, agent("records-its-environment.sh"), { harness, env: [...TEST_ENV_NAMES, "MY_AGENT_KEY"], noVerify: true });
     expect(run.result.terminalReason).toBe("no_changes");
 
     const text = readFileSync(join(out.dir, "agent.env"), "utf8");
@@ -340,7 +340,7 @@ describe("the agent process in the pipeline", () => {
     const out = agentOutputDir();
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     // /proc/PID/stat after the command name: state, ppid, pgrp, session, tty_nr (0 = no controlling terminal).
-    await delegateWithoutSandbox(repo, `cut -d')' -f2- /proc/$$/stat > "${out.dir}/stat"; echo $$ > "${out.dir}/pid"`);
+    await delegateWithoutSandbox(repo, `cut -d')' -f2- /proc/$$/stat > "${out.dir}/stat"; echo $$ > "${out.dir}/pid"`, { noVerify: true });
     const [, , , sessionId, ttyNr] = readFileSync(join(out.dir, "stat"), "utf8").trim().split(" ");
     expect(sessionId).toBe(readFileSync(join(out.dir, "pid"), "utf8").trim());
     expect(ttyNr).toBe("0");

@@ -88,7 +88,7 @@ describe("a SIGTERM in a slow phase", () => {
   test(
     "a SIGTERM during the clone of a 120,000-file commit ends the run within 5 s (it used to wait for the whole clone, about 20 s), user_cancelled with a complete run directory",
     async () => {
-      const run = await interruptDuring("clone", wideRepo(1200), "true");
+      const run = await interruptDuring("clone", wideRepo(1200), "true", ["--no-verify"]);
 
       expect(run.tookMs, `handoff took ${run.tookMs} ms to exit`).toBeLessThan(WITHIN_MS);
       expectInterruptedAndComplete(run, "clone");
@@ -101,7 +101,7 @@ describe("a SIGTERM in a slow phase", () => {
     async () => {
       const repo = await makeRepo(FAILING_ADD_PROJECT);
 
-      const run = await interruptDuring("extract", repo, agentAddingFiles(300));
+      const run = await interruptDuring("extract", repo, agentAddingFiles(300), ["--no-verify"]);
 
       expect(run.tookMs, `handoff took ${run.tookMs} ms to exit`).toBeLessThan(WITHIN_MS);
       expectInterruptedAndComplete(run, "extract");

@@ -84,7 +84,7 @@ describe("the source's own git filters", () => {
     appendFileSync(join(repo, ".git", "config"), Buffer.concat([Buffer.from('[filter "'), Buffer.from([0xff]), Buffer.from('"]\n\tclean = cat\n')]));
     const runsDir = join(tempDir("handoff-runs"), "runs");
 
-    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", agent("fixes-add.sh"), "--yes", "--runs-dir", runsDir, "--", "fix it"]);
+    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", agent("fixes-add.sh"), "--verify", "npm test", "--yes", "--runs-dir", runsDir, "--", "fix it"]);
 
     expect(outcome.code, outcome.stderr).toBe(2);
     expect(outcome.stderr).toMatch(/^handoff: the repository's config names a filter driver whose name is not UTF-8 .*\n$/);
@@ -160,7 +160,7 @@ describe("the source's own git filters", () => {
     writeFileSync(join(repo, ".git", "index"), "DIRC not an index");
     const runsDir = join(tempDir("handoff-runs"), "runs");
 
-    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", agent("fixes-add.sh"), "--yes", "--runs-dir", runsDir, "--", "fix it"]);
+    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", agent("fixes-add.sh"), "--verify", "npm test", "--yes", "--runs-dir", runsDir, "--", "fix it"]);
 
     expect(outcome.code, outcome.stderr).toBe(2);
     expect(outcome.stderr.trim().split("\n")).toHaveLength(1);

@@ -154,6 +154,7 @@ describe("a dirty source", () => {
       task: "fix it",
       backend: "command",
       agentCmd: agent("fixes-add.sh"),
+      verify: ["npm test"],
       yes: true,
       runsDir: harness.runsDir,
       workspacesDir: harness.workspacesDir,

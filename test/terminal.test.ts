@@ -71,6 +71,7 @@ function facts(overrides: Partial<RunFacts> = {}): RunFacts {
     testEdits: null,
     holdoutCount: 0,
     tests: null,
+    noVerify: null,
     setupFailed: null,
     ...overrides,
   };
@@ -170,10 +171,20 @@ describe("decideOutcome on verification", () => {
   const verified = (verification: VerificationOutcome | null, baseline: BaselineOutcome | null = null, verifyCommandCount = 1) =>
     facts({ verification, baseline, verifyCommandCount });
 
-  test("passed with commands is verified; passed with none says so in the detail", () => {
+  test("passed with commands is verified", () => {
     expectVerdict(verified({ kind: "passed", commands: [command()], tests: null }), "verified", null);
-    const verdict = expectVerdict(verified({ kind: "passed", commands: [], tests: null }, null, 0), "verified", "no_verification_commands");
+  });
+
+  test("--no-verify ends verified/not_verified, and the summary says first that nothing was checked", () => {
+    const verdict = expectVerdict(facts({ verification: { kind: "passed", commands: [], tests: null }, verifyCommandCount: 0, noVerify: { configVerifySkipped: 0 } }), "verified", "not_verified");
+    expect(verdict.summary).toBe("NOTHING WAS CHECKED (--no-verify): the patch is valid and applies to the base commit, but no verification command ran");
     expect(verdict.hint).toContain("--verify");
+    const skipped = decideOutcome(facts({ verification: { kind: "passed", commands: [], tests: null }, verifyCommandCount: 0, noVerify: { configVerifySkipped: 2 } }));
+    expect(skipped.summary).toContain("the 2 verify commands in .handoff.json were skipped");
+  });
+
+  test("a pass with no verify command and no --no-verify is never verified (no silent pass)", () => {
+    expectVerdict(verified({ kind: "passed", commands: [], tests: null }, null, 0), "policy_or_artifact_error", "verification_not_run");
   });
 
   test("a failing command is command_failed; a timed-out one is command_timed_out", () => {

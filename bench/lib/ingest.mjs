@@ -71,7 +71,7 @@ export async function benchIngestion({ repoRoot, workDir, bytes, log = () => {} 
   };
   // Generous limits: at a few MB/s a GiB takes minutes, and a slow run should be measured, not killed.
   const args = [
-    "run", "-C", repo, "--yes", "--json",
+    "run", "-C", repo, "--yes", "--json", "--no-verify",
     "--backend", "codex", "--bin", fake,
     "--runs-dir", runsDir,
     "--timeout", "3600", "--idle-timeout", "600",

@@ -203,7 +203,7 @@ export async function benchRepo({ root, repo, workDir, rounds, log }) {
 
 async function wholeRun(root, repoPath, runsDir, scratch) {
   const env = { ...process.env, HANDOFF_WORKSPACE_DIR: join(scratch, "ws"), HANDOFF_CLI_HOME_DIR: join(scratch, "homes") };
-  const args = [join(root, "bin", "handoff.js"), "run", "--yes", "--allow-dirty", "--json", "--repo", repoPath, "--runs-dir", runsDir, "--backend", "command", "--agent-cmd", "true", "bench: a no-op agent"];
+  const args = [join(root, "bin", "handoff.js"), "run", "--yes", "--allow-dirty", "--json", "--repo", repoPath, "--runs-dir", runsDir, "--backend", "command", "--agent-cmd", "true", "--no-verify", "bench: a no-op agent"];
   let out;
   try {
     out = await run(process.execPath, args, { env, keep: true });

@@ -1,4 +1,18 @@
+import { createHash } from "node:crypto";
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
+import { assertNever } from "../assert-never.js";
+import { UsageError } from "../errors.js";
 import { type GitTarget, git, splitNul } from "../git.js";
+import { escapeControls } from "../path-names.js";
+import { isInside } from "../paths.js";
+import { readFileSafely } from "../safe-read.js";
+
+/** The largest `--holdout-patch` file handoff reads: as large as the largest patch it extracts. */
+export const MAX_HOLDOUT_BYTES = 64 * 1024 * 1024;
+
+/** Linux's PATH_MAX: a longer path names no file. */
+const PATH_MAX = 4096;
 
 /**
  * A held-out check (`--holdout-patch FILE`): a patch the agent never sees, applied by handoff in every verification
@@ -10,6 +24,40 @@ export interface Holdout {
   readonly source: string;
   readonly bytes: Buffer;
   readonly sha256: string;
+}
+
+/**
+ * A `--holdout-patch` file, read now, before anything is created: a regular file (a link is followed once, here)
+ * of at most 64 MiB, not empty, and outside every tree the agent or its runs can reach (the source, the runs,
+ * workspace and CLI-home directories).
+ */
+export function readHoldoutFile(path: string, forbidden: ReadonlyArray<readonly [string, string]>): Holdout {
+  const bad = (why: string) => new UsageError("bad_holdout", `--holdout-patch ${escapeControls(path.slice(0, 200))}${path.length > 200 ? "…" : ""} ${why}`);
+  if (path.includes("\0")) throw bad("holds a NUL byte");
+  if (Buffer.byteLength(path) >= PATH_MAX) throw bad(`is ${Buffer.byteLength(path)} bytes; a path is under ${PATH_MAX}`);
+  let real: string;
+  try {
+    real = realpathSync(resolve(path));
+  } catch (error) {
+    throw bad(`cannot be read: ${(error as NodeJS.ErrnoException).code ?? error}`);
+  }
+  for (const [what, dir] of forbidden) {
+    if (isInside(real, dir)) throw bad(`is inside ${what} (${dir}), where the agent could read it; keep held-out patches outside`);
+  }
+  const read = readFileSafely(real, MAX_HOLDOUT_BYTES);
+  switch (read.kind) {
+    case "not_regular":
+      throw bad("is not a regular file");
+    case "too_large":
+      throw bad(`is ${read.size} bytes; the most handoff reads is ${MAX_HOLDOUT_BYTES} (64 MiB)`);
+    case "unreadable":
+      throw bad(`cannot be read: ${read.message}`);
+    case "bytes":
+      if (read.bytes.length === 0) throw bad("is empty");
+      return { source: real, bytes: read.bytes, sha256: createHash("sha256").update(read.bytes).digest("hex") };
+    default:
+      return assertNever(read);
+  }
 }
 
 /** What result.json says of a holdout: never its content (an unsandboxed agent can read the run directory). */
