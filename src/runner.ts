@@ -399,7 +399,7 @@ class PipelineRun {
     this.facts.patch = { empty: this.extraction.patch.length === 0, violations: [...this.extraction.violations, ...this.inputViolations] };
 
     const agentFinished = this.agentResult?.outcome.kind === "finished";
-    const verifiable = agentFinished && !this.facts.patch.empty && this.extraction.violations.length === 0 && this.facts.sourceChanged.length === 0;
+    const verifiable = agentFinished && !this.facts.patch.empty && this.facts.patch.violations.length === 0 && this.facts.sourceChanged.length === 0;
     if (!verifiable || this.halted) return;
     const extraction = this.extraction;
     const common = {

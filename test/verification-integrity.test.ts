@@ -20,11 +20,11 @@ async function run(agentName: string, options: Parameters<typeof delegate>[2] = 
   return delegate(repo, agent(agentName), { verify: ["npm test"], ...options });
 }
 
-function expectHeldToBase(outcome: DelegateOutcome, path: string): void {
+function expectHeldToBase(outcome: DelegateOutcome, path: string, named = path): void {
   const r = outcome.result;
   expect(r.terminalReason, r.summary).toBe("verification_failed");
   expect(r.detail).toBe("failed_held_to_base");
-  expect(r.summary).toContain(`held to the base's ${path}`);
+  expect(r.summary).toContain(`held to the base's ${named}`);
   expect(r.hint).toContain("--test-edits allow");
   expect(r.verification.testEdits?.changed).toContainEqual(expect.objectContaining({ path, judged: "held_to_base" }));
   // As patched it passed: the patch is what ships, so that run is kept in the record too.
@@ -41,7 +41,7 @@ describe("an agent that games verification is not verified (--test-edits base, t
 
   test("making package.json's test script a no-op fails held to the base's scripts.test", async () => {
     const outcome = await run("no-ops-the-test-script.sh");
-    expectHeldToBase(outcome, "package.json (scripts.test)");
+    expectHeldToBase(outcome, "package.json", "package.json (scripts.test)");
     expect(outcome.result.verification.testEdits?.changed[0]).toMatchObject({ path: "package.json", entries: ["scripts.test"] });
   });
 
