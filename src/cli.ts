@@ -213,12 +213,16 @@ function progressPrinter(json: boolean): (event: RecordedEvent) => void {
       case "phase.started":
         if (event.phase === "agent") write("agent working in the disposable clone…");
         if (event.phase === "verify") write("verifying in a fresh checkout…");
+        if (event.phase === "held") write("verifying again, with the changed verification inputs held to the base…");
         break;
       case "phase.finished":
         write(`${event.phase} ${event.ok ? "done" : "FAILED"} in ${event.durationMs} ms${event.note ? `: ${event.note}` : ""}`);
         break;
       case "command.started":
         write(`  [${event.phase}] $ ${event.command}`);
+        break;
+      case "verification.inputs_changed":
+        write(`the patch changes verification inputs (--test-edits ${event.policy}): ${event.paths.slice(0, 5).join(", ")}${event.paths.length > 5 ? ", …" : ""}`);
         break;
       case "source.changed":
         write(`the source repository changed: ${event.changed.slice(0, 5).join(", ")}`);

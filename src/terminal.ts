@@ -309,7 +309,7 @@ function failedHeldToBase(facts: RunFacts, what: string): Verdict {
     "verification_failed",
     "failed_held_to_base",
     `the patch passed as patched, but not held to the base's ${heldInputsText(edits.changed)}: ${what}`,
-    `the patch changed ${heldInputsText(edits.changed)}, which decide what verification runs; if the task really must change them, run again with --test-edits allow and review those changes (or keep the real checks in --holdout-patch)`,
+    `the patch changed ${heldInputsText(edits.changed)}, which ${edits.changed.length === 1 ? "decides" : "decide"} what verification runs; if the task really must change ${edits.changed.length === 1 ? "it" : "them"}, run again with --test-edits allow and review the change (or keep the real checks in --holdout-patch)`,
   );
 }
 

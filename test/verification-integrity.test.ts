@@ -59,6 +59,15 @@ describe("an agent that games verification is not verified (--test-edits base, t
     expect(outcome.result.verification.testEdits?.changed[0]?.reason).toBe("runner_config");
   });
 
+  test("adding a conftest.py, a runner config the base lacks, fails held to the base, where it is removed", async () => {
+    // Like pytest's conftest.py hooks, which can deselect tests: here the verify command skips the tests when it exists.
+    const cmd = "printf 'collect_ignore_glob = [\"*\"]\\n' > conftest.py";
+    const repo = await makeRepo(INTEGRITY_PROJECT);
+    const outcome = await delegate(repo, cmd, { verify: ["if [ -e conftest.py ]; then exit 0; fi; node run-tests.js"] });
+    expectHeldToBase(outcome, "conftest.py");
+    expect(outcome.result.verification.testEdits?.changed[0]).toMatchObject({ change: "added", reason: "runner_config" });
+  });
+
   test("the verification inputs are listed in request.json, found from the base commit", async () => {
     const outcome = await run("rewrites-the-verify-script.sh", { verify: ["sh check.sh", "npm test"] });
     const request = JSON.parse(readFileSync(join(outcome.runDir, "request.json"), "utf8"));
