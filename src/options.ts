@@ -250,7 +250,7 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     throw new UsageError("bad_test_edits", `--test-edits${from(options.testEdits)} must be base, reject or allow, not '${testEdits}'`);
   }
   const junit = (options.junit ?? config.junit ?? []).map((path) => checkJunitPath(`--junit${from(options.junit)}`, path));
-  const holdouts = (options.holdoutPatches ?? []).map((path) =>
+  const read = (options.holdoutPatches ?? []).map((path) =>
     readHoldoutFile(path, [
       ["the source repository", sourceTop],
       ["the runs directory", runsDir],
@@ -258,6 +258,8 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
       ["the agent-CLI home directory", cliHomesDir],
     ]),
   );
+  // One file named twice (through a link, say) is one holdout: applied twice, it could never apply.
+  const holdouts = read.filter((holdout, index) => read.findIndex((other) => other.source === holdout.source) === index);
   if (options.agentCmd !== undefined) checkArgument("--agent-cmd", options.agentCmd);
   if (options.bin !== undefined) checkArgument("--bin", options.bin);
   const model = options.model ?? config.model ?? null;

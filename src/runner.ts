@@ -247,7 +247,12 @@ class PipelineRun {
       testEdits: o.testEdits,
       junit: o.junit,
       // Never the content: the run directory is reachable by an agent without the sandbox.
-      holdouts: o.holdouts.map((holdout) => ({ source: holdout.source, sha256: holdout.sha256, bytes: holdout.bytes.length })),
+      holdouts: o.holdouts.map((holdout, index) => ({
+        source: holdout.source,
+        sha256: holdout.sha256,
+        bytes: holdout.bytes.length,
+        files: this.verificationBase.holdouts[index]?.files ?? [],
+      })),
       limits: { timeoutMs: o.timeoutMs, idleTimeoutMs: o.idleTimeoutMs, verifyTimeoutMs: o.verifyTimeoutMs },
       policy: o.policy,
       verificationInputs: inputsRecord(this.verificationBase.inputs),

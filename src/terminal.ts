@@ -200,7 +200,7 @@ function notVerified(noVerify: NonNullable<RunFacts["noVerify"]>): Verdict {
   const skipped = noVerify.configVerifySkipped;
   return verdict(
     "verified",
-    "not_verified",
+    "nothing_checked",
     `NOTHING WAS CHECKED (--no-verify): the patch is valid and applies to the base commit, but no verification command ran${skipped > 0 ? ` (the ${skipped} verify command${skipped === 1 ? "" : "s"} in .handoff.json ${skipped === 1 ? "was" : "were"} skipped)` : ""}`,
     "review changes.patch yourself before applying it; run again with --verify CMD to have handoff run your tests",
   );

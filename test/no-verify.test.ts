@@ -8,7 +8,7 @@ import { agent, makeHarness, readJson } from "./helpers/run.js";
 
 /**
  * Issue 12 item 6: nothing verified is not verified. A run needs a verify command (option or `.handoff.json`) or an
- * explicit `--no-verify`; a `--no-verify` run ends verified/not_verified and says, everywhere it is shown, that
+ * explicit `--no-verify`; a `--no-verify` run ends verified/nothing_checked and says, everywhere it is shown, that
  * nothing checked the patch.
  */
 const TASK = "fix the failing test";
@@ -75,15 +75,15 @@ describe("a run needs a verify command or an explicit --no-verify", () => {
 });
 
 describe("--no-verify says that nothing was checked", () => {
-  test("--no-verify ends verified/not_verified (exit 0) and says nothing was checked; result.json records verification.skipped", async () => {
+  test("--no-verify ends verified/nothing_checked (exit 0) and says nothing was checked; result.json records verification.skipped", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const run = await attempt(repo, agent("fixes-add.sh"), ["--no-verify"]);
     expect(run.outcome.code, run.outcome.stderr).toBe(0);
-    expect(run.outcome.stdout.split("\n")[0]).toBe(`verified (not_verified): ${NOTHING_CHECKED}`);
+    expect(run.outcome.stdout.split("\n")[0]).toBe(`verified (nothing_checked): ${NOTHING_CHECKED}`);
     expect(run.outcome.stdout).toMatch(/^hint: .*--verify CMD/m);
     const result = readJson(join(run.runDir, "result.json"));
-    expect(result).toMatchObject({ terminalReason: "verified", detail: "not_verified", summary: NOTHING_CHECKED });
-    expect(result.verification).toEqual({ ran: false, passed: null, skipped: "no_verify", commands: [], baseline: null });
+    expect(result).toMatchObject({ terminalReason: "verified", detail: "nothing_checked", summary: NOTHING_CHECKED });
+    expect(result.verification).toMatchObject({ ran: false, passed: null, skipped: "no_verify", commands: [], baseline: null, heldToBase: null, holdouts: [], tests: null });
     expect(readJson(join(run.runDir, "request.json"))).toMatchObject({ noVerify: true, commands: { verify: [] } });
     expect(readFileSync(join(run.runDir, "test.log"), "utf8")).toBe("");
   });
@@ -94,7 +94,7 @@ describe("--no-verify says that nothing was checked", () => {
     const run = await attempt(repo, agent("fixes-add.sh"), ["--no-verify"]);
     expect(run.outcome.code, run.outcome.stderr).toBe(0);
     const result = readJson(join(run.runDir, "result.json"));
-    expect(result).toMatchObject({ terminalReason: "verified", detail: "not_verified", verification: { ran: false, skipped: "no_verify", commands: [] } });
+    expect(result).toMatchObject({ terminalReason: "verified", detail: "nothing_checked", verification: { ran: false, skipped: "no_verify", commands: [] } });
     expect(result.summary).toBe(`${NOTHING_CHECKED} (the 1 verify command in .handoff.json was skipped)`);
     expect(run.outcome.stderr).not.toContain("[verify]");
   });

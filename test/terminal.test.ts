@@ -175,8 +175,8 @@ describe("decideOutcome on verification", () => {
     expectVerdict(verified({ kind: "passed", commands: [command()], tests: null }), "verified", null);
   });
 
-  test("--no-verify ends verified/not_verified, and the summary says first that nothing was checked", () => {
-    const verdict = expectVerdict(facts({ verification: { kind: "passed", commands: [], tests: null }, verifyCommandCount: 0, noVerify: { configVerifySkipped: 0 } }), "verified", "not_verified");
+  test("--no-verify ends verified/nothing_checked, and the summary says first that nothing was checked", () => {
+    const verdict = expectVerdict(facts({ verification: { kind: "passed", commands: [], tests: null }, verifyCommandCount: 0, noVerify: { configVerifySkipped: 0 } }), "verified", "nothing_checked");
     expect(verdict.summary).toBe("NOTHING WAS CHECKED (--no-verify): the patch is valid and applies to the base commit, but no verification command ran");
     expect(verdict.hint).toContain("--verify");
     const skipped = decideOutcome(facts({ verification: { kind: "passed", commands: [], tests: null }, verifyCommandCount: 0, noVerify: { configVerifySkipped: 2 } }));

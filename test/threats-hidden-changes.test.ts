@@ -1,4 +1,5 @@
 import { describe, expect, test } from "vitest";
+import type { RunOptions } from "../src/options.js";
 import { FAILING_ADD_PROJECT, makeRepo } from "./helpers/repo.js";
 import { agent, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 import { expectHiddenFromClone, keptWorkspace, makeRepoWithGitlink, naiveGit } from "./helpers/traps.js";
@@ -14,9 +15,9 @@ import { FIX_LINE, expectRejected, expectVerifiedFix } from "./helpers/verdicts.
 
 const VERIFY = { verify: ["npm test"] };
 
-async function runHiding(script: string, files: Record<string, string> = FAILING_ADD_PROJECT) {
+async function runHiding(script: string, files: Record<string, string> = FAILING_ADD_PROJECT, options: Partial<RunOptions> = {}) {
   const repo = await makeRepo(files);
-  const run = await delegateWithoutSandbox(repo, agent(script), { ...VERIFY, harness: makeHarness(), keepWorkspace: true });
+  const run = await delegateWithoutSandbox(repo, agent(script), { ...VERIFY, harness: makeHarness(), keepWorkspace: true, ...options });
   return { repo, run, workTree: keptWorkspace(run).workTree };
 }
 
@@ -145,7 +146,8 @@ describe("H9–H11: how the patch is written", () => {
   });
 
   test("H10: a rename is a deletion plus an addition, never rename headers, whatever the agent's diff.renames says", async () => {
-    const { run } = await runHiding("renames-file.sh");
+    // The rename updates test.js's import: a test edit the task needs, allowed here (this test is about the patch's form).
+    const { run } = await runHiding("renames-file.sh", FAILING_ADD_PROJECT, { testEdits: "allow" });
     expect(run.result.terminalReason, run.result.summary).toBe("verified");
     expect(run.patch).not.toMatch(/^(rename|copy) (from|to) /m);
     expect(run.patch).not.toMatch(/^similarity index /m);

@@ -168,12 +168,13 @@ describe("--holdout-patch", () => {
     const marker = `held-out-${process.pid}-${Date.now()}`;
     const path = holdoutPatch(dir, marker);
     const bytes = readFileSync(path);
-    // Given relative to the CLI's working directory, through a link: recorded by its real path.
+    // Given relative to the CLI's working directory, through a link: recorded by its real path, and the same file
+    // given twice is one holdout (applied twice, it could never apply).
     symlinkSync(path, join(dir, "link.patch"));
     const run = await attempt(repo, ["--holdout-patch", "link.patch", "--holdout-patch", path], dir);
     expect(run.outcome.code, run.outcome.stderr).toBe(0);
-    const entry = { source: path, sha256: createHash("sha256").update(bytes).digest("hex"), bytes: bytes.length };
-    expect(readJson(join(run.runDir, "request.json")).holdouts).toEqual([entry, entry]);
+    const entry = { source: path, sha256: createHash("sha256").update(bytes).digest("hex"), bytes: bytes.length, files: ["hidden.test.js"] };
+    expect(readJson(join(run.runDir, "request.json")).holdouts).toEqual([entry]);
     for (const name of readdirSync(run.runDir)) expect(readFileSync(join(run.runDir, name), "utf8"), name).not.toContain(marker);
   });
 
