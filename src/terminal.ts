@@ -193,7 +193,7 @@ function commandNotStarted(failed: CommandRecord): Verdict {
 }
 
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
-const shownTests = (list: TestList) => `${list.names.slice(0, 5).join("; ")}${list.count > 5 ? `; and ${list.count - 5} more` : ""}`;
+const shownTests = (list: TestList) => `${list.names.slice(0, 3).join("; ")}${list.count > 3 ? `; and ${list.count - 3} more` : ""}`;
 
 /** `--no-verify`: verified because the user asked for no check, and saying so louder than anything else. */
 function notVerified(noVerify: NonNullable<RunFacts["noVerify"]>): Verdict {
@@ -218,7 +218,7 @@ function decideVerification(facts: RunFacts): Verdict {
     return verdict(
       "verification_failed",
       "tests_vanished",
-      `${plural(lost, "test")} that passed on the base ${lost === 1 ? "is" : "are"} missing or skipped after the patch: ${which.slice(0, 5).join("; ")}${lost > 5 ? `; and ${lost - 5} more` : ""}`,
+      `${plural(lost, "test")} that passed on the base ${lost === 1 ? "is" : "are"} missing or skipped after the patch: ${which.slice(0, 3).join("; ")}${lost > 3 ? `; and ${lost - 3} more` : ""}`,
       "a patch must not make passing tests disappear; if the task really removes them, run again with --test-edits allow and review the removal",
     );
   }
