@@ -240,6 +240,12 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   if (noVerify && (options.verify?.length ?? 0) > 0) {
     throw new UsageError("no_verify_with_verify", "--no-verify and --verify contradict each other: give one or the other");
   }
+  if (noVerify && options.baseline) {
+    throw new UsageError("no_verify_with_baseline", "--baseline runs the verify commands on the untouched base; with --no-verify there are none to run");
+  }
+  if (noVerify && (options.holdoutPatches?.length ?? 0) > 0) {
+    throw new UsageError("no_verify_with_holdout", "--holdout-patch adds tests for the verify commands to run; with --no-verify nothing runs them");
+  }
   // --no-verify wins over .handoff.json: nothing is run, and the outcome says the file's commands were skipped.
   const verify = noVerify ? [] : (options.verify ?? config.verify ?? []);
   const from = (cli: unknown) => (cli === undefined ? ` (from ${CONFIG_FILE})` : "");

@@ -66,6 +66,16 @@ describe("a run needs a verify command or an explicit --no-verify", () => {
     expectNothingCreated(run);
   });
 
+  test.each([
+    [["--baseline"], /--baseline runs the verify commands on the untouched base; with --no-verify there are none to run/],
+    [["--holdout-patch", "/dev/null"], /--holdout-patch adds tests for the verify commands to run; with --no-verify nothing runs them/],
+  ])("--no-verify with %s, which needs verify commands, is a usage error before anything is created", async (extra, says) => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const run = await attempt(repo, agent("fixes-add.sh"), ["--no-verify", ...extra]);
+    expectUsageError(run.outcome, says);
+    expectNothingCreated(run);
+  });
+
   test("a repository cannot switch its own checks off: noVerify is not a .handoff.json key", async () => {
     const repo = await makeRepo({ ...FAILING_ADD_PROJECT, ".handoff.json": JSON.stringify({ verify: ["npm test"], noVerify: true }) });
     const run = await attempt(repo, agent("fixes-add.sh"), []);
