@@ -11,6 +11,9 @@ export const MAX_TASK_BYTES = 1024 * 1024;
 /** Linux's MAX_ARG_STRLEN (32 pages of 4 KiB) counts the terminating NUL: one argument or variable is at most this. */
 export const MAX_ARGUMENT_BYTES = 128 * 1024 - 1;
 
+/** Linux's PATH_MAX: a path of this many bytes or more names no file (and no directory a `cd` can reach). */
+export const PATH_MAX = 4096;
+
 /** The longest timeout: Node's timers hold at most 2^31-1 ms (about 24.8 days); past that one fires at once. */
 export const MAX_TIMEOUT_SECONDS = 24 * 24 * 3600;
 

@@ -6,7 +6,7 @@ import { CONFIG_FILE, type HandoffConfig } from "./config.js";
 import { UsageError } from "./errors.js";
 import { isValidEnvName } from "./env.js";
 import { globToRegExp } from "./glob.js";
-import { MAX_MEMORY_MIB, MAX_PROCESSES, MAX_TIMEOUT_SECONDS, checkArgument, checkTask } from "./input-limits.js";
+import { MAX_MEMORY_MIB, MAX_PROCESSES, MAX_TIMEOUT_SECONDS, PATH_MAX, checkArgument, checkTask } from "./input-limits.js";
 import { escapeControls } from "./path-names.js";
 import { isInside } from "./paths.js";
 import { type PatchLimits, resolveLimits } from "./limits.js";
@@ -82,8 +82,6 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Linux's PATH_MAX: a longer path names no file. */
-const PATH_MAX = 4096;
 
 export const DEFAULTS = {
   backend: "codex",

@@ -1,4 +1,5 @@
 import { type ParseEntry, parse } from "shell-quote";
+import { PATH_MAX } from "../input-limits.js";
 
 /**
  * A setup or verify command read as the shell would split it, to find the files it names (inputs.ts). This is a
@@ -22,8 +23,6 @@ export interface SimpleCommand {
 
 /** How deep `sh -c '…'` and `eval '…'` strings are read inside one another. */
 export const MAX_NESTED_DEPTH = 8;
-/** PATH_MAX: a longer directory is not one a `cd` can reach. */
-const MAX_PATH = 4096;
 
 const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh"]);
 const KEYWORDS = new Set(["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "time", "exec", "command", "builtin", "nohup", "stdbuf"]);
@@ -138,7 +137,7 @@ function shellCommandString(words: readonly string[]): string | null {
 function directoryAfterCd(cwd: string | null, target: string): string | null {
   if (cwd === null || target === "-" || target.startsWith("~") || target.includes("$")) return null;
   const path = repoPath(cwd, target);
-  return path !== null && path.length < MAX_PATH ? path : null;
+  return path !== null && path.length < PATH_MAX ? path : null;
 }
 
 /**

@@ -4,6 +4,7 @@ import { resolve } from "node:path";
 import { assertNever } from "../assert-never.js";
 import { UsageError } from "../errors.js";
 import { type GitTarget, git, splitNul } from "../git.js";
+import { PATH_MAX } from "../input-limits.js";
 import { escapeControls } from "../path-names.js";
 import { isInside } from "../paths.js";
 import { readFileSafely } from "../safe-read.js";
@@ -11,8 +12,6 @@ import { readFileSafely } from "../safe-read.js";
 /** The largest `--holdout-patch` file handoff reads: as large as the largest patch it extracts. */
 export const MAX_HOLDOUT_BYTES = 64 * 1024 * 1024;
 
-/** Linux's PATH_MAX: a longer path names no file. */
-const PATH_MAX = 4096;
 
 /**
  * A held-out check (`--holdout-patch FILE`): a patch the agent never sees, applied by handoff in every verification
