@@ -126,6 +126,8 @@ class PipelineRun {
   /** `--test-edits reject`: the changed verification inputs, as violations of the patch. */
   inputViolations: PolicyFinding[] = [];
   testRecord: TestEvidence | null = null;
+  /** package.json as the patch left it (read once from the extraction's own index), null when absent. */
+  patchedPackageJson: Buffer | null = null;
   agentResult: ExternalAgentResult | null = null;
   extraction: Extraction | null = null;
   setupRecords: CommandRecord[] = [];
@@ -430,7 +432,7 @@ class PipelineRun {
     this.facts.verification = (await this.phase("verify", () => runVerification({ ...common, ...applied, label: "verify", hold: [] }))) ?? null;
     const changed = this.facts.testEdits?.changed ?? [];
     if (this.facts.verification?.kind === "passed" && o.testEdits === "base" && changed.length > 0 && !this.halted) {
-      const hold = holdSteps(changed, await this.heldPackageJson(changed));
+      const hold = holdSteps(changed, this.heldPackageJson(changed));
       this.facts.held = (await this.phase("held", () => runVerification({ ...common, ...applied, label: "held", hold }))) ?? null;
     }
     this.testRecord = this.testEvidence();
@@ -441,20 +443,18 @@ class PipelineRun {
   async judgeTestEdits(extraction: Extraction): Promise<void> {
     const { base, inputs } = this.verificationBase;
     const touchesPackageJson = extraction.files.some((file) => file.path === "package.json");
-    const patched = touchesPackageJson ? await stagedBlob(extraction.privateGitDir, extraction.listing, "package.json") : base.packageJson;
-    const changed = changedInputs(inputs, extraction.files, { base: base.packageJson, patched });
+    this.patchedPackageJson = touchesPackageJson ? await stagedBlob(extraction.privateGitDir, extraction.listing, "package.json") : base.packageJson;
+    const changed = changedInputs(inputs, extraction.files, { base: base.packageJson, patched: this.patchedPackageJson });
     this.facts.testEdits = { policy: this.options.testEdits, changed };
     if (changed.length > 0) this.emit({ type: "verification.inputs_changed", policy: this.options.testEdits, paths: changed.map((input) => input.path) });
     if (this.options.testEdits === "reject") this.inputViolations = inputViolations(changed);
   }
 
   /** package.json as patched with the base's scripts, for the run held to the base; null when its scripts did not change. */
-  async heldPackageJson(changed: readonly ChangedInput[]): Promise<Buffer | null> {
+  heldPackageJson(changed: readonly ChangedInput[]): Buffer | null {
     const input = changed.find((entry) => entry.path === "package.json" && entry.entries?.length);
     const base = this.verificationBase.base.packageJson;
-    if (!input || !base || !this.extraction) return null;
-    const patched = await stagedBlob(this.extraction.privateGitDir, this.extraction.listing, "package.json");
-    return patched ? holdPackageJson(base, patched) : null;
+    return input && base && this.patchedPackageJson ? holdPackageJson(base, this.patchedPackageJson) : null;
   }
 
   /** result.json's `verification.tests`: the JUnit evidence as patched, compared with the base's when there is one. */
