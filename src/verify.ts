@@ -87,7 +87,7 @@ const PHASES = {
 } as const;
 
 export async function runVerification(request: VerificationRequest): Promise<VerificationOutcome> {
-  if (request.setup.length === 0 && request.verify.length === 0 && request.holdouts.length === 0) return roundTripInIndex(request);
+  if (request.setup.length === 0 && request.verify.length === 0) return roundTripInIndex(request);
   const phases = PHASES[request.label];
   const checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, request.label, request.signal);
   const target = { gitDir: request.privateGitDir, workTree: checkout.dir, indexFile: checkout.indexFile, cwd: checkout.dir };
@@ -120,7 +120,7 @@ export async function runVerification(request: VerificationRequest): Promise<Ver
   });
   const commands = [...setup, ...verify];
   if (request.signal?.aborted) return { kind: "cancelled", commands };
-  const tests = takeJunitFiles(checkout.dir, request.junit, prepared, readJunitEvidence);
+  const tests = takeJunitFiles(checkout.dir, request.junit, prepared);
   const failed = verify.find((record) => !commandPassed(record));
   if (failed) return { kind: "command_failed", commands, failed, tests };
 
@@ -213,6 +213,7 @@ export async function runBaseline(request: Omit<VerificationRequest, "patch" | "
     jail: jailFor(request.containment, checkout, "verify"),
   });
   const passed = verify.every(commandPassed) && verify.length === request.verify.length;
-  const tests = takeJunitFiles(checkout.dir, request.junit, null, readJunitEvidence);
+  // The baseline's checkout is not staged again: its reports are only read.
+  const tests = request.junit.length > 0 ? readJunitEvidence(checkout.dir, request.junit) : null;
   return { passed, commands: [...setup, ...verify], setupFailed: false, holdoutsApplied, tests };
 }
