@@ -34,7 +34,6 @@ import { holdPackageJson } from "./verification/package-json.js";
 import { type ChangedInput, holdSteps, inputViolations } from "./verification/test-edits.js";
 import { type TestEvidence, testEvidenceRecord } from "./verification/test-evidence.js";
 import { type HoldoutRecord, holdoutRecord } from "./verification/holdouts.js";
-import { testFindings } from "./verification/test-findings.js";
 
 export interface RunnerHooks {
   /** Every event as it is written to events.jsonl (the CLI prints progress from these). */
@@ -115,7 +114,6 @@ class PipelineRun {
     verification: null,
     held: null,
     baseline: null,
-    verifyCommandCount: 0,
     verifyCommands: [],
     testEdits: null,
     holdoutCount: 0,
@@ -173,7 +171,6 @@ class PipelineRun {
     this.startedAt = startedAt;
     this.hooks = hooks;
     this.testLog = new TestLog((bytes) => dir.writeFile("test.log", bytes));
-    this.facts.verifyCommandCount = options.verify.length;
     this.facts.verifyCommands = options.verify;
     this.facts.holdoutCount = options.holdouts.length;
     if (options.noVerify) this.facts.noVerify = { configVerifySkipped: options.configVerifySkipped };
@@ -436,7 +433,7 @@ class PipelineRun {
       this.facts.held = (await this.phase("held", () => runVerification({ ...common, ...applied, label: "held", hold }))) ?? null;
     }
     this.testRecord = this.testEvidence();
-    this.facts.tests = testFindings(this.testRecord);
+    this.facts.tests = this.testRecord;
   }
 
   /** Which verification inputs the patch changed; under `--test-edits reject`, each is a violation of the patch. */

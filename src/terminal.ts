@@ -5,6 +5,7 @@ import type { CommandRecord } from "./shell-commands.js";
 import type { BaselineOutcome, VerificationOutcome } from "./verify.js";
 import { type CommandTransition, commandTransitions } from "./verification/command-transitions.js";
 import { type TestEditFacts, heldInputsText, judgedText } from "./verification/test-edits.js";
+import type { TestEvidence } from "./verification/test-evidence.js";
 
 export const TERMINAL_REASONS = [
   "verified",
@@ -36,36 +37,16 @@ export interface RunFacts {
   /** The same, with the changed verification inputs held to the base (`--test-edits base`); null when not run. */
   readonly held: VerificationOutcome | null;
   readonly baseline: BaselineOutcome | null;
-  readonly verifyCommandCount: number;
   readonly verifyCommands: readonly string[];
   /** Which verification inputs the patch changed, and the policy they were judged by. */
   readonly testEdits: TestEditFacts | null;
   readonly holdoutCount: number;
-  /** Test-level evidence (`--junit` with `--baseline`): tests fixed, broken, vanished or newly skipped by the patch. */
-  readonly tests: TestFindings | null;
+  /** Test-level evidence (`--junit`; with `--baseline`, tests fixed, broken, vanished or newly skipped by the patch). */
+  readonly tests: TestEvidence | null;
   /** `--no-verify`: the user accepted a patch nothing checks; how many `.handoff.json` verify commands that skipped. */
   readonly noVerify: { readonly configVerifySkipped: number } | null;
   /** A setup command failed in the agent's workspace, before the agent started. */
   readonly setupFailed: CommandRecord | null;
-}
-
-export interface TestList {
-  readonly count: number;
-  readonly names: readonly string[];
-}
-
-/** What JUnit evidence says about the tests; transitions need a base to compare with (`--baseline`). */
-export interface TestFindings {
-  readonly compared: boolean;
-  readonly fixed: TestList;
-  readonly broke: TestList;
-  readonly vanished: TestList;
-  readonly newlySkipped: TestList;
-  /** Tests that ran on each side (null: no JUnit read there). */
-  readonly baseTotal: number | null;
-  readonly patchedTotal: number | null;
-  /** Tests that passed on the base (null: not read there). */
-  readonly basePassed: number | null;
 }
 
 export interface Verdict {
@@ -192,8 +173,13 @@ function commandNotStarted(failed: CommandRecord): Verdict {
   );
 }
 
+/** Tests a report listed on one side; null when no report was read there. */
+const total = (side: TestEvidence["base"]) => (side ? side.passed + side.failed + side.skipped : null);
+/** Transitions exist only when both sides' reports were read (`--junit` with `--baseline`). */
+const compared = (tests: TestEvidence | null): tests is TestEvidence & { base: NonNullable<TestEvidence["base"]> } =>
+  tests !== null && tests.base !== null && tests.patched !== null;
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
-const shownTests = (list: TestList) => `${list.names.slice(0, 3).join("; ")}${list.count > 3 ? `; and ${list.count - 3} more` : ""}`;
+const shownTests = (list: TestEvidence["fixed"]) => `${list.names.slice(0, 3).join("; ")}${list.count > 3 ? `; and ${list.count - 3} more` : ""}`;
 
 /** `--no-verify`: verified because the user asked for no check, and saying so louder than anything else. */
 function notVerified(noVerify: NonNullable<RunFacts["noVerify"]>): Verdict {
@@ -212,7 +198,7 @@ function decideVerification(facts: RunFacts): Verdict {
   if (outcome.kind !== "passed") return failedVerification(outcome, facts, "patched");
   if (facts.held && facts.held.kind !== "passed") return failedVerification(facts.held, facts, "held");
   const tests = facts.tests;
-  const lost = tests?.compared ? tests.vanished.count + tests.newlySkipped.count : 0;
+  const lost = compared(tests) ? tests.vanished.count + tests.newlySkipped.count : 0;
   if (tests && lost > 0 && facts.testEdits?.policy !== "allow") {
     const which = [...tests.vanished.names.map((name) => `${name} (missing)`), ...tests.newlySkipped.names.map((name) => `${name} (skipped)`)];
     return verdict(
@@ -222,12 +208,13 @@ function decideVerification(facts: RunFacts): Verdict {
       "a patch must not make passing tests disappear; if the task really removes them, run again with --test-edits allow and review the removal",
     );
   }
-  const reportGone = tests !== null && (tests.baseTotal ?? 0) > 0 && tests.patchedTotal === null;
+  const baseTotal = total(tests?.base ?? null) ?? 0;
+  const reportGone = tests !== null && baseTotal > 0 && tests.patched === null;
   if (reportGone && facts.testEdits?.policy !== "allow") {
     return verdict(
       "verification_failed",
       "tests_vanished",
-      `the base's JUnit report listed ${plural(tests.baseTotal!, "test")}; with the patch there is no report to read, so none of them can be shown to pass`,
+      `the base's JUnit report listed ${plural(baseTotal, "test")}; with the patch there is no report to read, so none of them can be shown to pass`,
       "see verification.tests.diagnostics in result.json; a patch must not stop the tests from reporting",
     );
   }
@@ -235,7 +222,7 @@ function decideVerification(facts: RunFacts): Verdict {
 }
 
 function verifiedVerdict(facts: RunFacts, lost: number): Verdict {
-  const count = facts.verifyCommandCount;
+  const count = facts.verifyCommands.length;
   if (facts.noVerify) return notVerified(facts.noVerify);
   // Options without a verify command and without --no-verify are refused (options.ts): never a silent pass.
   if (count === 0) return verdict("policy_or_artifact_error", "verification_not_run", "no verification command ran, and --no-verify was not given");
@@ -243,7 +230,7 @@ function verifiedVerdict(facts: RunFacts, lost: number): Verdict {
   if (facts.holdoutCount > 0) parts[0] += ` with ${plural(facts.holdoutCount, "held-out patch")} applied`;
   const fixed = transitions(facts).filter((t) => t.base === "red" && t.patched === "green");
   if (fixed.length > 0) parts.push(`it fixed ${fixed.map((t) => `\`${t.command}\``).join(", ")} (red on the base, green now)`);
-  if (facts.tests?.compared && facts.tests.fixed.count > 0) parts.push(`${plural(facts.tests.fixed.count, "test")} went from failing to passing`);
+  if (compared(facts.tests) && facts.tests.fixed.count > 0) parts.push(`${plural(facts.tests.fixed.count, "test")} went from failing to passing`);
   const edits = facts.testEdits;
   if (edits && edits.changed.length > 0) parts.push(judgedText(edits, facts.held?.kind === "passed"));
   if (lost > 0) parts.push(`WARNING: ${plural(lost, "test")} that passed on the base ${lost === 1 ? "is" : "are"} missing or skipped (allowed by --test-edits allow)`);
@@ -327,13 +314,13 @@ function failedAgainstBase(facts: RunFacts, command: string, exit: string): Verd
     return verdict("verification_failed", "regression", `the patch broke \`${command}\` (green on the base, red now: ${exit})`, "see test.log for what the patch broke");
   }
   const tests = facts.tests;
-  if (tests?.compared && tests.fixed.count > 0) {
+  if (compared(tests) && tests.fixed.count > 0) {
     return verdict("verification_failed", "still_failing", `\`${command}\` is still red, as on the base, though ${plural(tests.fixed.count, "test")} now pass (${shownTests(tests.fixed)})`, "the patch fixed part of the failures; see test.log for the rest");
   }
   // A broken environment fails before any test runs, or fails them all; a wrong fix leaves the other tests passing.
-  const noTestRan = tests !== null && (tests.baseTotal ?? 0) === 0 && (tests.patchedTotal ?? 0) === 0;
+  const noTestRan = tests !== null && (total(tests.base) ?? 0) === 0 && (total(tests.patched) ?? 0) === 0;
   const notFound = [126, 127].includes(baselineExit(baseline, command) ?? -1) && /^exit 12[67]$/u.test(exit);
-  if (noTestRan || notFound || (tests?.compared && tests.basePassed === 0)) {
+  if (noTestRan || notFound || (compared(tests) && tests.base.passed === 0)) {
     const why = noTestRan ? "no test ran on either" : notFound ? "its program is not found or not executable on either" : "every test fails on the base";
     return verdict(
       "verification_failed",
@@ -342,7 +329,7 @@ function failedAgainstBase(facts: RunFacts, command: string, exit: string): Verd
       "run the command on the untouched base by hand (see the baseline's output in test.log) and fix the environment or --setup first",
     );
   }
-  if (tests?.compared) {
+  if (compared(tests)) {
     return verdict("verification_failed", "still_failing", `\`${command}\` is still red, as on the base: the patch fixed none of its failing tests`, "the patch does not do what the tests ask; see test.log");
   }
   return verdict(

@@ -80,7 +80,6 @@ describe("a process that cannot be spawned ends the run at once, with its own de
       verification: { kind: "command_failed", commands: records, failed: records[0]!, tests: null },
       held: null,
       baseline: null,
-      verifyCommandCount: 1,
       verifyCommands: [records[0]!.command],
       testEdits: null,
       holdoutCount: 0,

@@ -2,8 +2,9 @@ import { describe, expect, test } from "vitest";
 import type { AgentOutcome, ExternalAgentResult } from "../src/backend.js";
 import type { PolicyFinding } from "../src/findings.js";
 import type { CommandRecord } from "../src/shell-commands.js";
-import { EXIT_CODES, type RunFacts, type RunStatus, TERMINAL_REASONS, type TerminalReason, type TestFindings, decideOutcome, statusOf } from "../src/terminal.js";
+import { EXIT_CODES, type RunFacts, type RunStatus, TERMINAL_REASONS, type TerminalReason, decideOutcome, statusOf } from "../src/terminal.js";
 import type { BaselineOutcome, VerificationOutcome } from "../src/verify.js";
+import type { TestEvidence } from "../src/verification/test-evidence.js";
 
 /** The exit-code table of contract.md, copied by hand: the code must agree with the contract, not with itself. */
 const CONTRACT_EXIT_CODES: Record<TerminalReason, number> = {
@@ -66,7 +67,6 @@ function facts(overrides: Partial<RunFacts> = {}): RunFacts {
     verification: { kind: "passed", commands: [command()], tests: null },
     held: null,
     baseline: null,
-    verifyCommandCount: 1,
     verifyCommands: ["npm test"],
     testEdits: null,
     holdoutCount: 0,
@@ -168,23 +168,23 @@ describe("decideOutcome precedence", () => {
 });
 
 describe("decideOutcome on verification", () => {
-  const verified = (verification: VerificationOutcome | null, baseline: BaselineOutcome | null = null, verifyCommandCount = 1) =>
-    facts({ verification, baseline, verifyCommandCount });
+  const verified = (verification: VerificationOutcome | null, baseline: BaselineOutcome | null = null, verifyCommands = ["npm test"]) =>
+    facts({ verification, baseline, verifyCommands });
 
   test("passed with commands is verified", () => {
     expectVerdict(verified({ kind: "passed", commands: [command()], tests: null }), "verified", null);
   });
 
   test("--no-verify ends verified/nothing_checked, and the summary says first that nothing was checked", () => {
-    const verdict = expectVerdict(facts({ verification: { kind: "passed", commands: [], tests: null }, verifyCommandCount: 0, noVerify: { configVerifySkipped: 0 } }), "verified", "nothing_checked");
+    const verdict = expectVerdict(facts({ verification: { kind: "passed", commands: [], tests: null }, verifyCommands: [], noVerify: { configVerifySkipped: 0 } }), "verified", "nothing_checked");
     expect(verdict.summary).toBe("NOTHING WAS CHECKED (--no-verify): the patch is valid and applies to the base commit, but no verification command ran");
     expect(verdict.hint).toContain("--verify");
-    const skipped = decideOutcome(facts({ verification: { kind: "passed", commands: [], tests: null }, verifyCommandCount: 0, noVerify: { configVerifySkipped: 2 } }));
+    const skipped = decideOutcome(facts({ verification: { kind: "passed", commands: [], tests: null }, verifyCommands: [], noVerify: { configVerifySkipped: 2 } }));
     expect(skipped.summary).toContain("the 2 verify commands in .handoff.json were skipped");
   });
 
   test("a pass with no verify command and no --no-verify is never verified (no silent pass)", () => {
-    expectVerdict(verified({ kind: "passed", commands: [], tests: null }, null, 0), "policy_or_artifact_error", "verification_not_run");
+    expectVerdict(verified({ kind: "passed", commands: [], tests: null }, null, []), "policy_or_artifact_error", "verification_not_run");
   });
 
   test("a failing command is command_failed; a timed-out one is command_timed_out", () => {
@@ -213,22 +213,22 @@ describe("decideOutcome on verification", () => {
     const failed: VerificationOutcome = { kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST, tests: null };
     const baseline: BaselineOutcome = { passed: false, commands: [command({ phase: "baseline", exitCode: 1 })], setupFailed: false, holdoutsApplied: null, tests: null };
     const none = { count: 0, names: [] };
-    const findings = (overrides: Partial<TestFindings>): TestFindings => ({
-      compared: true,
+    const evidence = (overrides: Partial<TestEvidence>): TestEvidence => ({
+      files: ["junit.xml"],
+      patched: { passed: 3, failed: 1, skipped: 0 },
+      base: { passed: 3, failed: 1, skipped: 0 },
       fixed: none,
       broke: none,
       vanished: none,
       newlySkipped: none,
-      baseTotal: 4,
-      patchedTotal: 4,
-      basePassed: 3,
+      diagnostics: [],
       ...overrides,
     });
-    const decide = (tests: TestFindings) => decideOutcome(facts({ verification: failed, baseline, tests }));
-    expect(decide(findings({ compared: false, baseTotal: null, patchedTotal: null, basePassed: null }))).toMatchObject({ detail: "environment_suspect" });
-    expect(decide(findings({ basePassed: 0 }))).toMatchObject({ detail: "environment_suspect" });
-    expect(decide(findings({ fixed: { count: 1, names: ["a > b"] } }))).toMatchObject({ detail: "still_failing", summary: expect.stringContaining("a > b") });
-    expect(decide(findings({}))).toMatchObject({ detail: "still_failing", summary: expect.stringContaining("fixed none") });
+    const decide = (tests: TestEvidence) => decideOutcome(facts({ verification: failed, baseline, tests }));
+    expect(decide(evidence({ base: null, patched: null }))).toMatchObject({ detail: "environment_suspect" });
+    expect(decide(evidence({ base: { passed: 0, failed: 4, skipped: 0 } }))).toMatchObject({ detail: "environment_suspect" });
+    expect(decide(evidence({ fixed: { count: 1, names: ["a > b"] } }))).toMatchObject({ detail: "still_failing", summary: expect.stringContaining("a > b") });
+    expect(decide(evidence({}))).toMatchObject({ detail: "still_failing", summary: expect.stringContaining("fixed none") });
   });
 
   test("a right fix on a red base is verified, and the summary says what it fixed", () => {
@@ -251,7 +251,16 @@ describe("decideOutcome on verification", () => {
 
   test("tests that passed on the base and vanished fail verification unless --test-edits allow", () => {
     const none = { count: 0, names: [] };
-    const tests: TestFindings = { compared: true, fixed: none, broke: none, vanished: { count: 1, names: ["math > sub"] }, newlySkipped: none, baseTotal: 2, patchedTotal: 1, basePassed: 2 };
+    const tests: TestEvidence = {
+      files: ["junit.xml"],
+      patched: { passed: 1, failed: 0, skipped: 0 },
+      base: { passed: 2, failed: 0, skipped: 0 },
+      fixed: none,
+      broke: none,
+      vanished: { count: 1, names: ["math > sub"] },
+      newlySkipped: none,
+      diagnostics: [],
+    };
     expectVerdict(facts({ tests }), "verification_failed", "tests_vanished");
     const allowed = expectVerdict(facts({ tests, testEdits: { policy: "allow", changed: [] } }), "verified", null);
     expect(allowed.summary).toContain("WARNING");
