@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { ApplyRefusedError, UntrustedArtifactError } from "./errors.js";
-import { git, splitNul } from "./git.js";
+import { git } from "./git.js";
+import { numstatPaths } from "./patch-stats.js";
 import { type LoadedRun, loadPatch } from "./run-lookup.js";
 import { inspectSource, listDirtyPaths, sourceTarget } from "./source-repo.js";
 
@@ -27,9 +28,7 @@ export async function applyRun(run: LoadedRun, repo?: string): Promise<ApplyOutc
   const source = await inspectSource(repo ?? result.repo.path);
   const target = sourceTarget(source);
   // git reads the bytes that were hashed, on stdin: never the file again, which could have changed since.
-  const touched = splitNul((await git(target, ["apply", "--numstat", "-z", "-"], { input: patch })).stdout)
-    .map((record) => record.toString("utf8").split("\t")[2] ?? "")
-    .filter((path) => path !== "");
+  const touched = numstatPaths((await git(target, ["apply", "--numstat", "-z", "-"], { input: patch })).stdout);
   const dirty = new Set(await listDirtyPaths(source));
   const dirtyTouched = touched.filter((path) => dirty.has(path));
   if (dirtyTouched.length > 0) {

@@ -61,6 +61,16 @@ function verificationCommands(outcome: VerificationOutcome | null): readonly Com
   return outcome.commands;
 }
 
+/**
+ * Whether verification passed: null when it did not run, or when `--no-verify` left nothing to check; otherwise the
+ * verdict's (only `verified` means both runs passed, as patched and held to the base, and no test vanished).
+ */
+function verificationPassed(inputs: ResultInputs): boolean | null {
+  if (inputs.verification === null) return null;
+  if (inputs.verdict.terminalReason !== "verified") return false;
+  return inputs.verificationSkipped ? null : true;
+}
+
 /** result.json as the contract spells it (schema version 1). */
 export function buildRunResult(inputs: ResultInputs): RunResult {
   const { verdict, agent, extraction, verification, held, baseline, testEdits } = inputs;
@@ -93,14 +103,7 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
     verification: {
       ran: inputs.verificationSkipped === null && verification !== null && "commands" in verification,
       // Nothing checked the patch under --no-verify: not a pass. A setup command that failed then is still a failure.
-      passed:
-        verification === null
-          ? null
-          : verification.kind === "passed" && (held === null || held.kind === "passed") && verdict.terminalReason === "verified"
-            ? inputs.verificationSkipped
-              ? null
-              : true
-            : false,
+      passed: verificationPassed(inputs),
       ...(inputs.verificationSkipped ? { skipped: inputs.verificationSkipped } : {}),
       commands: commands.map(commandEntry),
       baseline: baseline

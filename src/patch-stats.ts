@@ -1,3 +1,5 @@
+import { splitNul } from "./git.js";
+
 /**
  * What `git diff --numstat` would say, read from the patch handoff already holds instead of asking git to diff every
  * file a second time (at 800 changed files that second diff was a third of staging). The patch is walked section by
@@ -106,4 +108,11 @@ export function quoteLikeGit(path: Buffer): string {
     } else quoted += String.fromCharCode(byte);
   }
   return needed ? `"${quoted}"` : quoted;
+}
+
+/** The paths `git apply --numstat -z` lists: the third field of each record (`adds\tdels\tpath`). */
+export function numstatPaths(output: Buffer): string[] {
+  return splitNul(output)
+    .map((record) => record.toString("utf8").split("\t")[2] ?? "")
+    .filter((path) => path !== "");
 }

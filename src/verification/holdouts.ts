@@ -3,7 +3,8 @@ import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { assertNever } from "../assert-never.js";
 import { UsageError } from "../errors.js";
-import { type GitTarget, git, splitNul } from "../git.js";
+import { type GitTarget, git } from "../git.js";
+import { numstatPaths } from "../patch-stats.js";
 import { PATH_MAX } from "../input-limits.js";
 import { escapeControls } from "../path-names.js";
 import { isInside } from "../paths.js";
@@ -71,12 +72,7 @@ export type HoldoutsApplied = { readonly kind: "applied" } | { readonly kind: "c
 /** The paths a holdout touches, as git reads them (`apply --numstat -z`): no work tree is needed. */
 export async function holdoutRecord(target: GitTarget, holdout: Holdout): Promise<HoldoutRecord> {
   const numstat = await git(target, ["apply", "--numstat", "-z", "-"], { input: holdout.bytes, okExitCodes: [1, 128] });
-  const files =
-    numstat.exitCode === 0
-      ? splitNul(numstat.stdout)
-          .map((record) => record.toString("utf8").split("\t")[2] ?? "")
-          .filter((path) => path !== "")
-      : [];
+  const files = numstat.exitCode === 0 ? numstatPaths(numstat.stdout) : [];
   return { source: holdout.source, sha256: holdout.sha256, files };
 }
 
