@@ -23,18 +23,22 @@ export function parsePackageJson(bytes: Buffer): Json | null {
   }
 }
 
+/** A package.json's `scripts` object, or null when it has none that is an object. */
+function scriptsOf(pkg: Json | null): Json | null {
+  const scripts = pkg === null ? undefined : ownValue(pkg, "scripts");
+  return typeof scripts === "object" && scripts !== null && !Array.isArray(scripts) ? (scripts as Json) : null;
+}
+
 /** The script names a package.json defines (string entries only: npm runs nothing else). */
 export function scriptNames(pkg: Json | null): string[] {
-  const scripts = pkg === null ? undefined : ownValue(pkg, "scripts");
-  if (typeof scripts !== "object" || scripts === null || Array.isArray(scripts)) return [];
-  return Object.keys(scripts).filter((name) => typeof (scripts as Json)[name] === "string");
+  const scripts = scriptsOf(pkg);
+  return scripts === null ? [] : Object.keys(scripts).filter((name) => typeof scripts[name] === "string");
 }
 
 /** One script's body, or null. */
 export function scriptBody(pkg: Json | null, name: string): string | null {
-  const scripts = pkg === null ? undefined : ownValue(pkg, "scripts");
-  if (typeof scripts !== "object" || scripts === null || Array.isArray(scripts)) return null;
-  const body = ownValue(scripts as Json, name);
+  const scripts = scriptsOf(pkg);
+  const body = scripts === null ? undefined : ownValue(scripts, name);
   return typeof body === "string" ? body : null;
 }
 
@@ -50,8 +54,8 @@ export function scriptsChanged(base: Buffer, patched: Buffer | null, names: read
   const after = parsePackageJson(patched);
   if (before === null || after === null) return [...names];
   const entry = (pkg: Json, name: string) => {
-    const scripts = ownValue(pkg, "scripts");
-    return typeof scripts === "object" && scripts !== null && !Array.isArray(scripts) ? ownValue(scripts as Json, name) : undefined;
+    const scripts = scriptsOf(pkg);
+    return scripts === null ? undefined : ownValue(scripts, name);
   };
   return names.filter((name) => !same(entry(before, name), entry(after, name)));
 }
