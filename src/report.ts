@@ -4,6 +4,7 @@ import { type LoadedRun, loadPatch } from "./run-lookup.js";
 import { displayText, escapeControls } from "./path-names.js";
 import { EXIT_CODES } from "./terminal.js";
 import type { RunResult } from "./result.js";
+import { commandPassed } from "./shell-commands.js";
 import { renderVerdictJunit } from "./verification/junit-verdict.js";
 import type { TestEvidence, TestList } from "./verification/test-evidence.js";
 
@@ -25,7 +26,7 @@ function hunkCounts(patch: Buffer): number[] {
 type CommandEntry = RunResult["verification"]["commands"][number];
 
 function commandLine(c: CommandEntry, code: (text: string) => string): string {
-  const mark = c.exitCode === 0 && !c.timedOut && !c.limitHit && !c.spawnError ? "ok  " : "FAIL";
+  const mark = commandPassed(c) ? "ok  " : "FAIL";
   const ending = c.timedOut ? "timed out" : c.limitHit ? `hit the ${c.limitHit === "memory" ? "memory" : "process"} cap, exit ${c.exitCode}` : `exit ${c.exitCode}`;
   return `${mark} ${c.phase ? `[${c.phase}] ` : ""}${code(escapeControls(c.command))}: ${ending}, ${ms(c.durationMs)}`;
 }

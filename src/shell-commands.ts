@@ -104,6 +104,7 @@ export async function runShellCommands(commands: readonly string[], options: She
   return records;
 }
 
-export function commandPassed(record: CommandRecord): boolean {
+/** A command passed: exit 0, in time, under the caps, started at all. Also reads result.json's command entries. */
+export function commandPassed(record: Pick<CommandRecord, "exitCode" | "timedOut" | "limitHit" | "spawnError">): boolean {
   return record.exitCode === 0 && !record.timedOut && !record.limitHit && !record.spawnError;
 }

@@ -1,6 +1,7 @@
 import { XMLBuilder } from "fast-xml-parser";
 import { escapeControls } from "../path-names.js";
 import type { RunResult } from "../result.js";
+import { commandPassed } from "../shell-commands.js";
 import { EXIT_CODES } from "../terminal.js";
 import type { TestEvidence } from "./test-evidence.js";
 
@@ -53,7 +54,7 @@ function commandCases(r: RunResult): Testcase[] {
   return r.verification.commands.map((c) => {
     const name = `${c.phase ? `[${c.phase}] ` : ""}${c.command}`;
     const time = seconds(c.durationMs);
-    if (c.exitCode === 0 && !c.timedOut && !c.limitHit) return passing(name, "handoff.verification", time);
+    if (commandPassed(c)) return passing(name, "handoff.verification", time);
     const ending = c.timedOut
       ? "timed out"
       : c.limitHit
