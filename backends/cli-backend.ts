@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import type { AgentContext, ExternalAgentBackend, ExternalAgentResult } from "../src/backend.js";
-import { type AgentCommand, type StreamParser, runAgentCommand } from "../src/agent-process.js";
-import { resultWithoutProcess } from "../src/agent-run.js";
-import type { ExtraMounts } from "../src/containment.js";
+import type { AgentContext, ExternalAgentBackend, ExternalAgentResult } from "../src/agent/backend.js";
+import { type AgentCommand, type StreamParser, runAgentCommand } from "../src/agent/agent-process.js";
+import { resultWithoutProcess } from "../src/agent/agent-run.js";
+import type { ExtraMounts } from "../src/containment/containment.js";
 import type { CliInfo } from "./cli-info.js";
 import { probeVersion, resolveExecutable } from "./executable.js";
 import { classifyProviderError, hintFor, installHint } from "./failures.js";

@@ -2,9 +2,9 @@ import { statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { z } from "zod";
-import type { AgentContext, ExternalAgentBackend, ExternalAgentResult } from "../src/backend.js";
-import { type AgentCommand, type StreamParser, runAgentCommand } from "../src/agent-process.js";
-import type { AgentEvent } from "../src/events.js";
+import type { AgentContext, ExternalAgentBackend, ExternalAgentResult } from "../src/agent/backend.js";
+import { type AgentCommand, type StreamParser, runAgentCommand } from "../src/agent/agent-process.js";
+import type { AgentEvent } from "../src/run/events.js";
 
 /**
  * `--backend command --agent-cmd CMD`: any program as the agent. It runs with `/bin/sh -c` in the clone, the task

@@ -1,9 +1,9 @@
 import { accessSync, constants, existsSync, mkdtempSync, realpathSync } from "node:fs";
-import { which } from "../src/which.js";
+import { which } from "../src/process/which.js";
 import { tmpdir } from "node:os";
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from "node:path";
-import { runProcess } from "../src/process.js";
-import { removeTree } from "../src/workspace.js";
+import { runProcess } from "../src/process/process.js";
+import { removeTree } from "../src/clone/workspace.js";
 
 export interface ResolvedExecutable {
   readonly path: string;

@@ -1,5 +1,5 @@
-import type { ExternalAgentBackend } from "../src/backend.js";
-import { UsageError } from "../src/errors.js";
+import type { ExternalAgentBackend } from "../src/agent/backend.js";
+import { UsageError } from "../src/lib/errors.js";
 import { claudeBackend } from "./claude.js";
 import { codexBackend } from "./codex.js";
 import { commandBackend } from "./command.js";

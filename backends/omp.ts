@@ -1,5 +1,5 @@
 import { isAbsolute, join } from "node:path";
-import type { AgentCommand } from "../src/agent-process.js";
+import type { AgentCommand } from "../src/agent/agent-process.js";
 import { type CliBackendDefinition, type CliHome, type CliInvocation, defineCliBackend } from "./cli-backend.js";
 import { OMP } from "./cli-info.js";
 import { sameNameLinks, userHome } from "./login-links.js";

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { z } from "zod";
-import type { AgentCommand, StreamParser, StreamVerdict } from "../src/agent-process.js";
-import type { AgentEvent } from "../src/events.js";
+import type { AgentCommand, StreamParser, StreamVerdict } from "../src/agent/agent-process.js";
+import type { AgentEvent } from "../src/run/events.js";
 import { type CliBackendDefinition, type CliHome, type CliInvocation, defineCliBackend } from "./cli-backend.js";
 import { OPENCODE } from "./cli-info.js";
 import { type AgentFailureDetail, classifyProviderError } from "./failures.js";

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Thin launcher: the compiled CLI lives in dist/ (built by `npm ci` through the prepare script).
-import { main } from "../dist/src/cli.js";
+import { main } from "../dist/src/cli/cli.js";
 
 // A reader that stops early (`| head`) is its own choice, not handoff's failure: no EPIPE stack trace.
 for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});

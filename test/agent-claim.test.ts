@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { readTestClaim } from "../src/agent-claim.js";
+import { readTestClaim } from "../src/verdict/agent-claim.js";
 
 describe("the agent's claim about tests", () => {
   test.each([

@@ -9,7 +9,7 @@ import {
   detailOfErrorCode,
   userClaudeConfigDir,
 } from "../backends/claude.js";
-import type { StreamParser } from "../src/agent-process.js";
+import type { StreamParser } from "../src/agent/agent-process.js";
 import { cliInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
 

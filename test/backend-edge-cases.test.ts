@@ -1,7 +1,7 @@
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
 import { CLI_INFOS } from "../backends/cli-info.js";
-import type { ExternalAgentResult } from "../src/backend.js";
+import type { ExternalAgentResult } from "../src/agent/backend.js";
 import { runBackend } from "./helpers/backend-fixtures.js";
 import { runCli } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";

@@ -2,10 +2,10 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
-import { removeTreeNoFollow, walkTree } from "../src/fs-walk.js";
-import type { PolicyRule } from "../src/findings.js";
-import type { RunOptions } from "../src/options.js";
-import { ARTIFACTS } from "../src/run-dir.js";
+import { removeTreeNoFollow, walkTree } from "../src/lib/fs-walk.js";
+import type { PolicyRule } from "../src/patch/rules/findings.js";
+import type { RunOptions } from "../src/run/options.js";
+import { ARTIFACTS } from "../src/run-dir/run-dir.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { type DelegateOutcome, agent, delegate, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 import { FIX_LINE, agentWith, artifact, expectRejected, expectVerifiedFix, patchPaths } from "./helpers/verdicts.js";
@@ -365,7 +365,7 @@ describe("an entry handoff cannot read", () => {
     writeFileSync(join(ws, "math.js"), FAILING_ADD_PROJECT["math.js"]!);
     writeFileSync(join(ws, "secret", "new.js"), "export const hidden = true;\n");
     chmodSync(join(ws, "secret"), 0);
-    const scan = `import(${JSON.stringify(resolve(import.meta.dirname, "../dist/src/workspace-scan.js"))}).then(async (m) => {
+    const scan = `import(${JSON.stringify(resolve(import.meta.dirname, "../dist/src/patch/workspace-scan.js"))}).then(async (m) => {
       const { fatal } = await m.scanWorkspace(process.argv[1], { maxWorkspaceEntries: 1000, maxDepth: 50, maxFileBytes: 1e6 });
       console.log(JSON.stringify(fatal && { rule: fatal.rule, path: fatal.path }));
     })`;

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { lstatSync, readFileSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { readBaseTree } from "../src/base-tree.js";
+import { readBaseTree } from "../src/clone/base-tree.js";
 import { makeRepo } from "./helpers/repo.js";
 
 /** The index of a fixture checkout, read as extraction reads the one it kept before the agent ran. */

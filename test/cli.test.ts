@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { EXIT_CODES } from "../src/terminal.js";
+import { EXIT_CODES } from "../src/verdict/decide.js";
 import { type CliOutcome, HANDOFF_BIN, expectUsageError, runCli, startCli } from "./helpers/cli.js";
 import { agentOutputDir, isRunning } from "./helpers/processes.js";
 import { commitFile, FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { globToRegExp, matchesAnyGlob } from "../src/glob.js";
+import { globToRegExp, matchesAnyGlob } from "../src/patch/rules/glob.js";
 
 const matches = (pattern: string, path: string) => globToRegExp(pattern).test(path);
 

@@ -6,10 +6,10 @@ import { HANDOFF_BIN, type CliOutcome, expectUsageError, runCli } from "./helper
 import { commitFile, FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { canMountTmpfs, smallFileSystem } from "./helpers/tmpfs.js";
 import { agent, makeHarness } from "./helpers/run.js";
-import { ExternalCodingRunner } from "../src/runner.js";
-import { runShellCommands, TestLog, commandPassed } from "../src/shell-commands.js";
-import { decideOutcome, type RunFacts } from "../src/terminal.js";
-import { probeBubblewrap } from "../src/sandbox.js";
+import { ExternalCodingRunner } from "../src/run/runner.js";
+import { runShellCommands, TestLog, commandPassed } from "../src/verify/shell-commands.js";
+import { decideOutcome, type RunFacts } from "../src/verdict/decide.js";
+import { probeBubblewrap } from "../src/containment/sandbox.js";
 
 /**
  * Issue 11 items 1, 9 and 12a/b: what handoff is given. A task or a command no process can be handed (too big for

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { type FramedLine, LfLineSplitter } from "../src/jsonl.js";
+import { type FramedLine, LfLineSplitter } from "../src/agent/jsonl.js";
 
 /** Feeds the chunks in order, then ends the stream; returns every record. */
 function frame(chunks: readonly (string | Buffer)[], maxLineBytes?: number): FramedLine[] {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { ExternalCodingRunner } from "../src/runner.js";
+import { ExternalCodingRunner } from "../src/run/runner.js";
 import { type CliOutcome, expectUsageError, runCli } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, makeHarness, readJson } from "./helpers/run.js";

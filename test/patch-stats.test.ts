@@ -2,8 +2,8 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { countsFromPatch, quoteLikeGit } from "../src/patch-stats.js";
-import { parseRawWithNumstat } from "../src/staging.js";
+import { countsFromPatch, quoteLikeGit } from "../src/patch/patch.js";
+import { parseRawWithNumstat } from "../src/patch/staging.js";
 import { makeRepo } from "./helpers/repo.js";
 
 const DIFF = ["diff", "--cached", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color"];

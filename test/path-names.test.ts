@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { checkPathName, collisionKey, escapeControls, findCollisions, windowsNameWarnings } from "../src/path-names.js";
+import { checkPathName, collisionKey, escapeControls, findCollisions, windowsNameWarnings } from "../src/patch/rules/path-names.js";
 
 const rulesOf = (name: string | Buffer) => checkPathName(typeof name === "string" ? Buffer.from(name, "utf8") : name).map((f) => f.rule);
 

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { ExternalCodingRunner } from "../src/runner.js";
+import { ExternalCodingRunner } from "../src/run/runner.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate } from "./helpers/run.js";
 

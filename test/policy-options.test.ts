@@ -1,8 +1,8 @@
 import { existsSync, readdirSync } from "node:fs";
 import { describe, expect, test } from "vitest";
-import { UsageError } from "../src/errors.js";
-import { riskWarnings } from "../src/risk-paths.js";
-import { ExternalCodingRunner } from "../src/runner.js";
+import { UsageError } from "../src/lib/errors.js";
+import { riskWarnings } from "../src/patch/rules/risk-paths.js";
+import { ExternalCodingRunner } from "../src/run/runner.js";
 import { FAILING_ADD_PROJECT, makeRepo } from "./helpers/repo.js";
 import { agent, delegate, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 import { agentWith, artifact, expectRejected, expectVerifiedWithWarning, patchPaths } from "./helpers/verdicts.js";

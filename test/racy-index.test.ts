@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { lstatSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { settleRacyEntries } from "../src/racy-index.js";
+import { settleRacyEntries } from "../src/clone/racy-index.js";
 import { makeRepo, tempDir } from "./helpers/repo.js";
 
 /** A fresh checkout whose every entry is racily clean: the index is dated in the same second as its files. */

@@ -17,9 +17,9 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, onTestFinished, test } from "vitest";
-import { sweepCrashedRuns } from "../src/crash-sweep.js";
-import { RunResult } from "../src/result.js";
-import { ARTIFACTS, RunDirectory, currentOwner } from "../src/run-dir.js";
+import { sweepCrashedRuns } from "../src/run-dir/crash-sweep.js";
+import { RunResult } from "../src/verdict/result.js";
+import { ARTIFACTS, RunDirectory, currentOwner } from "../src/run-dir/run-dir.js";
 import { runCli, startCli } from "./helpers/cli.js";
 import { canMountTmpfs, smallFileSystem } from "./helpers/tmpfs.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";

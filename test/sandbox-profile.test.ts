@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { commandPrograms } from "../backends/command.js";
-import { bwrapArgs } from "../src/sandbox-profile.js";
+import { bwrapArgs } from "../src/containment/sandbox-profile.js";
 import { tempDir } from "./helpers/repo.js";
 
 /** The mount part of the argv: pairs and triples between the fixed prefix and the namespace flags. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { findSecrets } from "../src/secrets.js";
+import { findSecrets } from "../src/patch/rules/secrets.js";
 
 /** Fake credentials, assembled at run time so this file holds no token-shaped literal. */
 const fake = (...parts: string[]) => parts.join("");

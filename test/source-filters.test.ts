@@ -10,7 +10,7 @@ import { expectVerifiedFix } from "./helpers/verdicts.js";
 /**
  * Issue 11 item 6: the source's own git filters. handoff's reads of your repository (`git status` for the dirty
  * check and the source invariant) run no program from its config: every `filter.<driver>` it defines is switched
- * off for those calls (src/source-filters.ts, threat-model.md G18). A repository that uses filters the git-lfs way
+ * off for those calls (src/clone/source-filters.ts, threat-model.md G18). A repository that uses filters the git-lfs way
  * is neither refused nor changed, and a real change to a filtered file is still caught (the stat walk sees it).
  */
 const VERIFY = { verify: ["npm test"] };

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { DirtySourceError, UsageError } from "../src/errors.js";
-import { ExternalCodingRunner } from "../src/runner.js";
+import { DirtySourceError, UsageError } from "../src/lib/errors.js";
+import { ExternalCodingRunner } from "../src/run/runner.js";
 import { FAILING_ADD_PROJECT, gitIn, makeRepo } from "./helpers/repo.js";
 import { agent, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 

@@ -2,9 +2,9 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { readBaseTree } from "../src/base-tree.js";
-import { preflightStaging } from "../src/staging-preflight.js";
-import { scanWorkspace } from "../src/workspace-scan.js";
+import { readBaseTree } from "../src/clone/base-tree.js";
+import { preflightStaging } from "../src/patch/staging-preflight.js";
+import { scanWorkspace } from "../src/patch/workspace-scan.js";
 
 const gitMayStageEarly = (ws: string, policy: typeof POLICY) => preflightStaging(ws, policy).mayStageEarly;
 import { makeRepo, tempDir } from "./helpers/repo.js";

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "vitest";
-import type { AgentOutcome, ExternalAgentResult } from "../src/backend.js";
-import type { PolicyFinding } from "../src/findings.js";
-import type { CommandRecord } from "../src/shell-commands.js";
-import { EXIT_CODES, type RunFacts, type RunStatus, TERMINAL_REASONS, type TerminalReason, decideOutcome, statusOf } from "../src/terminal.js";
-import type { BaselineOutcome, VerificationOutcome } from "../src/verify.js";
-import type { TestEvidence } from "../src/verification/test-evidence.js";
+import type { AgentOutcome, ExternalAgentResult } from "../src/agent/backend.js";
+import type { PolicyFinding } from "../src/patch/rules/findings.js";
+import type { CommandRecord } from "../src/verify/shell-commands.js";
+import { EXIT_CODES, type RunFacts, type RunStatus, TERMINAL_REASONS, type TerminalReason, decideOutcome, statusOf } from "../src/verdict/decide.js";
+import type { BaselineOutcome, VerificationOutcome } from "../src/verify/verify.js";
+import type { TestEvidence } from "../src/verify/test-evidence.js";
 
 /** The exit-code table of contract.md, copied by hand: the code must agree with the contract, not with itself. */
 const CONTRACT_EXIT_CODES: Record<TerminalReason, number> = {

@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, sy
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
-import { walkTree } from "../src/fs-walk.js";
-import { readFileSafely } from "../src/safe-read.js";
+import { walkTree } from "../src/lib/fs-walk.js";
+import { readFileSafely } from "../src/lib/safe-read.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate, delegateWithoutSandbox } from "./helpers/run.js";
 import { agentWith, expectRejected, expectVerifiedFix, patchPaths } from "./helpers/verdicts.js";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import type { RunOptions } from "../src/options.js";
+import type { RunOptions } from "../src/run/options.js";
 import { FAILING_ADD_PROJECT, makeRepo } from "./helpers/repo.js";
 import { agent, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 import { expectHiddenFromClone, keptWorkspace, makeRepoWithGitlink, naiveGit } from "./helpers/traps.js";

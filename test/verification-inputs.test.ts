@@ -5,11 +5,11 @@ import { describe, expect, test } from "vitest";
 import { expectUsageError, runCli } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, makeHarness } from "./helpers/run.js";
-import { resolveOptions } from "../src/options.js";
-import { riskWarnings } from "../src/risk-paths.js";
-import { simpleCommands } from "../src/verification/command-words.js";
-import { type InputReason, MAX_LISTED_INPUTS, findVerificationInputs, inputFor, inputsRecord } from "../src/verification/inputs.js";
-import { holdPackageJson, runnerKeysChanged, scriptsChanged } from "../src/verification/package-json.js";
+import { resolveOptions } from "../src/run/options.js";
+import { riskWarnings } from "../src/patch/rules/risk-paths.js";
+import { simpleCommands } from "../src/verify/command-words.js";
+import { type InputReason, MAX_LISTED_INPUTS, findVerificationInputs, inputFor, inputsRecord } from "../src/verify/inputs.js";
+import { holdPackageJson, runnerKeysChanged, scriptsChanged } from "../src/verify/package-json.js";
 
 /**
  * Issue 12 item 1: which files of the base commit decide what verification runs. An agent that edits one of them

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { applyRun } from "../src/apply.js";
-import { loadRun } from "../src/run-lookup.js";
-import { probeBubblewrap } from "../src/sandbox.js";
+import { applyRun } from "../src/review/apply.js";
+import { loadRun } from "../src/run-dir/run-lookup.js";
+import { probeBubblewrap } from "../src/containment/sandbox.js";
 import { HIDDEN_TEST_PATCH, INTEGRITY_PROJECT } from "./helpers/integrity.js";
 import { makeRepo, tempDir } from "./helpers/repo.js";
 import { type DelegateOutcome, agent, delegate } from "./helpers/run.js";

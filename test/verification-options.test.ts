@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, truncate
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { ExternalCodingRunner } from "../src/runner.js";
+import { ExternalCodingRunner } from "../src/run/runner.js";
 import { type CliOutcome, expectUsageError, runCli } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, makeHarness, readJson } from "./helpers/run.js";

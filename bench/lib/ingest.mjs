@@ -52,7 +52,7 @@ export async function benchIngestion({ repoRoot, workDir, bytes, log = () => {} 
   const root = resolve(repoRoot);
   const fake = join(root, "bench/fixtures/codex-prints-a-gigabyte.mjs");
   const wrapper = join(root, "bench/lib/run-cli-measured.mjs");
-  if (!existsSync(join(root, "dist/src/cli.js"))) throw new Error(`${root}/dist/src/cli.js is missing: run npm run build first`);
+  if (!existsSync(join(root, "dist/src/cli/cli.js"))) throw new Error(`${root}/dist/src/cli/cli.js is missing: run npm run build first`);
 
   const repo = join(workDir, "repo");
   const runsDir = join(workDir, "runs");

@@ -12,13 +12,13 @@ import { interleave } from "./harness.mjs";
  */
 export async function benchRepo({ root, repo, workDir, rounds, log }) {
   const lib = async (name) => import(pathToFileURL(join(root, "dist", "src", `${name}.js`)).href);
-  const { inspectSource } = await lib("source-repo");
-  const { takeSourceSnapshot } = await lib("source-snapshot");
-  const { createPristineStore, createWorkspace, fingerprintStore, removeTree } = await lib("workspace");
-  const { extractPatch } = await lib("extract");
-  const { compilePolicy, DEFAULT_POLICY } = await lib("policy");
-  const { runVerification } = await lib("verify");
-  const { TestLog } = await lib("shell-commands");
+  const { inspectSource } = await lib("clone/source-repo");
+  const { takeSourceSnapshot } = await lib("clone/source-snapshot");
+  const { createPristineStore, createWorkspace, fingerprintStore, removeTree } = await lib("clone/workspace");
+  const { extractPatch } = await lib("patch/extract");
+  const { compilePolicy, DEFAULT_POLICY } = await lib("patch/rules/policy");
+  const { runVerification } = await lib("verify/verify");
+  const { TestLog } = await lib("verify/shell-commands");
 
   rmSync(workDir, { recursive: true, force: true });
   mkdirSync(workDir, { recursive: true });

@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const repoRoot = process.env.HANDOFF_BENCH_REPO_ROOT ?? resolve(fileURLToPath(import.meta.url), "../../..");
 const rssFile = process.env.HANDOFF_BENCH_RSS_FILE;
-const { main } = await import(pathToFileURL(join(repoRoot, "dist/src/cli.js")).href);
+const { main } = await import(pathToFileURL(join(repoRoot, "dist/src/cli/cli.js")).href);
 
 const exitCode = await main(process.argv.slice(2));
 // maxRSS is in KiB; it covers this process only (children are not counted).

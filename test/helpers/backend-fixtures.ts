@@ -2,8 +2,8 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { CliInvocation } from "../../backends/cli-backend.js";
 import { resolveBackend } from "../../backends/index.js";
-import type { ExternalAgentResult } from "../../src/backend.js";
-import type { AgentEvent } from "../../src/events.js";
+import type { ExternalAgentResult } from "../../src/agent/backend.js";
+import type { AgentEvent } from "../../src/run/events.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./repo.js";
 
 /**

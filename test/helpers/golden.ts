@@ -1,9 +1,9 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { expect, test } from "vitest";
-import type { StreamParser } from "../../src/agent-process.js";
-import type { AgentEvent } from "../../src/events.js";
-import { LfLineSplitter } from "../../src/jsonl.js";
+import type { StreamParser } from "../../src/agent/agent-process.js";
+import type { AgentEvent } from "../../src/run/events.js";
+import { LfLineSplitter } from "../../src/agent/jsonl.js";
 
 export const TRANSCRIPTS = resolve(import.meta.dirname, "../../fixtures/transcripts");
 

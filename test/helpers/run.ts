@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { expect } from "vitest";
-import { ExternalCodingRunner } from "../../src/runner.js";
-import type { RunOptions } from "../../src/options.js";
-import type { RunResult } from "../../src/result.js";
-import { ARTIFACTS } from "../../src/run-dir.js";
+import { ExternalCodingRunner } from "../../src/run/runner.js";
+import type { RunOptions } from "../../src/run/options.js";
+import type { RunResult } from "../../src/verdict/result.js";
+import { ARTIFACTS } from "../../src/run-dir/run-dir.js";
 import { diffFingerprints, fingerprintTree, tempDir } from "./repo.js";
 
 export const FIXTURE_AGENTS = resolve(import.meta.dirname, "../../fixtures/agents");

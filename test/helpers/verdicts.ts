@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
-import type { PolicyRule } from "../../src/findings.js";
+import type { PolicyRule } from "../../src/patch/rules/findings.js";
 import { type DelegateOutcome, agent } from "./run.js";
 
 /** The line every hostile fixture agent adds besides its attack: a rejected patch must still carry it. */

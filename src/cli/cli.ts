@@ -1,0 +1,378 @@
+import { closeSync, openSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { type ParseArgsConfig, parseArgs } from "node:util";
+
+type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig["options"]>;
+import { applyRun } from "../review/apply.js";
+import { HELP, VERSION } from "./help.js";
+import { ApplyRefusedError, UntrustedArtifactError, UsageError } from "../lib/errors.js";
+import type { RecordedEvent } from "../run/events.js";
+import { killAllProcessGroups } from "../process/process.js";
+import { type ReportFormat, renderReport } from "../review/report.js";
+import { loadRun } from "../run-dir/run-lookup.js";
+import { escapeControls } from "../patch/rules/path-names.js";
+import { ExternalCodingRunner } from "../run/runner.js";
+import { EXIT_CODES } from "../verdict/decide.js";
+import { MAX_TASK_BYTES } from "../run/input-limits.js";
+import { readOpenFile } from "../lib/safe-read.js";
+import { listBackends } from "./backends-report.js";
+import type { SandboxMode } from "../containment/sandbox.js";
+import type { TestEditPolicy } from "../verify/test-edits.js";
+
+/** The CLI: parses argv, runs a command, returns the exit code. Only bin/handoff.js calls process.exit. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case undefined:
+      case "-h":
+      case "--help":
+      case "help":
+        process.stdout.write(HELP);
+        return command === undefined ? 2 : 0;
+      case "-V":
+      case "--version":
+        process.stdout.write(`${VERSION}\n`);
+        return 0;
+      case "run":
+      case "show":
+      case "apply":
+      case "backends":
+        if (asksForHelp(rest)) {
+          process.stdout.write(HELP);
+          return 0;
+        }
+        return await runSubcommand(command, rest);
+      default:
+        throw new UsageError("unknown_command", `unknown command '${command}' (try: handoff --help)`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`handoff: ${error.message}\n`);
+      return 2;
+    }
+    if (error instanceof ApplyRefusedError) {
+      process.stderr.write(`handoff: apply refused: ${error.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`handoff: internal error: ${(error as Error).stack ?? error}\n`);
+    return 70;
+  }
+}
+
+/** `-h` or `--help` among a command's options (not after `--`, where it would be task text). */
+function asksForHelp(args: readonly string[]): boolean {
+  const options = args.indexOf("--") === -1 ? args : args.slice(0, args.indexOf("--"));
+  return options.includes("--help") || options.includes("-h");
+}
+
+async function runSubcommand(command: "run" | "show" | "apply" | "backends", args: readonly string[]): Promise<number> {
+  switch (command) {
+    case "run":
+      return await runCommand(args);
+    case "show":
+      return showCommand(args);
+    case "apply":
+      return await applyCommand(args);
+    case "backends":
+      return await backendsCommand(args);
+  }
+}
+
+function parse<T extends ParseArgsOptionsConfig>(args: readonly string[], options: T) {
+  try {
+    return parseArgs({ args: [...args], options, allowPositionals: true, strict: true } as const);
+  } catch (error) {
+    throw new UsageError("bad_option", (error as Error).message.split("\n")[0]!);
+  }
+}
+
+function seconds(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isFinite(number) || number <= 0) throw new UsageError("bad_number", `${name} takes a positive number of seconds, not '${value}'`);
+  return number * 1000;
+}
+
+const RUN_OPTIONS = {
+  repo: { type: "string", short: "C" },
+  backend: { type: "string", short: "b" },
+  "agent-cmd": { type: "string" },
+  bin: { type: "string" },
+  model: { type: "string", short: "m" },
+  verify: { type: "string", multiple: true },
+  "no-verify": { type: "boolean" },
+  "test-edits": { type: "string" },
+  junit: { type: "string", multiple: true },
+  "holdout-patch": { type: "string", multiple: true },
+  setup: { type: "string", multiple: true },
+  baseline: { type: "boolean" },
+  yes: { type: "boolean", short: "y" },
+  timeout: { type: "string" },
+  "idle-timeout": { type: "string" },
+  "verify-timeout": { type: "string" },
+  allow: { type: "string", multiple: true },
+  deny: { type: "string", multiple: true },
+  protect: { type: "string", multiple: true },
+  env: { type: "string", multiple: true },
+  "runs-dir": { type: "string" },
+  "run-id": { type: "string" },
+  "workspace-dir": { type: "string" },
+  "cli-home-dir": { type: "string" },
+  json: { type: "boolean" },
+  "keep-workspace": { type: "boolean" },
+  "allow-dirty": { type: "boolean" },
+  "task-file": { type: "string" },
+  sandbox: { type: "string" },
+  "verify-network": { type: "boolean" },
+  "max-processes": { type: "string" },
+  "max-memory": { type: "string" },
+  "max-files": { type: "string" },
+  "max-file-size": { type: "string" },
+  "max-patch-size": { type: "string" },
+  "max-workspace-entries": { type: "string" },
+  "max-depth": { type: "string" },
+} as const;
+
+function wholeNumber(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number <= 0) throw new UsageError("bad_number", `${name} takes a positive whole number, not '${value}'`);
+  return number;
+}
+
+function mebibytes(value: number | undefined): number | undefined {
+  return value === undefined ? undefined : value * 1024 * 1024;
+}
+
+function readTask(positionals: readonly string[], taskFile: string | undefined): string {
+  if (taskFile !== undefined) {
+    if (positionals.length > 0) throw new UsageError("two_tasks", "give the task as text or with --task-file, not both");
+    let bytes: Buffer;
+    try {
+      bytes = readBounded(taskFile === "-" ? 0 : taskFile, MAX_TASK_BYTES + 1);
+    } catch (error) {
+      throw new UsageError("task_file", `cannot read --task-file ${taskFile}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    }
+    if (bytes.length > MAX_TASK_BYTES) throw new UsageError("task_too_large", `--task-file ${taskFile} holds more than ${MAX_TASK_BYTES} bytes (1 MiB), the most handoff takes as a task`);
+    if (bytes.includes(0)) throw new UsageError("task_nul", `--task-file ${taskFile} holds a NUL byte (is it a binary file?); give the task as text`);
+    return bytes.toString("utf8");
+  }
+  if (positionals.length === 0) throw new UsageError("no_task", "no task given: handoff run [options] -- <task text>");
+  return positionals.join(" ");
+}
+
+/** Up to `limit` bytes of a file or of stdin (fd 0), never more: /dev/zero or an endless pipe cannot fill memory. */
+function readBounded(file: string | number, limit: number): Buffer {
+  const fd = typeof file === "number" ? file : openSync(file, "r");
+  try {
+    return readOpenFile(fd, limit);
+  } finally {
+    if (typeof file !== "number") closeSync(fd);
+  }
+}
+
+async function askOnTerminal(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    // Ctrl-C at the prompt is a "no": readline swallows the signal on a TTY.
+    const answer = await new Promise<string>((resolve) => {
+      rl.once("SIGINT", () => resolve(""));
+      rl.once("close", () => resolve(""));
+      rl.question(`${question} [y/N] `, resolve);
+    });
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+/** The gist of a tool call's input for one progress line: its command or path. */
+function toolSummary(input: unknown): string {
+  if (typeof input !== "object" || input === null) return "";
+  const record = input as Record<string, unknown>;
+  const gist = [record.command, record.cmd, record.file_path, record.filePath, record.path].find((value) => typeof value === "string");
+  return typeof gist === "string" ? ` ${gist.split("\n")[0]!.slice(0, 120)}` : "";
+}
+
+function progressPrinter(json: boolean): (event: RecordedEvent) => void {
+  // Agent text and paths can carry terminal controls (OSC 52, cursor moves): escaped before they reach stderr.
+  const write = (line: string) => process.stderr.write(`handoff: ${escapeControls(line)}\n`);
+  return (event) => {
+    switch (event.type) {
+      case "run.started":
+        write(`run ${event.runId}: ${event.backend} on ${event.repo} at ${event.baseCommit.slice(0, 12)}`);
+        break;
+      case "sandbox.chosen":
+        write(
+          event.sandbox === "bwrap"
+            ? `sandbox: bubblewrap (the agent sees only its clone; verification ${event.verifyNetwork ? "with" : "without"} network)`
+            : `NO SANDBOX: ${event.reason}; the agent can reach everything you can (result.json lists what was left open)`,
+        );
+        break;
+      case "phase.started":
+        if (event.phase === "agent") write("agent working in the disposable clone…");
+        if (event.phase === "verify") write("verifying in a fresh checkout…");
+        if (event.phase === "held") write("verifying again, with the changed verification inputs held to the base…");
+        break;
+      case "phase.finished":
+        write(`${event.phase} ${event.ok ? "done" : "FAILED"} in ${event.durationMs} ms${event.note ? `: ${event.note}` : ""}`);
+        break;
+      case "command.started":
+        write(`  [${event.phase}] $ ${event.command}`);
+        break;
+      case "verification.inputs_changed":
+        write(`the patch changes verification inputs (--test-edits ${event.policy}): ${event.paths.slice(0, 5).join(", ")}${event.paths.length > 5 ? ", …" : ""}`);
+        break;
+      case "source.changed":
+        write(`the source repository changed: ${event.changed.slice(0, 5).join(", ")}`);
+        break;
+      case "agent.message":
+        if (!json) write(`  agent: ${event.text.split("\n")[0]!.slice(0, 160)}`);
+        break;
+      case "agent.session":
+        if (!json) write(`  agent session ${event.sessionId}`);
+        break;
+      case "agent.tool.started":
+        if (!json) write(`  agent tool: ${event.name}${toolSummary(event.input)}`);
+        break;
+      case "agent.error":
+        if (!json) write(`  agent error: ${event.message.split("\n")[0]!.slice(0, 160)}`);
+        break;
+      default:
+        break;
+    }
+  };
+}
+
+async function runCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parse(args, RUN_OPTIONS);
+  const task = readTask(positionals, values["task-file"]);
+  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true && values["task-file"] !== "-";
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = () => {
+    interrupts++;
+    if (interrupts === 1) {
+      process.stderr.write("handoff: interrupted; stopping the agent and writing the run directory (again to force)\n");
+      controller.abort();
+    } else {
+      killAllProcessGroups();
+      process.exit(130);
+    }
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  process.on("exit", killAllProcessGroups);
+  try {
+    const runner = new ExternalCodingRunner({ onEvent: progressPrinter(values.json === true) });
+    const result = await runner.run({
+      repo: values.repo,
+      task,
+      backend: values.backend,
+      agentCmd: values["agent-cmd"],
+      bin: values.bin,
+      model: values.model,
+      verify: values.verify,
+      noVerify: values["no-verify"],
+      testEdits: values["test-edits"] as TestEditPolicy | undefined, // checked with the other options in resolveOptions
+      junit: values.junit,
+      holdoutPatches: values["holdout-patch"],
+      setup: values.setup,
+      baseline: values.baseline,
+      yes: values.yes,
+      approve: values.yes || !interactive ? undefined : askOnTerminal,
+      timeoutMs: seconds("--timeout", values.timeout),
+      idleTimeoutMs: seconds("--idle-timeout", values["idle-timeout"]),
+      verifyTimeoutMs: seconds("--verify-timeout", values["verify-timeout"]),
+      allow: values.allow,
+      deny: values.deny,
+      protect: values.protect,
+      env: values.env,
+      runsDir: values["runs-dir"],
+      runId: values["run-id"],
+      workspacesDir: values["workspace-dir"],
+      cliHomesDir: values["cli-home-dir"],
+      keepWorkspace: values["keep-workspace"],
+      allowDirty: values["allow-dirty"],
+      sandbox: values.sandbox as SandboxMode | undefined, // checked with the other options in resolveOptions
+      verifyNetwork: values["verify-network"],
+      caps: {
+        processes: wholeNumber("--max-processes", values["max-processes"]),
+        memoryBytes: mebibytes(wholeNumber("--max-memory", values["max-memory"])),
+      },
+      limits: {
+        maxFiles: wholeNumber("--max-files", values["max-files"]),
+        maxFileBytes: mebibytes(wholeNumber("--max-file-size", values["max-file-size"])),
+        maxPatchBytes: mebibytes(wholeNumber("--max-patch-size", values["max-patch-size"])),
+        maxWorkspaceEntries: wholeNumber("--max-workspace-entries", values["max-workspace-entries"]),
+        maxDepth: wholeNumber("--max-depth", values["max-depth"]),
+      },
+      signal: controller.signal,
+    });
+    if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    else {
+      process.stdout.write(`${result.terminalReason}${result.detail ? ` (${result.detail})` : ""}: ${result.summary}\n`);
+      if (result.hint) process.stdout.write(`hint: ${result.hint}\n`);
+      process.stdout.write(`run directory: ${result.runDir}\n`);
+    }
+    return EXIT_CODES[result.terminalReason];
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+function showCommand(args: readonly string[]): number {
+  const { values, positionals } = parse(args, { format: { type: "string" }, "runs-dir": { type: "string" }, json: { type: "boolean" } } as const);
+  if (positionals.length !== 1) throw new UsageError("bad_arguments", "usage: handoff show <run-id|run-dir> [--format text|markdown|json|junit]");
+  const format = (values.json ? "json" : (values.format ?? "text")) as ReportFormat;
+  if (!["text", "markdown", "json", "junit"].includes(format)) throw new UsageError("bad_format", `--format must be text, markdown, json or junit, not '${format}'`);
+  process.stdout.write(renderReport(loadRun(positionals[0]!, values["runs-dir"]), format));
+  return 0;
+}
+
+async function applyCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parse(args, { repo: { type: "string", short: "C" }, "runs-dir": { type: "string" } } as const);
+  if (positionals.length !== 1) throw new UsageError("bad_arguments", "usage: handoff apply <run-id|run-dir> [-C repo]");
+  const run = loadTrustedRun(positionals[0]!, values["runs-dir"]);
+  const outcome = await applyRun(run, values.repo);
+  if (run.result.verification.skipped === "no_verify") {
+    process.stderr.write(`handoff: note: run ${escapeControls(run.result.runId)} was not verified (--no-verify); nothing checked this patch\n`);
+  }
+  process.stderr.write(
+    `handoff: applied ${outcome.files.length} file(s) to ${outcome.repo}${outcome.rebased ? " (HEAD had moved; the patch still applied cleanly)" : ""}\n`,
+  );
+  const edits = run.result.verification.testEdits;
+  if (edits && edits.changed.length > 0) {
+    const held = run.result.verification.heldToBase;
+    const how = edits.policy === "allow" ? "allowed as patched by --test-edits allow, not held to the base" : `held to the base${held ? ` (${held.passed ? "passed" : "failed"})` : ""}`;
+    process.stderr.write(`handoff: note: this patch changes verification inputs, ${how}: ${edits.changed.map((input) => escapeControls(input.path)).join(", ")}\n`);
+  }
+  for (const file of outcome.files) process.stdout.write(`${file}\n`);
+  return 0;
+}
+
+/** For `apply`, a result.json that is a link or another user's file is a refusal (exit 1), not a usage error. */
+function loadTrustedRun(ref: string, runsDir: string | undefined) {
+  try {
+    return loadRun(ref, runsDir);
+  } catch (error) {
+    if (error instanceof UntrustedArtifactError) throw new ApplyRefusedError("untrusted_artifact", error.message);
+    throw error;
+  }
+}
+
+async function backendsCommand(args: readonly string[]): Promise<number> {
+  const { values } = parse(args, { json: { type: "boolean" } } as const);
+  const report = await listBackends();
+  if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else {
+    for (const entry of report) {
+      process.stdout.write(
+        `${entry.name.padEnd(9)} ${entry.usable ? "usable  " : "unusable"} ${entry.version ?? "-"}  ${entry.executable ?? "not found"}${entry.hint ? `\n          ${entry.hint}` : ""}\n`,
+      );
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,32 @@
+import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { git } from "../process/git.js";
+import type { SourceRepo } from "./source-repo.js";
+
+/**
+ * A git dir only handoff ever wrote to, made after the agent is gone: its config, hooks and info files are
+ * handoff's, so no filter, hook or fsmonitor the agent planted can run (security.md §0.2). It borrows the
+ * objects of handoff's pristine store (a copy of the source's, made before the agent) through
+ * `objects/info/alternates`: never the source's own object files, which git would touch (it re-dates objects
+ * it is asked to write again).
+ */
+export interface PrivateGitDir {
+  readonly path: string;
+}
+
+export async function createPrivateGitDir(source: SourceRepo, objectsFrom: string, parent: string, label: string): Promise<PrivateGitDir> {
+  const path = mkdtempSync(join(parent, `${label}-`));
+  await git({ cwd: parent }, ["init", "--bare", "--quiet", "--template=", `--object-format=${source.objectFormat}`, "--", path]);
+  writeFileSync(join(path, "objects", "info", "alternates"), `${join(objectsFrom, "objects")}\n`);
+  // In-tree `.gitattributes` may mark text as binary (`-diff`) to hide code from review: let content decide.
+  mkdirSync(join(path, "info"), { recursive: true });
+  writeFileSync(join(path, "info", "attributes"), "* !diff\n");
+  return { path };
+}
+
+/** Writes an index file with the bytes and mtime git gave it (the mtime keeps git's racy-clean check honest). */
+export function writeIndexCopy(path: string, bytes: Buffer, mtimeMs: number): void {
+  writeFileSync(path, bytes, { mode: 0o600 });
+  const seconds = mtimeMs / 1000;
+  utimesSync(path, seconds, seconds);
+}

@@ -1,0 +1,159 @@
+import { createHash } from "node:crypto";
+import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileType, removeTreeNoFollow, walkTree } from "../lib/fs-walk.js";
+import { git } from "../process/git.js";
+import { readFileSafely } from "../lib/safe-read.js";
+import type { SourceRepo } from "./source-repo.js";
+
+/**
+ * Gate 2's disposable clone. Layout under one private temp root:
+ *   ws/          the agent's working tree (its `.git` is a gitfile pointing at agent.git)
+ *   agent.git/   the clone's git metadata: the agent may do anything to it, handoff never reads it again
+ *   home/ tmp/   the agent's private HOME and TMPDIR
+ * agent.git has its own copy of the objects of handoff's pristine store, origin is removed, and the fresh index is
+ * kept in handoff's memory before the agent starts,
+ * so extraction re-hashes only what the agent touched and never trusts the agent's own index.
+ */
+export interface Workspace {
+  readonly root: string;
+  readonly workTree: string;
+  readonly agentGitDir: string;
+  readonly home: string;
+  readonly tmp: string;
+  /** The index git wrote right after checkout, and its mtime (kept for git's racy-clean check). */
+  readonly baseIndex: { readonly bytes: Buffer; readonly mtimeMs: number; readonly sha256: string };
+  /** What `ws/.git` was when the agent started: any change is tampering. */
+  readonly gitfile: { readonly content: string; readonly ino: number };
+}
+
+export const AGENT_BRANCH = "handoff";
+
+/**
+ * handoff's own copy of the source's objects, made once per run before the agent starts: objects copied, never
+ * hard-linked (`--local --no-hardlinks`: the intent of `--no-local`, far cheaper; design-notes.md). Every later git
+ * dir borrows from it, so nothing handoff does afterwards can touch the source's object files (git "freshens" the
+ * mtime of an existing object it is asked to write again, even through alternates).
+ * The agent can reach it (same user, no sandbox yet) and could swap an object so verification runs other tests:
+ * its lstat fingerprint (ctime and inode, which user space cannot put back) is checked before it is used again.
+ */
+export interface PristineStore {
+  readonly path: string;
+  readonly fingerprint: string;
+}
+
+/** `signal` (a cancelled run) kills the git call under way; the call then throws. */
+export async function createPristineStore(source: SourceRepo, parent: string, signal?: AbortSignal): Promise<PristineStore> {
+  const path = join(parent, "base.git");
+  await copyRepository(source.topLevel, path, parent, signal);
+  return { path, fingerprint: fingerprintStore(path) };
+}
+
+/** A bare clone whose object files are copied, never hard-linked, with no hooks and no origin left behind. */
+async function copyRepository(from: string, to: string, cwd: string, signal?: AbortSignal): Promise<void> {
+  await git({ cwd }, ["-c", "protocol.file.allow=always", "clone", "--bare", "--local", "--no-hardlinks", "--template=", "--quiet", "--", from, to], { signal });
+  await git({ gitDir: to, cwd }, ["remote", "remove", "origin"], { signal });
+}
+
+/** The lstat fingerprint of a pristine store as it is now (the bench re-takes it between repeated extractions). */
+export function fingerprintStore(path: string): string {
+  const hash = createHash("sha256");
+  walkTree(path, {
+    onEntry: ({ relPath, stats }) => {
+      hash.update(relPath).update(` ${fileType(stats)} ${stats.mode} ${stats.size} ${stats.mtimeNs} ${stats.ctimeNs} ${stats.ino}\n`);
+    },
+  });
+  return hash.digest("hex");
+}
+
+/** Whether anything wrote to the pristine store since it was made (only handoff should, and only after this check). */
+export function pristineTampered(store: PristineStore): string | null {
+  return fingerprintStore(store.path) === store.fingerprint ? null : "handoff's own copy of the repository's objects was modified during the run";
+}
+
+/**
+ * The clone at `root`, a path the run recorded before this makes it (exclusively: an existing entry is an error).
+ * `signal` (a cancelled run) kills the git call under way; the half-made workspace is removed and the call throws.
+ */
+export async function createWorkspace(source: SourceRepo, pristine: PristineStore, root: string, signal?: AbortSignal): Promise<Workspace> {
+  mkdirSync(dirname(root), { recursive: true, mode: 0o700 });
+  mkdirSync(root, { mode: 0o700 });
+  try {
+    return await fillWorkspace(source, pristine, root, signal);
+  } catch (error) {
+    removeTree(root); // the run removes only a workspace this returned
+    throw error;
+  }
+}
+
+async function fillWorkspace(source: SourceRepo, pristine: PristineStore, root: string, signal?: AbortSignal): Promise<Workspace> {
+  chmodSync(root, 0o700);
+  const workTree = join(root, "ws");
+  const agentGitDir = join(root, "agent.git");
+  const home = join(root, "home");
+  const tmp = join(root, "tmp");
+  for (const dir of [workTree, home, tmp]) mkdirSync(dir, { mode: 0o700 });
+
+  // A copy, not alternates: through alternates the agent's own git re-dates the pristine store's objects, and any
+  // change there must mean tampering (pristineTampered).
+  await copyRepository(pristine.path, agentGitDir, root, signal);
+  const agentTarget = { gitDir: agentGitDir, cwd: root };
+  await git(agentTarget, ["config", "core.bare", "false"], { signal });
+  await git(agentTarget, ["config", "user.name", "handoff agent"], { signal });
+  await git(agentTarget, ["config", "user.email", "agent@handoff.invalid"], { signal });
+  await git({ gitDir: agentGitDir, workTree, cwd: root }, [
+    "-c",
+    "checkout.workers=2",
+    "checkout",
+    "--quiet",
+    "-f",
+    "-B",
+    AGENT_BRANCH,
+    source.baseCommit,
+  ], { signal });
+
+  const content = `gitdir: ${agentGitDir}\n`;
+  writeFileSync(join(workTree, ".git"), content, { mode: 0o644 });
+  const indexPath = join(agentGitDir, "index");
+  const bytes = readFileSync(indexPath);
+  const mtimeMs = statSync(indexPath).mtimeMs;
+  return {
+    root,
+    workTree,
+    agentGitDir,
+    home,
+    tmp,
+    baseIndex: { bytes, mtimeMs, sha256: createHash("sha256").update(bytes).digest("hex") },
+    gitfile: { content, ino: lstatSync(join(workTree, ".git")).ino },
+  };
+}
+
+/** Whether `ws/.git` is still the gitfile handoff wrote (not repointed, replaced by a directory or a link). */
+export function gitfileTampered(workspace: Workspace): string | null {
+  const path = join(workspace.workTree, ".git");
+  let stats;
+  try {
+    stats = lstatSync(path);
+  } catch {
+    return "ws/.git was removed";
+  }
+  if (stats.isSymbolicLink()) return "ws/.git was replaced by a symbolic link";
+  if (stats.isDirectory()) return "ws/.git was replaced by a directory";
+  if (!stats.isFile()) return "ws/.git is no longer a regular file";
+  const read = readFileSafely(path, 4096);
+  const content = read.kind === "bytes" ? read.bytes.toString("utf8") : `(${read.kind})`;
+  if (content !== workspace.gitfile.content) return `ws/.git was rewritten to point elsewhere (${content.trim().slice(0, 200)})`;
+  return null;
+}
+
+/**
+ * Removes a temp tree the agent may have made hostile (read-only dirs, depth in the thousands, paths past
+ * PATH_MAX): rm never follows links; where Node's recursive rm gives up, an iterative removal takes over.
+ */
+export function removeTree(path: string): void {
+  try {
+    rmSync(path, { recursive: true, force: true, maxRetries: 2 });
+  } catch {
+    removeTreeNoFollow(path);
+  }
+}

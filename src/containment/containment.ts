@@ -1,0 +1,289 @@
+import { lstatSync, mkdtempSync, readdirSync } from "node:fs";
+import { delimiter, dirname, isAbsolute, join, relative } from "node:path";
+import { type CgroupSupport, type LimitHit, ProcessCgroup, type ResourceCaps, createRunCgroup, detectCgroupSupport, removeCgroupDirs } from "./cgroup.js";
+import type { SandboxChoice } from "./sandbox.js";
+import { existingRealPath, isInside } from "../lib/paths.js";
+import { RUN_MARKER_VARIABLE, runNames } from "../run-dir/run-names.js";
+import { type Bind, bwrapArgs } from "./sandbox-profile.js";
+import { type SurvivorReason, findSurvivors, killSurvivors, uniqueSurvivors } from "./survivors.js";
+
+/**
+ * How handoff contains every process it starts for a run: the agent, setup commands and verification commands.
+ * With bubblewrap each gets a read-only root, the source, handoff's state and the user's home hidden, only its own
+ * tree writable, its own PID namespace (every descendant dies with it) and, for verification, no network.
+ * Without it, handoff says so and hunts what the process group kill left behind. Both get the cgroup caps when
+ * the machine offers a writable cgroup.
+ */
+export type JailRole = "agent" | "setup" | "verify";
+
+export interface ContainmentSettings {
+  readonly choice: SandboxChoice;
+  readonly caps: ResourceCaps;
+  readonly verifyNetwork: boolean;
+  readonly runId: string;
+  /** Makes the run's marker and cgroup name unique beyond its runs directory (src/run-dir/run-names.ts). */
+  readonly nonce: string;
+  /** What no contained process may see: the source, handoff's state dirs, the user's home, the host's /tmp. */
+  readonly hidden: readonly string[];
+  /** The source repository: a write there lands in a trap directory and is reported. */
+  readonly sourceRoot: string;
+  /** A directory no contained process can see, for trap directories. */
+  readonly scratch: string;
+  /** handoff's own PATH: its directories stay readable inside (the node, git and CLIs the commands call). */
+  readonly path: string;
+  /** Told of the run's cgroup just before it is made, so a later handoff start can clean up after a crash (checkpoint.json). */
+  readonly onCgroup?: (dirs: readonly string[]) => void;
+}
+
+export interface JailSpec {
+  readonly role: JailRole;
+  /** What the report calls this process: the backend's name or the command. */
+  readonly label: string;
+  readonly cwd: string;
+  /** The only writable places: the tree it works on and its private HOME and TMPDIR. */
+  readonly writable: readonly string[];
+  readonly readOnly?: readonly string[];
+}
+
+/** Extra places one command needs (a CLI's install dir, its login files), added by the backend. */
+export interface ExtraMounts {
+  readonly readOnly?: readonly string[];
+  readonly writable?: readonly string[];
+  /** Files the command runs by path: shown with their directory, or alone where the directory would reveal a hidden place. */
+  readonly programs?: readonly string[];
+}
+
+export type ContainmentEvent =
+  | { readonly kind: "limit_hit"; readonly role: JailRole; readonly label: string; readonly limit: LimitHit }
+  | { readonly kind: "blocked_write"; readonly role: JailRole; readonly label: string; readonly path: string }
+  | { readonly kind: "leftover_killed"; readonly role: JailRole; readonly label: string; readonly pid: number; readonly command: string; readonly found: SurvivorReason }
+  | { readonly kind: "leftover_alive"; readonly role: JailRole; readonly label: string; readonly pid: number; readonly command: string }
+  | { readonly kind: "unsandboxed_backend"; readonly role: JailRole; readonly label: string };
+
+export interface JailReport {
+  readonly limitsHit: readonly LimitHit[];
+  readonly events: readonly ContainmentEvent[];
+}
+
+/** One contained process tree: `wrap` its command line, run it, then `finish`. */
+export interface ProcessJail {
+  wrap(command: { readonly file: string; readonly args: readonly string[] }, extra?: ExtraMounts): { file: string; args: string[]; env: Record<string, string> };
+  finish(): Promise<JailReport>;
+}
+
+/** What `result.json` says about containment. */
+export type ContainmentSummary = {
+  readonly sandbox: "bwrap" | "none";
+  readonly requested: "auto" | "bwrap" | "none";
+  readonly reason: string | null;
+  readonly bwrapVersion: string | null;
+  readonly network: { readonly agent: boolean; readonly setup: boolean; readonly verify: boolean };
+  readonly caps: ResourceCaps & { readonly enforcedBy: "cgroup_v1" | "cgroup_v2" | null; readonly reason: string | null };
+  readonly events: readonly ContainmentEvent[];
+  /** What handoff could not contain in this run, in words. Empty with the sandbox. */
+  readonly uncontained: readonly string[];
+};
+
+const UNCONTAINED_WITHOUT_SANDBOX = [
+  "the agent and the commands could read and write anything this user can: the source repository and its .git are checked afterwards, not protected",
+  "the user's home (credentials, shell and git config) was readable and writable",
+  "other processes' environments were readable through /proc",
+  "verification commands had the network",
+] as const;
+
+/** What could outlive the run without a sandbox: less where the run's cgroup holds every process. */
+function escapeRoute(cgroups: CgroupSupport): string {
+  return cgroups.kind === "unavailable"
+    ? "a process that left its process group, dropped handoff's marker and left the workspace could outlive the run"
+    : "a process that moved itself out of the run's cgroup (root can) could outlive the run";
+}
+
+export class Containment {
+  readonly settings: ContainmentSettings;
+  readonly #cgroups: CgroupSupport;
+  /** The run's own cgroup, made with the first contained process; null until then or when unavailable. */
+  #runCgroup: ReturnType<typeof createRunCgroup> | null = null;
+  readonly #events: ContainmentEvent[] = [];
+  #count = 0;
+
+  constructor(settings: ContainmentSettings, cgroups: CgroupSupport = detectCgroupSupport()) {
+    this.settings = settings;
+    this.#cgroups = cgroups;
+  }
+
+  get sandboxed(): boolean {
+    return this.settings.choice.kind === "bwrap";
+  }
+
+  network(role: JailRole): boolean {
+    return role === "verify" ? this.settings.verifyNetwork : true;
+  }
+
+  jail(spec: JailSpec): ProcessJail {
+    const id = ++this.#count;
+    const settings = this.settings;
+    let cgroup: ProcessCgroup | null = null;
+    try {
+      const run = this.#runCgroupOnce();
+      if (run) cgroup = ProcessCgroup.create(run.support, `${spec.role}-${id}`, settings.caps);
+    } catch {
+      cgroup = null; // a cgroup that could not be made means no caps for this process, never a failed run
+    }
+    const trap = this.sandboxed ? mkdtempSync(join(settings.scratch, `trap-${spec.role}-`)) : null;
+    let wrapped = false;
+    // bwrap makes an empty mount point in the trap for a bind inside the source: not a write of the process's.
+    const mountPoints = new Set<string>();
+    const choice = settings.choice;
+
+    return {
+      wrap: (command, extra = {}) => {
+        wrapped = true;
+        let file = command.file;
+        let args = [...command.args];
+        if (choice.kind === "bwrap") {
+          const binds = this.#binds(spec, extra);
+          for (const bind of binds) mountPoints.add(bind.dest);
+          const prefix = bwrapArgs({
+            hide: settings.hidden,
+            binds,
+            traps: trap ? [{ path: existingRealPath(settings.sourceRoot) ?? settings.sourceRoot, hostDir: trap }] : [],
+            network: this.network(spec.role),
+            cwd: spec.cwd,
+            uid: sandboxId(process.getuid?.() ?? 1000),
+            gid: sandboxId(process.getgid?.() ?? 1000),
+          });
+          args = [...prefix, file, ...args];
+          file = choice.executable;
+        }
+        const env: Record<string, string> = { HANDOFF_RUN_ID: settings.runId, [RUN_MARKER_VARIABLE]: settings.nonce };
+        if (cgroup) {
+          ({ file, args } = cgroup.wrap(file, args));
+          env.HANDOFF_CGROUP_PROCS = cgroup.procsFiles;
+        }
+        return { file, args, env };
+      },
+      finish: async () => {
+        const events: ContainmentEvent[] = [];
+        const limitsHit = cgroup?.limitsHit() ?? [];
+        for (const limit of limitsHit) events.push({ kind: "limit_hit", role: spec.role, label: spec.label, limit });
+        if (!wrapped && spec.role === "agent" && this.sandboxed) events.push({ kind: "unsandboxed_backend", role: spec.role, label: spec.label });
+        if (!this.sandboxed) {
+          // The group kill is done; whatever still carries the run's marker or holds the tree escaped it.
+          // Its cgroup (where there is one) holds even what dropped the marker and left the tree.
+          const survivors = uniqueSurvivors([
+            ...findSurvivors({ nonce: settings.nonce, roots: [...spec.writable, ...(spec.readOnly ?? [])] }),
+            ...(cgroup?.members() ?? []),
+          ]);
+          const { killed, stillAlive } = await killSurvivors(survivors);
+          for (const s of killed) events.push({ kind: "leftover_killed", role: spec.role, label: spec.label, pid: s.pid, command: s.command, found: s.reason });
+          for (const s of stillAlive) events.push({ kind: "leftover_alive", role: spec.role, label: spec.label, pid: s.pid, command: s.command });
+        }
+        if (cgroup) {
+          await cgroup.killAll();
+          await cgroup.remove();
+        }
+        if (trap) {
+          for (const path of trappedWrites(trap, settings.sourceRoot)) {
+            if (!mountPoints.has(path)) events.push({ kind: "blocked_write", role: spec.role, label: spec.label, path });
+          }
+        }
+        this.#events.push(...events);
+        return { limitsHit, events };
+      },
+    };
+  }
+
+  #runCgroupOnce(): ReturnType<typeof createRunCgroup> | null {
+    if (this.#cgroups.kind === "unavailable") return null;
+    if (!this.#runCgroup) {
+      // Recorded before it is made: a crash in between leaves nothing the sweep does not know of.
+      this.#runCgroup = createRunCgroup(this.#cgroups, runNames(this.settings.runId, this.settings.nonce).cgroup, (dirs) => this.settings.onCgroup?.(dirs));
+    }
+    return this.#runCgroup;
+  }
+
+  /** Removes the run's cgroup once every contained process is gone (each jail's `finish` saw to that). */
+  async close(): Promise<void> {
+    if (this.#runCgroup) await removeCgroupDirs(this.#runCgroup.dirs);
+    this.#runCgroup = null;
+  }
+
+  /** The workspace (or checkout) and private dirs writable, the user's PATH and the backend's needs read-only. */
+  #binds(spec: JailSpec, extra: ExtraMounts): Bind[] {
+    const hidden = this.settings.hidden.map((path) => existingRealPath(path) ?? path);
+    const binds: Bind[] = [];
+    const seen = new Set<string>();
+    const add = (path: string, writable: boolean) => {
+      if (!isAbsolute(path)) return;
+      const source = existingRealPath(path);
+      if (!source || seen.has(`${path}\0${writable}`)) return;
+      // Read-only binds matter only where the path would otherwise be hidden.
+      if (!writable && !hidden.some((root) => isInside(source, root))) return;
+      seen.add(`${path}\0${writable}`);
+      binds.push({ source, dest: path, writable });
+    };
+    // A backend's read-only dir must never bring back a hidden place whole: /tmp, your home, the source.
+    const revealsHidden = (path: string) => {
+      const real = existingRealPath(path);
+      return real !== null && hidden.some((root) => isInside(root, real));
+    };
+    for (const dir of this.settings.path.split(delimiter)) if (!revealsHidden(dir)) add(dir, false);
+    for (const path of spec.readOnly ?? []) add(path, false);
+    for (const path of extra.readOnly ?? []) if (!revealsHidden(path)) add(path, false);
+    // A program named by path: its directory (its helpers sit beside it), or the file alone where that would reveal.
+    for (const program of extra.programs ?? []) add(revealsHidden(dirname(program)) ? program : dirname(program), false);
+    for (const path of [...spec.writable, ...(extra.writable ?? [])]) add(path, true);
+    return binds;
+  }
+
+  summary(): ContainmentSummary {
+    const { choice, caps } = this.settings;
+    const cgroups = this.#cgroups;
+    return {
+      sandbox: choice.kind,
+      requested: choice.requested,
+      reason: choice.kind === "none" ? choice.reason : null,
+      bwrapVersion: choice.kind === "bwrap" ? choice.version : null,
+      network: { agent: true, setup: true, verify: choice.kind === "bwrap" ? this.settings.verifyNetwork : true },
+      caps: {
+        ...caps,
+        enforcedBy: cgroups.kind === "v1" ? "cgroup_v1" : cgroups.kind === "v2" ? "cgroup_v2" : null,
+        reason: cgroups.kind === "unavailable" ? cgroups.reason : null,
+      },
+      events: [...this.#events],
+      uncontained: choice.kind === "bwrap" ? [] : [...UNCONTAINED_WITHOUT_SANDBOX, escapeRoute(cgroups)],
+    };
+  }
+}
+
+/** Inside the sandbox nobody is root: uid 0 maps to an ordinary id (which also lets a CLI nest its own sandbox). */
+function sandboxId(id: number): number {
+  return id === 0 ? 1000 : id;
+}
+
+/** What a contained process wrote where the source repository appeared to be, relative to it (bounded). */
+function trappedWrites(trap: string, sourceRoot: string, limit = 50): string[] {
+  const found: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (found.length >= limit) return;
+      const path = join(dir, name);
+      let isDir = false;
+      try {
+        isDir = lstatSync(path).isDirectory();
+      } catch {
+        continue;
+      }
+      if (isDir && depth < 16) walk(path, depth + 1);
+      else found.push(join(sourceRoot, relative(trap, path)));
+    }
+  };
+  walk(trap, 0);
+  return found;
+}

@@ -1,0 +1,51 @@
+import { SandboxUnavailableError } from "../lib/errors.js";
+import { captureProcess } from "../process/process.js";
+import { which } from "../process/which.js";
+
+/** `--sandbox`: bubblewrap when it works here (`auto`), bubblewrap or fail (`bwrap`), or no sandbox (`none`). */
+export const SANDBOX_MODES = ["auto", "bwrap", "none"] as const;
+export type SandboxMode = (typeof SANDBOX_MODES)[number];
+
+/** What a run actually gets, decided once before it starts. */
+export type SandboxChoice =
+  | { readonly kind: "bwrap"; readonly requested: "auto" | "bwrap"; readonly executable: string; readonly version: string | null }
+  /** `reason` says why `auto` could not use bubblewrap; null when the user asked for none. */
+  | { readonly kind: "none"; readonly requested: SandboxMode; readonly reason: string | null };
+
+type Probe = { readonly ok: true; readonly executable: string; readonly version: string | null } | { readonly ok: false; readonly reason: string };
+
+let cached: Promise<Probe> | null = null;
+
+/** Whether bubblewrap can build the sandbox handoff uses (user namespaces may be off, or bwrap missing). Cached. */
+export function probeBubblewrap(path: string | undefined = process.env.PATH): Promise<Probe> {
+  cached ??= probe(path);
+  return cached;
+}
+
+async function probe(path: string | undefined): Promise<Probe> {
+  const executable = which("bwrap", path);
+  if (!executable) return { ok: false, reason: "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)" };
+  const env = { PATH: "/usr/bin:/bin" };
+  const trial = await captureProcess({
+    file: executable,
+    args: ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--uid", "1000", "--gid", "1000", "--unshare-all", "--die-with-parent", "--", "/bin/true"],
+    cwd: "/",
+    env,
+    maxBuffer: 64 * 1024,
+  }).catch((error: Error) => ({ exitCode: null, stderr: error.message, stdout: Buffer.alloc(0), truncated: false }));
+  if (trial.exitCode !== 0) {
+    const said = trial.stderr.trim().split("\n")[0] ?? "";
+    return { ok: false, reason: `bwrap failed its trial run${said ? `: ${said}` : ""} (are unprivileged user namespaces disabled?)` };
+  }
+  const version = await captureProcess({ file: executable, args: ["--version"], cwd: "/", env, maxBuffer: 4096 }).catch(() => null);
+  const match = version?.stdout.toString("utf8").match(/\d+\.\d+(?:\.\d+)?/);
+  return { ok: true, executable, version: match ? match[0] : null };
+}
+
+export async function chooseSandbox(mode: SandboxMode): Promise<SandboxChoice> {
+  if (mode === "none") return { kind: "none", requested: "none", reason: null };
+  const probed = await probeBubblewrap();
+  if (probed.ok) return { kind: "bwrap", requested: mode, executable: probed.executable, version: probed.version };
+  if (mode === "bwrap") throw new SandboxUnavailableError(probed.reason);
+  return { kind: "none", requested: "auto", reason: probed.reason };
+}

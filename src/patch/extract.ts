@@ -1,0 +1,328 @@
+import { createHash } from "node:crypto";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { parsePatch } from "diff";
+import { readBaseTree } from "../clone/base-tree.js";
+import type { PolicyFinding } from "./rules/findings.js";
+import { git, splitNul } from "../process/git.js";
+import { checkPathName, findCollisions, printablePath, windowsNameWarnings } from "./rules/path-names.js";
+import { type CompiledPolicy } from "./rules/policy.js";
+import { matchesAnyGlob } from "./rules/glob.js";
+import { createPrivateGitDir, writeIndexCopy } from "../clone/private-git.js";
+import { settleRacyEntries } from "../clone/racy-index.js";
+import { riskWarnings } from "./rules/risk-paths.js";
+import { readFileSafely } from "../lib/safe-read.js";
+import { findSecrets } from "./rules/secrets.js";
+import type { SourceRepo } from "../clone/source-repo.js";
+import { GIT_OUTPUT_CAP, type RawChange, listingPaths, stageWorkTree } from "./staging.js";
+import { preflightStaging } from "./staging-preflight.js";
+import { isUnderIgnored, scanWorkspace } from "./workspace-scan.js";
+import { type PristineStore, type Workspace, gitfileTampered, pristineTampered } from "../clone/workspace.js";
+
+/**
+ * Gate 3: handoff extracts the patch itself and judges it. The agent's git metadata is never read: a private git
+ * dir made now, a copy of the index handoff kept in memory before the agent started, then `add -A` and a diff
+ * against the recorded base commit.
+ */
+export interface PatchFile {
+  readonly path: string;
+  readonly change: "added" | "modified" | "deleted";
+  readonly additions: number;
+  readonly deletions: number;
+}
+
+export interface Extraction {
+  readonly patch: Buffer;
+  readonly sha256: string;
+  readonly files: readonly PatchFile[];
+  readonly violations: readonly PolicyFinding[];
+  readonly warnings: readonly PolicyFinding[];
+  /** `ls-files -s -z` of the staged index, for the round trip in a fresh checkout. */
+  readonly listing: Buffer;
+  /** The private git dir, reused by verification. */
+  readonly privateGitDir: string;
+}
+
+export interface ExtractRequest {
+  readonly source: SourceRepo;
+  readonly workspace: Workspace;
+  readonly policy: CompiledPolicy;
+  /** Where handoff may make its private git dir (outside the workspace). */
+  readonly privateParent: string;
+  /** handoff's pristine object store (base.git), made before the agent ran. */
+  readonly pristine: PristineStore;
+  /** A cancelled run: every git call under way is killed, the scan stops at its next pause, and extraction throws. */
+  readonly signal?: AbortSignal;
+}
+
+const BINARY_SNIFF_BYTES = 8000; // git's own heuristic: a NUL in the first 8000 bytes
+/** A patch over the limit is still read and kept for review up to this size (or the limit, if that is larger). */
+const KEPT_PATCH_BYTES = 64 * 1024 * 1024;
+
+export async function extractPatch(request: ExtractRequest): Promise<Extraction> {
+  const { source, workspace, policy } = request;
+  const violations: PolicyFinding[] = [];
+  const warnings: PolicyFinding[] = [];
+
+  const tampered = gitfileTampered(workspace);
+  if (tampered) violations.push({ path: ".git", rule: "git_metadata_tampered", message: tampered });
+  const storeTampered = pristineTampered(request.pristine);
+  if (storeTampered) violations.push({ path: "", rule: "git_metadata_tampered", message: storeTampered });
+
+  // `git init` of the private git dir runs while the index is settled and the preflight walks.
+  const privateGitMade = createPrivateGitDir(source, request.pristine.path, request.privateParent, "extract");
+  privateGitMade.catch(() => {}); // awaited below
+  const settled = settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat);
+  // The limits apply to what the agent changed: what the base checkout wrote is read from the index kept before it ran.
+  const base = readBaseTree(workspace.baseIndex.bytes, source.objectFormat);
+  const preflight = preflightStaging(workspace.workTree, policy, base);
+  const privateGit = await privateGitMade;
+  const indexFile = join(privateGit.path, "handoff.index");
+  const target = { gitDir: privateGit.path, workTree: workspace.workTree, indexFile, cwd: privateGit.path };
+  const writeBaseIndex = () => writeIndexCopy(indexFile, settled.bytes, settled.mtimeMs);
+  const listIgnored = (signal?: AbortSignal) =>
+    git(target, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], { signal });
+  const stage = (exclude: readonly Buffer[], signal?: AbortSignal) =>
+    stageWorkTree({
+      gitDir: privateGit.path,
+      workTree: workspace.workTree,
+      indexFile,
+      baseCommit: source.baseCommit,
+      exclude,
+      cwd: privateGit.path,
+      maxPatchBytes: keptPatchBytes(policy),
+      signal,
+    });
+
+  // A plainly ordinary workspace lets git stage it while the scan runs (staging-preflight.ts); the first finding
+  // staging must leave out stops it, and it is done again below with that path left out. A fatal finding stops
+  // both git calls (only a process that outlived the agent could have planted a hazard after the preflight).
+  const stopStaging = new AbortController();
+  const stopListing = new AbortController();
+  const cancelled = request.signal;
+  cancelled?.addEventListener("abort", () => (stopStaging.abort(), stopListing.abort()), { once: true });
+  writeBaseIndex();
+  const early = preflight.mayStageEarly
+    ? { ignored: settle(listIgnored(stopListing.signal)), staged: settle(stage([], stopStaging.signal)) }
+    : null;
+  const scan = await scanWorkspace(workspace.workTree, policy, () => stopStaging.abort(), preflight.listings ?? undefined, base, cancelled).catch(async (error: unknown) => {
+    stopStaging.abort();
+    stopListing.abort();
+    if (early) await Promise.all([early.ignored, early.staged]); // the stopped git calls are gone before the throw
+    throw error;
+  });
+  if (scan.fatal) {
+    stopStaging.abort();
+    stopListing.abort();
+  }
+  const [earlyIgnored, earlyStaged] = early ? await Promise.all([early.ignored, early.staged]) : [null, null];
+  cancelled?.throwIfAborted();
+  if (scan.fatal) {
+    return {
+      patch: Buffer.alloc(0),
+      sha256: sha256(Buffer.alloc(0)),
+      files: [],
+      violations: [...violations, scan.fatal],
+      warnings,
+      listing: Buffer.alloc(0),
+      privateGitDir: privateGit.path,
+    };
+  }
+
+  // Staging needs the list of ignored files only to know which findings to leave out: with none to leave out (the
+  // usual case) both run at once. The list is the same whether git reads the index before or after `add`.
+  const needsExclusions = scan.findings.some((finding) => finding.excludeFromStaging);
+  if (earlyStaged && needsExclusions) {
+    rmSync(`${indexFile}.lock`, { force: true }); // the stopped `git add` may have left its lock
+    writeBaseIndex(); // and its index, thrown away with what it staged
+  }
+  const [ignoredOut, stagedEarly] = await Promise.all([
+    earlyIgnored ? unwrap(earlyIgnored) : listIgnored(cancelled),
+    needsExclusions ? null : earlyStaged ? unwrap(earlyStaged) : stage([], cancelled),
+  ]);
+  const ignoredList = splitNul(ignoredOut.stdout);
+  const ignored = new Set(ignoredList.map((path) => path.toString("latin1")));
+  const exclude: Buffer[] = [];
+  for (const finding of scan.findings) {
+    if (isUnderIgnored(finding.rawPath, ignored)) continue; // not part of the patch; nothing handoff reads
+    violations.push({ path: finding.path, rule: finding.rule, message: finding.message });
+    if (finding.excludeFromStaging) exclude.push(finding.rawPath);
+  }
+  if (ignoredList.length > 0) {
+    const shown = ignoredList.slice(0, 20).map((path) => printablePath(path));
+    warnings.push({
+      path: "",
+      rule: "ignored_files_added",
+      message: `ignored files are in the workspace and not in the patch: ${shown.join(", ")}${ignoredList.length > 20 ? ", …" : ""}`,
+    });
+  }
+
+  const staged = stagedEarly ?? (await stage(exclude, cancelled));
+  if (staged.overflow === "changes") {
+    violations.push({
+      path: "",
+      rule: "too_many_files",
+      message: `git's list of the changed files (or of the index) is over ${GIT_OUTPUT_CAP} bytes, more than handoff reads`,
+    });
+  } else {
+    const allPaths = listingPaths(staged.listing).map((path) => path.toString("utf8"));
+    judgeChanges(staged.changes, staged.patch, workspace.workTree, source.objectFormat, policy, allPaths, violations, warnings);
+    if (staged.overflow === "patch") {
+      violations.push({
+        path: "",
+        rule: "patch_too_large",
+        message: `the patch is over ${keptPatchBytes(policy)} bytes (the limit is ${policy.maxPatchBytes}); too large to keep, so changes.patch is empty`,
+      });
+    }
+  }
+
+  return {
+    patch: staged.patch,
+    sha256: sha256(staged.patch),
+    // Over the file limit the patch is rejected whatever else it holds: only the first maxFiles files are judged
+    // and listed, so result.json stays small when an agent changes a million files.
+    files: staged.changes.slice(0, policy.maxFiles).map(toPatchFile),
+    violations,
+    warnings,
+    listing: staged.listing,
+    privateGitDir: privateGit.path,
+  };
+}
+
+type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
+
+/** A promise that never rejects (so one left unawaited cannot crash the process), and its value or error later. */
+function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
+  return promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+}
+
+function unwrap<T>(settled: Settled<T>): T {
+  if (!settled.ok) throw settled.error;
+  return settled.value;
+}
+
+/** The most patch bytes handoff reads from git: past the limit by one byte, or KEPT_PATCH_BYTES for review. */
+function keptPatchBytes(policy: CompiledPolicy): number {
+  return Math.max(policy.maxPatchBytes + 1, KEPT_PATCH_BYTES);
+}
+
+function sha256(bytes: Buffer): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+function toPatchFile(change: RawChange): PatchFile {
+  return {
+    path: printablePath(change.path),
+    change: change.status === "A" ? "added" : change.status === "D" ? "deleted" : "modified",
+    additions: change.additions ?? 0,
+    deletions: change.deletions ?? 0,
+  };
+}
+
+/** git's object id for these bytes as a blob (what `hash-object --no-filters` prints). */
+function blobId(bytes: Buffer, format: "sha1" | "sha256"): string {
+  return createHash(format).update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
+}
+
+function judgeChanges(
+  changes: readonly RawChange[],
+  patch: Buffer,
+  workTree: string,
+  objectFormat: "sha1" | "sha256",
+  policy: CompiledPolicy,
+  allPaths: readonly string[],
+  violations: PolicyFinding[],
+  warnings: PolicyFinding[],
+): void {
+  if (changes.length > policy.maxFiles) {
+    violations.push({
+      path: "",
+      rule: "too_many_files",
+      message: `${changes.length} changed files, over the limit of ${policy.maxFiles} (only the first ${policy.maxFiles} are judged and listed)`,
+    });
+  }
+  if (patch.length > policy.maxPatchBytes) {
+    violations.push({ path: "", rule: "patch_too_large", message: `the patch is ${patch.length} bytes, over the limit of ${policy.maxPatchBytes}` });
+  }
+  // Parsing a patch over the limit would hold it again several times over as strings: secrets are then looked for
+  // in the files themselves (at most maxFileBytes each, one at a time).
+  const addedLines = patch.length > policy.maxPatchBytes ? null : addedLinesPerFile(patch, changes.length);
+  const added: string[] = [];
+  changes.slice(0, policy.maxFiles).forEach((change, index) => {
+    const nameFindings = checkPathName(change.path);
+    violations.push(...nameFindings);
+    const path = printablePath(change.path);
+    const file = toPatchFile(change);
+    if (nameFindings.length > 0) return;
+    if (file.change === "added") added.push(path);
+    warnings.push(...windowsNameWarnings(path), ...riskWarnings(path, file.change));
+
+    if (change.status.startsWith("R")) violations.push({ path, rule: "rename", message: "a rename" });
+    if (change.status.startsWith("C")) violations.push({ path, rule: "copy", message: "a copy" });
+    if (change.newMode === "120000") violations.push({ path, rule: "symlink", message: "a symbolic link" });
+    if (change.newMode === "160000" || (change.oldMode === "160000" && change.status !== "D")) {
+      violations.push({ path, rule: "submodule", message: "a submodule (gitlink)" });
+    }
+    if (change.newMode === "100755" && change.oldMode !== "100755") {
+      warnings.push({ path, rule: "executable_bit", message: "the file becomes executable" });
+    }
+    if (policy.allowPatterns.length > 0 && !matchesAnyGlob(path, policy.allowPatterns)) {
+      violations.push({ path, rule: "not_allowed_path", message: "outside every --allow pattern" });
+    }
+    if (matchesAnyGlob(path, policy.denyPatterns)) violations.push({ path, rule: "denied_path", message: "matches a --deny pattern" });
+
+    if (change.status === "D" || change.newMode !== "100644" && change.newMode !== "100755") return;
+    const read = readFileSafely(Buffer.concat([Buffer.from(`${workTree}/`), change.path]), policy.maxFileBytes);
+    switch (read.kind) {
+      case "too_large":
+        violations.push({ path, rule: "file_too_large", message: `${read.size} bytes, over the ${policy.maxFileBytes}-byte limit` });
+        return;
+      case "not_regular":
+      case "unreadable":
+        violations.push({ path, rule: "staged_bytes_differ", message: "the file changed or vanished after staging" });
+        return;
+      case "bytes":
+        break;
+    }
+    if (blobId(read.bytes, objectFormat) !== change.newId) {
+      violations.push({ path, rule: "staged_bytes_differ", message: "git stored other bytes than the workspace holds (attributes, eol or filter conversion)" });
+    }
+    if (read.bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0) || change.additions === null) {
+      violations.push({ path, rule: "binary", message: "binary content" });
+      return;
+    }
+    const lines = addedLines?.[index] ?? { lines: read.bytes.toString("utf8").split("\n"), numbers: [] };
+    for (const hit of findSecrets(lines.lines, lines.numbers)) {
+      violations.push({ path, rule: "secret", message: `looks like a ${hit.kind} (line ${hit.line})` });
+    }
+  });
+  violations.push(...findCollisions(added, allPaths));
+}
+
+/** Added lines of each file's hunks, in the order git wrote the files (the order of `--raw`). */
+function addedLinesPerFile(patch: Buffer, expected: number): { lines: string[]; numbers: number[] }[] | null {
+  try {
+    const parsed = parsePatch(patch.toString("utf8"));
+    if (parsed.length !== expected) return null;
+    return parsed.map((file) => {
+      const lines: string[] = [];
+      const numbers: number[] = [];
+      for (const hunk of file.hunks) {
+        let lineNo = hunk.newStart;
+        for (const line of hunk.lines) {
+          if (line.startsWith("+")) {
+            lines.push(line.slice(1));
+            numbers.push(lineNo);
+          }
+          if (!line.startsWith("-") && !line.startsWith("\\")) lineNo++;
+        }
+      }
+      return { lines, numbers };
+    });
+  } catch {
+    return null;
+  }
+}

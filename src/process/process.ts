@@ -1,0 +1,285 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
+import { execa } from "execa";
+import { openChildStdio } from "./stdio-pipes.js";
+import { which } from "./which.js";
+import { isGone, listPids, readStat } from "../containment/proc-stat.js";
+
+/**
+ * The one module that starts processes: the agent, setup and verification commands, and git.
+ * Every long-lived child gets its own process group; on timeout, cancel, or even a normal exit the whole group
+ * gets SIGTERM, a short grace, then SIGKILL, so nothing the child started is left behind in its group.
+ */
+
+export interface SpawnRequest {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  /** The complete environment: nothing from handoff's own environment is added. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The child's stdin (a file it can read to the end, or reopen as /dev/stdin). Without it stdin is /dev/null. */
+  readonly stdin?: string | Buffer;
+  /** Wall-clock limit. */
+  readonly timeoutMs?: number;
+  /** Limit on silence: no byte on stdout or stderr for this long. */
+  readonly idleTimeoutMs?: number;
+  readonly signal?: AbortSignal;
+  readonly onStdout?: (chunk: Buffer) => void;
+  readonly onStderr?: (chunk: Buffer) => void;
+  /** Time between SIGTERM and SIGKILL. */
+  readonly graceMs?: number;
+}
+
+export interface ProcessOutcome {
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  /** The process could not be started at all (ENOENT, EACCES…). */
+  readonly spawnError: { readonly code: string; readonly message: string } | null;
+  readonly timedOut: "wall" | "idle" | null;
+  readonly cancelled: boolean;
+  readonly durationMs: number;
+  /** Members of the process group were still alive after the child exited and had to be killed. */
+  readonly killedLeftovers: boolean;
+}
+
+const liveGroups = new Set<number>();
+
+/** Kills every process group handoff still has running. Used on handoff's own exit. */
+export function killAllProcessGroups(): void {
+  for (const pgid of liveGroups) signalGroup(pgid, "SIGKILL");
+  liveGroups.clear();
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function groupExists(pgid: number): boolean {
+  return signalGroup(pgid, 0);
+}
+
+/**
+ * Whether a member of the group is still running. kill(-pgid, 0) also succeeds for members that exited and only
+ * wait to be reaped, and an init that reaps orphans lazily (or never, in a container) would make every stop wait
+ * out the grace period and the SIGKILL loop. Linux only: without /proc an existing group counts as running.
+ */
+function groupRunning(pgid: number): boolean {
+  if (!groupExists(pgid)) return false;
+  const pids = listPids();
+  if (pids === null) return true;
+  return pids.some((pid) => {
+    const stat = readStat(pid);
+    return stat !== null && stat.pgrp === pgid && !isGone(stat);
+  });
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** SIGTERM to the group, up to `graceMs` for it to go, then SIGKILL. Resolves once the group is gone. */
+async function terminateGroup(pgid: number, graceMs: number): Promise<boolean> {
+  if (!groupExists(pgid)) return false;
+  // SIGKILL goes to the group whatever it looks like: harmless to zombies, final for a thread group whose
+  // leader thread exited (it shows as a zombie while its other threads run).
+  if (!groupRunning(pgid)) {
+    signalGroup(pgid, "SIGKILL");
+    return false;
+  }
+  signalGroup(pgid, "SIGTERM");
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline && groupRunning(pgid)) await sleep(25);
+  signalGroup(pgid, "SIGKILL");
+  for (let i = 0; i < 200 && groupRunning(pgid); i++) await sleep(10);
+  return true;
+}
+
+export async function runProcess(request: SpawnRequest): Promise<ProcessOutcome> {
+  const started = Date.now();
+  const graceMs = request.graceMs ?? 2000;
+  if (request.signal?.aborted) {
+    return { exitCode: null, signal: null, spawnError: null, timedOut: null, cancelled: true, durationMs: 0, killedLeftovers: false };
+  }
+  // Real pipes where FIFOs can be made (so /dev/stderr opens inside the child), else Node's own socketpairs.
+  const fifos = openChildStdio(request.stdin, makeFifos);
+  let child: ChildProcess;
+  try {
+    child = spawn(request.file, [...request.args], {
+      cwd: request.cwd,
+      env: { ...request.env },
+      stdio: fifos ? [...fifos.childFds] : [request.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      detached: true, // its own process group, so the whole tree can be signalled
+    });
+  } catch (error) {
+    // A spawn refused synchronously (E2BIG past 128 KiB an argument, a NUL byte) never emits an event: it ends here.
+    for (const stream of [fifos?.stdout, fifos?.stderr]) stream?.destroy();
+    return notStarted(describeSpawnError(error), started);
+  } finally {
+    fifos?.closeChildEnds();
+  }
+  const stdout: Readable = fifos?.stdout ?? child.stdout!;
+  const stderr: Readable = fifos?.stderr ?? child.stderr!;
+  // With FIFOs the input is already in the child's stdin file; Node's pipe needs it written.
+  const stdin: Writable | null = fifos ? null : child.stdin;
+  child.on("error", () => {}); // handled below, through the pid and the exit; never an uncaught event
+  const pgid = child.pid;
+  if (pgid === undefined) {
+    // ENOENT, EACCES: reported by an 'error' event on the next tick, with no exit to follow.
+    const error = await new Promise<unknown>((resolve) => child.once("error", resolve));
+    for (const stream of [stdout, stderr, stdin]) stream?.destroy();
+    return notStarted(describeSpawnError(error), started);
+  }
+  liveGroups.add(pgid);
+
+  let timedOut: "wall" | "idle" | null = null;
+  let cancelled = false;
+  let stopping: Promise<boolean> | null = null;
+  const stop = (why: "wall" | "idle" | "cancel") => {
+    if (stopping) return;
+    if (why === "cancel") cancelled = true;
+    else timedOut = why;
+    stopping = terminateGroup(pgid, graceMs);
+  };
+
+  let idleTimer: NodeJS.Timeout | undefined;
+  const armIdle = () => {
+    if (request.idleTimeoutMs === undefined) return;
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => stop("idle"), request.idleTimeoutMs);
+  };
+  armIdle();
+  const wallTimer = request.timeoutMs === undefined ? undefined : setTimeout(() => stop("wall"), request.timeoutMs);
+  const onAbort = () => stop("cancel");
+  request.signal?.addEventListener("abort", onAbort, { once: true });
+
+  const ended = (stream: Readable) =>
+    new Promise<void>((resolve) => {
+      stream.once("close", resolve);
+      stream.once("error", () => resolve());
+    });
+  const outputEnded = Promise.all([ended(stdout), ended(stderr)]);
+  stdout.on("data", (chunk: Buffer) => {
+    armIdle();
+    request.onStdout?.(chunk);
+  });
+  stderr.on("data", (chunk: Buffer) => {
+    armIdle();
+    request.onStderr?.(chunk);
+  });
+  if (stdin) {
+    stdin.on("error", () => {}); // a child that exits without reading its stdin is not our failure
+    stdin.end(request.stdin);
+  }
+
+  // The leader's exit, not the end of its pipes: a grandchild may hold stdout open for ever.
+  const { code, signal } = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    child.once("exit", (code, signal) => resolve({ code, signal }));
+    child.once("error", () => resolve({ code: null, signal: null }));
+  });
+  clearTimeout(idleTimer);
+  clearTimeout(wallTimer);
+  request.signal?.removeEventListener("abort", onAbort);
+
+  let killedLeftovers = false;
+  if (stopping) await stopping;
+  else killedLeftovers = await terminateGroup(pgid, Math.min(graceMs, 500));
+  liveGroups.delete(pgid);
+  // Whoever still holds the pipes (a process that left the group) must not keep handoff waiting.
+  let graceTimer: NodeJS.Timeout | undefined;
+  const drained = await Promise.race([outputEnded.then(() => true), new Promise<false>((resolve) => (graceTimer = setTimeout(() => resolve(false), graceMs)))]);
+  clearTimeout(graceTimer);
+  if (!drained) {
+    stdout.destroy();
+    stderr.destroy();
+  }
+  stdin?.destroy();
+
+  return {
+    exitCode: code,
+    signal,
+    spawnError: null,
+    timedOut,
+    cancelled,
+    durationMs: Date.now() - started,
+    killedLeftovers,
+  };
+}
+
+/** `mkfifo` from the system's own directories (never the agent's PATH), found once. */
+let mkfifoPath: string | null | undefined;
+function makeFifos(paths: readonly string[]): boolean {
+  mkfifoPath ??= which("mkfifo", "/usr/bin:/bin");
+  if (!mkfifoPath) return false;
+  try {
+    execFileSync(mkfifoPath, ["-m", "600", "--", ...paths], { stdio: "ignore", env: {}, timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function notStarted(spawnError: { code: string; message: string }, started: number): ProcessOutcome {
+  return { exitCode: null, signal: null, spawnError, timedOut: null, cancelled: false, durationMs: Date.now() - started, killedLeftovers: false };
+}
+
+function describeSpawnError(cause: unknown): { code: string; message: string } {
+  const error = cause as NodeJS.ErrnoException | undefined;
+  // execa's own check for a NUL byte throws a TypeError without a code; Node's (in the environment) has one.
+  const code = error?.code ?? (/null bytes/.test(error?.message ?? "") ? "ERR_INVALID_ARG_VALUE" : "spawn_failed");
+  return { code, message: error?.message ?? "the process could not be started" };
+}
+
+export interface CaptureRequest {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly input?: string | Buffer;
+  /** Output beyond this many bytes fails the call instead of filling memory. */
+  readonly maxBuffer?: number;
+  /** A call that blocks (git opening a FIFO the agent planted, say) is killed after this long. */
+  readonly timeoutMs?: number;
+  /** Kills the call when aborted (its exit code is then null). */
+  readonly signal?: AbortSignal;
+}
+
+export interface CaptureResult {
+  readonly exitCode: number | null;
+  readonly stdout: Buffer;
+  readonly stderr: string;
+  readonly truncated: boolean;
+  readonly timedOut: boolean;
+}
+
+/** A short, trusted-shape command whose output handoff reads whole (git). Bytes in, bytes out. */
+export async function captureProcess(request: CaptureRequest): Promise<CaptureResult> {
+  const maxBuffer = request.maxBuffer ?? 256 * 1024 * 1024;
+  const timeout = request.timeoutMs ?? 600_000;
+  const result = await execa(request.file, [...request.args], {
+    timeout,
+    forceKillAfterDelay: 2000,
+    cwd: request.cwd,
+    env: { ...request.env },
+    extendEnv: false,
+    input: request.input,
+    stdin: request.input === undefined ? "ignore" : "pipe",
+    encoding: "buffer",
+    maxBuffer: { stdout: maxBuffer, stderr: 1024 * 1024 },
+    reject: false,
+    stripFinalNewline: false,
+    ...(request.signal ? { cancelSignal: request.signal } : {}),
+  });
+  const stdout = Buffer.from(result.stdout ?? new Uint8Array());
+  const stderr = Buffer.from(result.stderr ?? new Uint8Array()).toString("utf8");
+  const note = result.isMaxBuffer ? `\n(output exceeded ${maxBuffer} bytes)` : result.timedOut ? `\n(killed after ${timeout} ms)` : "";
+  return {
+    exitCode: result.exitCode ?? null,
+    stdout,
+    stderr: `${stderr}${note}`,
+    truncated: result.isMaxBuffer,
+    timedOut: result.timedOut,
+  };
+}

@@ -1,0 +1,49 @@
+import { closeSync, fstatSync, openSync } from "node:fs";
+import { READ_NO_FOLLOW, readOpenFile } from "../lib/safe-read.js";
+
+export type ArtifactRead =
+  | { readonly kind: "bytes"; readonly bytes: Buffer }
+  | { readonly kind: "missing" }
+  | { readonly kind: "untrusted"; readonly why: string }
+  | { readonly kind: "too_large"; readonly size: number }
+  | { readonly kind: "unreadable"; readonly message: string };
+
+/**
+ * Reads a run artifact only if it is what handoff writes: a regular file (never through a link, never a FIFO),
+ * owned by the current user, with one name, writable by no one else. Anything else may have been planted by an
+ * agent without a sandbox, or rewritten by another user, so `show`, `apply` and the crash sweep do not trust it.
+ * The checks and the read use one descriptor: a file swapped after the checks is not read.
+ */
+export function readArtifact(path: string, maxBytes: number): ArtifactRead {
+  let fd: number;
+  try {
+    fd = openSync(path, READ_NO_FOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return { kind: "missing" };
+    if (code === "ELOOP") return { kind: "untrusted", why: "a symbolic link" };
+    if (code === "ENXIO") return { kind: "untrusted", why: "not a regular file" };
+    return { kind: "unreadable", message: code ?? String(error) };
+  }
+  try {
+    const stats = fstatSync(fd);
+    const why = untrustedBecause(stats);
+    if (why) return { kind: "untrusted", why };
+    if (stats.size > maxBytes) return { kind: "too_large", size: stats.size };
+    return { kind: "bytes", bytes: readOpenFile(fd, stats.size) };
+  } catch (error) {
+    return { kind: "unreadable", message: (error as NodeJS.ErrnoException).code ?? String(error) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Why a file is not one handoff wrote (a regular file of this user, one name, writable by no one else), or null. */
+export function untrustedBecause(stats: { isFile(): boolean; uid: number; nlink: number; mode: number }): string | null {
+  if (!stats.isFile()) return "not a regular file";
+  const uid = process.getuid?.();
+  if (uid !== undefined && stats.uid !== uid) return `owned by uid ${stats.uid}, not by you (uid ${uid})`;
+  if (stats.nlink > 1) return `a file with ${stats.nlink} names (hard links)`;
+  if ((stats.mode & 0o022) !== 0) return `writable by others (mode ${(stats.mode & 0o777).toString(8).padStart(4, "0")})`;
+  return null;
+}

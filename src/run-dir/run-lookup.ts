@@ -1,0 +1,77 @@
+import { lstatSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { readArtifact } from "./artifact-file.js";
+import { RunNotFoundError, UntrustedArtifactError } from "../lib/errors.js";
+import { defaultRunsDir } from "../run/options.js";
+import { RunResult } from "../verdict/result.js";
+
+export interface LoadedRun {
+  readonly dir: string;
+  /** How the user named the run, for messages (the directory when absent). */
+  readonly ref?: string;
+  readonly result: RunResult;
+}
+
+const MAX_RESULT_BYTES = 16 * 1024 * 1024;
+
+function lexists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A run named by id (looked up in the runs directory) or by its directory path. */
+export function loadRun(ref: string, runsDir: string = defaultRunsDir()): LoadedRun {
+  const candidates = ref.includes("/") || ref.startsWith(".") ? [resolve(ref)] : [join(runsDir, ref), resolve(ref)];
+  const dir = candidates.find((path) => lexists(join(path, "result.json")) && statSync(path).isDirectory());
+  if (!dir) {
+    const exists = candidates.find((path) => lexists(path));
+    throw new RunNotFoundError(ref, exists ? "it has no result.json (still running, or crashed)" : `looked in ${candidates.join(" and ")}`);
+  }
+  // Never through a link, never a file another user could have written: `apply` acts on what this says.
+  const read = readArtifact(join(dir, "result.json"), MAX_RESULT_BYTES);
+  switch (read.kind) {
+    case "untrusted":
+      throw new UntrustedArtifactError(ref, "result.json", read.why);
+    case "missing":
+      throw new RunNotFoundError(ref, "it has no result.json (still running, or crashed)");
+    case "too_large":
+      throw new RunNotFoundError(ref, `result.json is ${read.size} bytes, more than a result can be`);
+    case "unreadable":
+      throw new RunNotFoundError(ref, `result.json cannot be read (${read.message})`);
+    case "bytes":
+      break;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(read.bytes.toString("utf8"));
+  } catch (error) {
+    throw new RunNotFoundError(ref, `result.json is not valid JSON (${(error as Error).message})`);
+  }
+  const parsed = RunResult.safeParse(json);
+  if (!parsed.success) throw new RunNotFoundError(ref, `result.json does not match schema version 1 (${parsed.error.issues[0]?.message})`);
+  return { dir, ref, result: parsed.data };
+}
+
+/**
+ * changes.patch of a loaded run, read only if it is a regular file of this user (see readArtifact); an empty
+ * buffer when there is none.
+ */
+export function loadPatch(run: LoadedRun): Buffer {
+  const read = readArtifact(join(run.dir, "changes.patch"), 1024 * 1024 * 1024);
+  switch (read.kind) {
+    case "bytes":
+      return read.bytes;
+    case "missing":
+      return Buffer.alloc(0);
+    case "untrusted":
+      throw new UntrustedArtifactError(run.ref ?? run.dir, "changes.patch", read.why);
+    case "too_large":
+      throw new RunNotFoundError(run.ref ?? run.dir, `changes.patch is ${read.size} bytes, more than handoff keeps`);
+    case "unreadable":
+      throw new RunNotFoundError(run.ref ?? run.dir, `changes.patch cannot be read (${read.message})`);
+  }
+}

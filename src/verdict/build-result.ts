@@ -1,0 +1,137 @@
+import { readTestClaim } from "./agent-claim.js";
+import type { ExternalAgentResult } from "../agent/backend.js";
+import type { ContainmentSummary } from "../containment/containment.js";
+import type { Extraction } from "../patch/extract.js";
+import type { PolicyFinding } from "../patch/rules/findings.js";
+import type { RunResult } from "./result.js";
+import type { CommandRecord } from "../verify/shell-commands.js";
+import type { SourceRepo } from "../clone/source-repo.js";
+import type { Verdict } from "./decide.js";
+import type { BaselineOutcome, VerificationOutcome } from "../verify/verify.js";
+import { commandTransitions } from "../verify/command-transitions.js";
+import type { HoldoutRecord } from "../verify/holdouts.js";
+import type { TestEvidence } from "../verify/test-evidence.js";
+import { type TestEditFacts, judgementOf } from "../verify/test-edits.js";
+
+export interface ResultInputs {
+  readonly runId: string;
+  readonly runDir: string;
+  readonly verdict: Verdict;
+  readonly source: SourceRepo;
+  readonly backendName: string;
+  readonly agent: ExternalAgentResult | null;
+  readonly extraction: Extraction | null;
+  readonly extraWarnings: readonly PolicyFinding[];
+  readonly setupRecords: readonly CommandRecord[];
+  readonly verification: VerificationOutcome | null;
+  readonly held: VerificationOutcome | null;
+  readonly baseline: BaselineOutcome | null;
+  readonly verify: readonly string[];
+  readonly testEdits: TestEditFacts | null;
+  readonly inputViolations: readonly PolicyFinding[];
+  readonly holdouts: readonly HoldoutRecord[];
+  readonly tests: TestEvidence | null;
+  /** `--no-verify`: no verification command was asked for, so none ran. */
+  readonly verificationSkipped: "no_verify" | null;
+  readonly sourceChanged: readonly string[];
+  readonly startedAt: Date;
+  readonly phases: Readonly<Record<string, number>>;
+  readonly workspace: string | null;
+  readonly containment: ContainmentSummary | null;
+}
+
+function commandEntry(record: CommandRecord) {
+  return {
+    command: record.command,
+    phase: record.phase,
+    exitCode: record.exitCode,
+    timedOut: record.timedOut,
+    durationMs: record.durationMs,
+    limitHit: record.limitHit ?? null,
+    spawnError: record.spawnError ?? null,
+  };
+}
+
+function findingEntry(finding: PolicyFinding) {
+  return { path: finding.path, rule: finding.rule, message: finding.message };
+}
+
+function verificationCommands(outcome: VerificationOutcome | null): readonly CommandRecord[] {
+  if (!outcome || !("commands" in outcome)) return [];
+  return outcome.commands;
+}
+
+/**
+ * Whether verification passed: null when it did not run, or when `--no-verify` left nothing to check; otherwise the
+ * verdict's (only `verified` means both runs passed, as patched and held to the base, and no test vanished).
+ */
+function verificationPassed(inputs: ResultInputs): boolean | null {
+  if (inputs.verification === null) return null;
+  if (inputs.verdict.terminalReason !== "verified") return false;
+  return inputs.verificationSkipped ? null : true;
+}
+
+/** result.json as the contract spells it (schema version 1). */
+export function buildRunResult(inputs: ResultInputs): RunResult {
+  const { verdict, agent, extraction, verification, held, baseline, testEdits } = inputs;
+  const commands = [...inputs.setupRecords, ...verificationCommands(verification)];
+  return {
+    schemaVersion: 1,
+    runId: inputs.runId,
+    runDir: inputs.runDir,
+    status: verdict.status,
+    terminalReason: verdict.terminalReason,
+    detail: verdict.detail,
+    summary: verdict.summary,
+    hint: verdict.hint,
+    repo: { path: inputs.source.topLevel, baseCommit: inputs.source.baseCommit },
+    backend: {
+      name: inputs.backendName,
+      executable: agent?.executable ?? null,
+      version: agent?.version ?? null,
+      sessionId: agent?.sessionId ?? null,
+      exitCode: agent?.exitCode ?? null,
+      signal: agent?.signal ?? null,
+    },
+    patch: extraction
+      ? { sha256: extraction.sha256, files: extraction.files.map((f) => ({ path: f.path, change: f.change, additions: f.additions, deletions: f.deletions })) }
+      : null,
+    policy: {
+      violations: [...(extraction?.violations ?? []), ...inputs.inputViolations].map(findingEntry),
+      warnings: [...inputs.extraWarnings, ...(extraction?.warnings ?? [])].map(findingEntry),
+    },
+    verification: {
+      ran: inputs.verificationSkipped === null && verification !== null && "commands" in verification,
+      // Nothing checked the patch under --no-verify: not a pass. A setup command that failed then is still a failure.
+      passed: verificationPassed(inputs),
+      ...(inputs.verificationSkipped ? { skipped: inputs.verificationSkipped } : {}),
+      commands: commands.map(commandEntry),
+      baseline: baseline
+        ? {
+            passed: baseline.passed,
+            commands: baseline.commands.map(commandEntry),
+            setupFailed: baseline.setupFailed,
+            holdoutsApplied: baseline.holdoutsApplied,
+            transitions: commandTransitions(inputs.verify, baseline, verificationCommands(verification)).map((transition) => ({ ...transition })),
+          }
+        : null,
+      testEdits: testEdits
+        ? { policy: testEdits.policy, changed: testEdits.changed.map((input) => ({ ...input, entries: input.entries ? [...input.entries] : undefined, judged: judgementOf(testEdits.policy) })) }
+        : null,
+      heldToBase: held ? { passed: held.kind === "passed", commands: verificationCommands(held).map(commandEntry) } : null,
+      holdouts: inputs.holdouts.map((holdout) => ({ ...holdout, files: [...holdout.files] })),
+      tests: inputs.tests,
+    },
+    agent: { finalMessage: agent?.finalMessage ?? null, usage: agent?.usage ?? null, claim: readTestClaim(agent?.finalMessage ?? null) },
+    sourceInvariant: { matched: inputs.sourceChanged.length === 0, changed: [...inputs.sourceChanged] },
+    timings: {
+      startedAt: inputs.startedAt.toISOString(),
+      durationMs: Date.now() - inputs.startedAt.getTime(),
+      phases: { ...inputs.phases },
+    },
+    workspace: inputs.workspace,
+    containment: inputs.containment
+      ? { ...inputs.containment, events: [...inputs.containment.events], uncontained: [...inputs.containment.uncontained] }
+      : null,
+  };
+}

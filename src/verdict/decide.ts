@@ -1,0 +1,341 @@
+import { assertNever } from "../lib/assert-never.js";
+import type { ExternalAgentResult } from "../agent/backend.js";
+import type { PolicyFinding } from "../patch/rules/findings.js";
+import type { CommandRecord } from "../verify/shell-commands.js";
+import type { BaselineOutcome, VerificationOutcome } from "../verify/verify.js";
+import { type CommandTransition, commandTransitions } from "../verify/command-transitions.js";
+import { type TestEditFacts, heldInputsText, judgedText } from "../verify/test-edits.js";
+import type { TestEvidence } from "../verify/test-evidence.js";
+
+export const TERMINAL_REASONS = [
+  "verified",
+  "verification_failed",
+  "no_changes",
+  "source_repository_changed",
+  "external_agent_error",
+  "policy_or_artifact_error",
+  "timeout",
+  "user_cancelled",
+] as const;
+export type TerminalReason = (typeof TERMINAL_REASONS)[number];
+
+export type RunStatus = "completed" | "failed" | "cancelled";
+
+/** Everything the run learned, gathered as it went. `decideOutcome` turns it into exactly one verdict. */
+export interface RunFacts {
+  readonly cancelled: "approval_declined" | "interrupted" | null;
+  /** Paths that changed in the source; empty when it held. */
+  readonly sourceChanged: readonly string[];
+  readonly agent: ExternalAgentResult | null;
+  /** A write to the run directory failed (a full disk): the record of the run is incomplete. */
+  readonly runDirWrite: { readonly artifact: string; readonly message: string } | null;
+  /** handoff could not produce an artifact (clone, extraction, run directory). */
+  readonly artifactError: { readonly detail: string; readonly message: string } | null;
+  readonly patch: { readonly empty: boolean; readonly violations: readonly PolicyFinding[] } | null;
+  /** Verification of the tree as patched (with the holdouts). */
+  readonly verification: VerificationOutcome | null;
+  /** The same, with the changed verification inputs held to the base (`--test-edits base`); null when not run. */
+  readonly held: VerificationOutcome | null;
+  readonly baseline: BaselineOutcome | null;
+  readonly verifyCommands: readonly string[];
+  /** Which verification inputs the patch changed, and the policy they were judged by. */
+  readonly testEdits: TestEditFacts | null;
+  readonly holdoutCount: number;
+  /** Test-level evidence (`--junit`; with `--baseline`, tests fixed, broken, vanished or newly skipped by the patch). */
+  readonly tests: TestEvidence | null;
+  /** `--no-verify`: the user accepted a patch nothing checks; how many `.handoff.json` verify commands that skipped. */
+  readonly noVerify: { readonly configVerifySkipped: number } | null;
+  /** A setup command failed in the agent's workspace, before the agent started. */
+  readonly setupFailed: CommandRecord | null;
+}
+
+export interface Verdict {
+  readonly terminalReason: TerminalReason;
+  readonly status: RunStatus;
+  readonly detail: string | null;
+  readonly summary: string;
+  readonly hint: string | null;
+}
+
+export const EXIT_CODES: Readonly<Record<TerminalReason, number>> = {
+  verified: 0,
+  verification_failed: 1,
+  no_changes: 3,
+  policy_or_artifact_error: 4,
+  source_repository_changed: 5,
+  external_agent_error: 6,
+  timeout: 124,
+  user_cancelled: 130,
+};
+
+function verdict(terminalReason: TerminalReason, detail: string | null, summary: string, hint: string | null = null): Verdict {
+  return { terminalReason, status: statusOf(terminalReason), detail, summary, hint };
+}
+
+export function statusOf(reason: TerminalReason): RunStatus {
+  switch (reason) {
+    case "verified":
+    case "verification_failed":
+    case "no_changes":
+      return "completed";
+    case "user_cancelled":
+      return "cancelled";
+    case "source_repository_changed":
+    case "external_agent_error":
+    case "policy_or_artifact_error":
+    case "timeout":
+      return "failed";
+    default:
+      return assertNever(reason);
+  }
+}
+
+/**
+ * The one place a run's terminal reason is decided. Order: a changed source overrides everything; then a run
+ * directory that could not be written whole; then the user's cancel; then what happened to the agent; then
+ * handoff's own artifacts and policy; then verification.
+ */
+export function decideOutcome(facts: RunFacts): Verdict {
+  if (facts.sourceChanged.length > 0) {
+    const shown = facts.sourceChanged.slice(0, 5).join(", ") + (facts.sourceChanged.length > 5 ? ", …" : "");
+    return verdict(
+      "source_repository_changed",
+      "source_modified",
+      `the source repository changed during the run: ${shown}`,
+      "something wrote to your repository while the run was going on; inspect it before trusting it or this run",
+    );
+  }
+  if (facts.runDirWrite) {
+    return verdict(
+      "policy_or_artifact_error",
+      "artifact_write_failed",
+      `handoff could not write ${facts.runDirWrite.artifact} in the run directory (${facts.runDirWrite.message}); the run stopped there and its record is incomplete`,
+      "free space on the file system of the runs directory (and of the workspace directory), then run the task again",
+    );
+  }
+  if (facts.cancelled) {
+    return facts.cancelled === "approval_declined"
+      ? verdict("user_cancelled", "approval_declined", "approval declined: the agent did not run")
+      : verdict("user_cancelled", "interrupted", "handoff was interrupted; the run stopped and its artifacts were kept");
+  }
+  if (facts.setupFailed?.spawnError) return commandNotStarted(facts.setupFailed);
+  if (facts.setupFailed) {
+    return verdict(
+      "verification_failed",
+      "setup_failed",
+      `setup command \`${facts.setupFailed.command}\` failed in the clone before the agent started`,
+      "see test.log; fix the setup command or the environment, then run again",
+    );
+  }
+  const agent = facts.agent;
+  if (agent) {
+    const outcome = agent.outcome;
+    switch (outcome.kind) {
+      case "timed_out":
+        return outcome.limit === "idle"
+          ? verdict("timeout", "idle_timeout", "the agent was silent for longer than --idle-timeout and was stopped", "raise --idle-timeout if the agent needs long silent stretches")
+          : verdict("timeout", "wall_timeout", "the agent ran past --timeout and was stopped", "raise --timeout or split the task");
+      case "cancelled":
+        return verdict("user_cancelled", "interrupted", "the agent was cancelled");
+      case "failed":
+        return verdict("external_agent_error", outcome.detail, outcome.message, outcome.hint);
+      case "finished":
+        break;
+      default:
+        return assertNever(outcome);
+    }
+  }
+  if (facts.artifactError) {
+    return verdict("policy_or_artifact_error", facts.artifactError.detail, facts.artifactError.message, "see events.jsonl for the failing step");
+  }
+  if (!facts.patch) return verdict("policy_or_artifact_error", "no_patch", "no patch could be extracted");
+  const first = facts.patch.violations[0];
+  if (first) {
+    const count = facts.patch.violations.length;
+    return verdict(
+      "policy_or_artifact_error",
+      first.rule,
+      `the patch was rejected: ${first.rule}${first.path ? ` at ${first.path}` : ""} (${first.message})${count > 1 ? `, and ${count - 1} more` : ""}`,
+      "the patch is saved in changes.patch for review; every violation is listed in result.json",
+    );
+  }
+  if (facts.patch.empty) return verdict("no_changes", null, "the agent finished without changing anything");
+  return decideVerification(facts);
+}
+
+/** The shell for a setup or verify command could not be started: handoff's failure to run it, not a test result. */
+function commandNotStarted(failed: CommandRecord): Verdict {
+  return verdict(
+    "policy_or_artifact_error",
+    "command_not_started",
+    `${failed.phase} command \`${failed.command.slice(0, 200)}\` could not be started: ${failed.spawnError}`,
+    "see test.log; a command must be under 128 KiB and hold no NUL byte",
+  );
+}
+
+/** Tests a report listed on one side; null when no report was read there. */
+const total = (side: TestEvidence["base"]) => (side ? side.passed + side.failed + side.skipped : null);
+/** Transitions exist only when both sides' reports were read (`--junit` with `--baseline`). */
+const compared = (tests: TestEvidence | null): tests is TestEvidence & { base: NonNullable<TestEvidence["base"]> } =>
+  tests !== null && tests.base !== null && tests.patched !== null;
+const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
+const shownTests = (list: TestEvidence["fixed"]) => `${list.names.slice(0, 3).join("; ")}${list.count > 3 ? `; and ${list.count - 3} more` : ""}`;
+
+/** `--no-verify`: verified because the user asked for no check, and saying so louder than anything else. */
+function notVerified(noVerify: NonNullable<RunFacts["noVerify"]>): Verdict {
+  const skipped = noVerify.configVerifySkipped;
+  return verdict(
+    "verified",
+    "nothing_checked",
+    `NOTHING WAS CHECKED (--no-verify): the patch is valid and applies to the base commit, but no verification command ran${skipped > 0 ? ` (the ${skipped} verify command${skipped === 1 ? "" : "s"} in .handoff.json ${skipped === 1 ? "was" : "were"} skipped)` : ""}`,
+    "review changes.patch yourself before applying it; run again with --verify CMD to have handoff run your tests",
+  );
+}
+
+function decideVerification(facts: RunFacts): Verdict {
+  const outcome = facts.verification;
+  if (!outcome) return verdict("policy_or_artifact_error", "verification_not_run", "verification did not run");
+  if (outcome.kind !== "passed") return failedVerification(outcome, facts, "patched");
+  if (facts.held && facts.held.kind !== "passed") return failedVerification(facts.held, facts, "held");
+  const tests = facts.tests;
+  const lost = compared(tests) ? tests.vanished.count + tests.newlySkipped.count : 0;
+  if (tests && lost > 0 && facts.testEdits?.policy !== "allow") {
+    const which = [...tests.vanished.names.map((name) => `${name} (missing)`), ...tests.newlySkipped.names.map((name) => `${name} (skipped)`)];
+    return verdict(
+      "verification_failed",
+      "tests_vanished",
+      `${plural(lost, "test")} that passed on the base ${lost === 1 ? "is" : "are"} missing or skipped after the patch: ${which.slice(0, 3).join("; ")}${lost > 3 ? `; and ${lost - 3} more` : ""}`,
+      "a patch must not make passing tests disappear; if the task really removes them, run again with --test-edits allow and review the removal",
+    );
+  }
+  const baseTotal = total(tests?.base ?? null) ?? 0;
+  const reportGone = tests !== null && baseTotal > 0 && tests.patched === null;
+  if (reportGone && facts.testEdits?.policy !== "allow") {
+    return verdict(
+      "verification_failed",
+      "tests_vanished",
+      `the base's JUnit report listed ${plural(baseTotal, "test")}; with the patch there is no report to read, so none of them can be shown to pass`,
+      "see verification.tests.diagnostics in result.json; a patch must not stop the tests from reporting",
+    );
+  }
+  return verifiedVerdict(facts, lost);
+}
+
+function verifiedVerdict(facts: RunFacts, lost: number): Verdict {
+  const count = facts.verifyCommands.length;
+  if (facts.noVerify) return notVerified(facts.noVerify);
+  // Options without a verify command and without --no-verify are refused (options.ts): never a silent pass.
+  if (count === 0) return verdict("policy_or_artifact_error", "verification_not_run", "no verification command ran, and --no-verify was not given");
+  const parts = [`the patch passed all ${plural(count, "verification command")}`];
+  if (facts.holdoutCount > 0) parts[0] += ` with ${plural(facts.holdoutCount, "held-out patch")} applied`;
+  const fixed = transitions(facts).filter((t) => t.base === "red" && t.patched === "green");
+  if (fixed.length > 0) parts.push(`it fixed ${fixed.map((t) => `\`${t.command}\``).join(", ")} (red on the base, green now)`);
+  if (compared(facts.tests) && facts.tests.fixed.count > 0) parts.push(`${plural(facts.tests.fixed.count, "test")} went from failing to passing`);
+  const edits = facts.testEdits;
+  if (edits && edits.changed.length > 0) parts.push(judgedText(edits, facts.held?.kind === "passed"));
+  if (lost > 0) parts.push(`WARNING: ${plural(lost, "test")} that passed on the base ${lost === 1 ? "is" : "are"} missing or skipped (allowed by --test-edits allow)`);
+  return verdict("verified", null, parts.join("; "));
+}
+
+function transitions(facts: RunFacts): CommandTransition[] {
+  if (!facts.baseline || !facts.verification || !("commands" in facts.verification)) return [];
+  return commandTransitions(facts.verifyCommands, facts.baseline, facts.verification.commands);
+}
+
+/** A verification run that did not pass, as patched or held to the base: one verdict, worded from what the base did. */
+function failedVerification(outcome: Exclude<VerificationOutcome, { kind: "passed" }>, facts: RunFacts, run: "patched" | "held"): Verdict {
+  switch (outcome.kind) {
+    case "command_failed": {
+      const failed = outcome.failed;
+      if (failed.spawnError) return commandNotStarted(failed);
+      if (failed.timedOut) return verdict("verification_failed", "command_timed_out", `\`${failed.command}\` timed out${run === "held" ? " (held to the base)" : ""}`, "raise --verify-timeout if the command is slow (see test.log)");
+      if (failed.limitHit) {
+        const cap = failed.limitHit === "memory" ? "memory" : "process";
+        return verdict("verification_failed", "resource_cap_hit", `\`${failed.command}\` ran into the ${cap} cap`, `raise --max-${cap === "memory" ? "memory" : "processes"} if the tests really need more (see test.log)`);
+      }
+      const exit = `exit ${failed.exitCode ?? failed.signal}`;
+      if (run === "held") return failedHeldToBase(facts, `\`${failed.command}\` failed (${exit})`);
+      return failedAgainstBase(facts, failed.command, exit);
+    }
+    case "setup_failed":
+      if (outcome.failed.spawnError) return commandNotStarted(outcome.failed);
+      if (run === "held") return failedHeldToBase(facts, `setup command \`${outcome.failed.command}\` failed`);
+      if (facts.baseline?.setupFailed) {
+        return verdict("verification_failed", "environment_broken", `setup command \`${outcome.failed.command}\` fails with the patch, and already failed on the untouched base: the environment may be broken`, "fix the setup command or the environment first (see test.log)");
+      }
+      return verdict("verification_failed", "setup_failed", `setup command \`${outcome.failed.command}\` failed`, "see test.log; setup runs in a fresh checkout with the patch applied");
+    case "holdout_failed":
+      return verdict(
+        "verification_failed",
+        "holdout_does_not_apply",
+        `the held-out patch ${outcome.source} does not apply on top of the agent's patch${run === "held" ? " held to the base" : ""}: ${outcome.message}`,
+        "the agent's patch changes the lines the held-out checks touch; see result.json verification.holdouts for the files they cover",
+      );
+    case "patch_changed":
+      return verdict("verification_failed", "verification_changed_patch", "the verification commands changed tracked files: the tested tree is not the patch", "make verification read-only (no formatters or generators in --verify)");
+    case "apply_failed":
+      return verdict("policy_or_artifact_error", "patch_does_not_apply", `the extracted patch does not apply to a fresh checkout: ${outcome.message}`);
+    case "round_trip_mismatch":
+      return verdict("policy_or_artifact_error", "round_trip_mismatch", outcome.message);
+    case "cancelled":
+      return verdict("user_cancelled", "interrupted", "handoff was interrupted during verification");
+    default:
+      return assertNever(outcome);
+  }
+}
+
+/** The exit code of a verify command on the base (the first with that text). */
+function baselineExit(baseline: BaselineOutcome, command: string): number | null {
+  return baseline.commands.find((record) => record.phase === "baseline" && record.command === command)?.exitCode ?? null;
+}
+
+/** Passed as patched, failed once the verification inputs it changed were put back: the patch changed its own judge. */
+function failedHeldToBase(facts: RunFacts, what: string): Verdict {
+  const edits = facts.testEdits!;
+  return verdict(
+    "verification_failed",
+    "failed_held_to_base",
+    `the patch passed as patched, but not held to the base's ${heldInputsText(edits.changed)}: ${what}`,
+    `the patch changed ${heldInputsText(edits.changed)}, which ${edits.changed.length === 1 ? "decides" : "decide"} what verification runs; if the task really must change ${edits.changed.length === 1 ? "it" : "them"}, run again with --test-edits allow and review the change (or keep the real checks in --holdout-patch)`,
+  );
+}
+
+/** A verify command failed as patched: with `--baseline`, worded from what the same command did on the untouched base. */
+function failedAgainstBase(facts: RunFacts, command: string, exit: string): Verdict {
+  const baseline = facts.baseline;
+  const generic = verdict("verification_failed", "command_failed", `\`${command}\` failed (${exit})`, "see test.log");
+  if (!baseline) return generic;
+  if (baseline.setupFailed) {
+    return verdict("verification_failed", "environment_broken", `\`${command}\` failed (${exit}), and the setup already failed on the untouched base: the environment may be broken`, "fix the setup or the environment first (see test.log)");
+  }
+  const transition = transitions(facts).find((t) => t.command === command && t.patched === "red");
+  if (!transition || transition.base === "not_run") return generic;
+  if (transition.base === "green") {
+    return verdict("verification_failed", "regression", `the patch broke \`${command}\` (green on the base, red now: ${exit})`, "see test.log for what the patch broke");
+  }
+  const tests = facts.tests;
+  if (compared(tests) && tests.fixed.count > 0) {
+    return verdict("verification_failed", "still_failing", `\`${command}\` is still red, as on the base, though ${plural(tests.fixed.count, "test")} now pass (${shownTests(tests.fixed)})`, "the patch fixed part of the failures; see test.log for the rest");
+  }
+  // A broken environment fails before any test runs, or fails them all; a wrong fix leaves the other tests passing.
+  const noTestRan = tests !== null && (total(tests.base) ?? 0) === 0 && (total(tests.patched) ?? 0) === 0;
+  const notFound = [126, 127].includes(baselineExit(baseline, command) ?? -1) && /^exit 12[67]$/u.test(exit);
+  if (noTestRan || notFound || (compared(tests) && tests.base.passed === 0)) {
+    const why = noTestRan ? "no test ran on either" : notFound ? "its program is not found or not executable on either" : "every test fails on the base";
+    return verdict(
+      "verification_failed",
+      "environment_suspect",
+      `\`${command}\` is red on the base and still red with the patch, and ${why}: the environment may be broken`,
+      "run the command on the untouched base by hand (see the baseline's output in test.log) and fix the environment or --setup first",
+    );
+  }
+  if (compared(tests)) {
+    return verdict("verification_failed", "still_failing", `\`${command}\` is still red, as on the base: the patch fixed none of its failing tests`, "the patch does not do what the tests ask; see test.log");
+  }
+  return verdict(
+    "verification_failed",
+    "still_failing",
+    `\`${command}\` is still red, as on the base (${exit}): the patch did not make it pass`,
+    "see test.log; if the base itself should be green, the environment may be broken (with --junit, handoff tells the two apart per test)",
+  );
+}

@@ -1,0 +1,124 @@
+import { z } from "zod";
+import { TERMINAL_REASONS } from "./decide.js";
+import { TEST_EDIT_POLICIES } from "../verify/test-edits.js";
+import { TestEvidence } from "../verify/test-evidence.js";
+
+/** result.json, schema version 1 (contract.md). The schema reads it back for `show` and `apply`. */
+const Finding = z.looseObject({ path: z.string(), rule: z.string(), message: z.string() });
+const Command = z.looseObject({
+  command: z.string(),
+  phase: z.string().optional(),
+  exitCode: z.number().nullable(),
+  timedOut: z.boolean(),
+  durationMs: z.number(),
+  limitHit: z.enum(["processes", "memory"]).nullable().optional(),
+  spawnError: z.string().nullable().optional(),
+});
+
+const CommandState = z.enum(["green", "red", "not_run"]);
+
+const ContainmentEvent = z.looseObject({ kind: z.string(), role: z.string(), label: z.string() });
+
+export const RunResult = z.looseObject({
+  schemaVersion: z.literal(1),
+  runId: z.string(),
+  runDir: z.string(),
+  status: z.enum(["completed", "failed", "cancelled"]),
+  terminalReason: z.enum(TERMINAL_REASONS),
+  detail: z.string().nullable(),
+  summary: z.string(),
+  hint: z.string().nullable(),
+  repo: z.looseObject({ path: z.string(), baseCommit: z.string() }),
+  backend: z.looseObject({
+    name: z.string(),
+    executable: z.string().nullable(),
+    version: z.string().nullable(),
+    sessionId: z.string().nullable(),
+    exitCode: z.number().nullable(),
+    signal: z.string().nullable(),
+  }),
+  patch: z
+    .looseObject({
+      sha256: z.string(),
+      files: z.array(
+        z.looseObject({
+          path: z.string(),
+          change: z.enum(["added", "modified", "deleted"]),
+          additions: z.number(),
+          deletions: z.number(),
+        }),
+      ),
+    })
+    .nullable(),
+  policy: z.looseObject({ violations: z.array(Finding), warnings: z.array(Finding) }),
+  verification: z.looseObject({
+    ran: z.boolean(),
+    passed: z.boolean().nullable(),
+    /** Why no verification command ran: `no_verify` (`--no-verify`). Absent when verification was asked for. */
+    skipped: z.enum(["no_verify"]).optional(),
+    commands: z.array(Command),
+    baseline: z
+      .looseObject({
+        passed: z.boolean(),
+        commands: z.array(Command),
+        setupFailed: z.boolean().optional(),
+        holdoutsApplied: z.boolean().nullable().optional(),
+        /** Each verify command on the base and after the patch (docs/verification.md). */
+        transitions: z.array(z.looseObject({ command: z.string(), base: CommandState, patched: CommandState })).optional(),
+      })
+      .nullable()
+      .optional(),
+    /** `--test-edits` and the verification inputs the patch changed, each with how it was judged. */
+    testEdits: z
+      .looseObject({
+        policy: z.enum(TEST_EDIT_POLICIES),
+        changed: z.array(
+          z.looseObject({
+            path: z.string(),
+            reason: z.string(),
+            why: z.string(),
+            change: z.enum(["added", "modified", "deleted"]),
+            entries: z.array(z.string()).optional(),
+            judged: z.enum(["held_to_base", "rejected", "allowed"]),
+          }),
+        ),
+      })
+      .nullable()
+      .optional(),
+    /** The run held to the base: the same commands with the changed inputs put back; null when it did not run. */
+    heldToBase: z.looseObject({ passed: z.boolean(), commands: z.array(Command) }).nullable().optional(),
+    /** `--holdout-patch`: each held-out patch by hash and the files it touches, never its content. */
+    holdouts: z.array(z.looseObject({ source: z.string(), sha256: z.string(), files: z.array(z.string()) })).optional(),
+    /** Test-level evidence from `--junit` files (verify/test-evidence.ts); absent when none was asked for. */
+    tests: TestEvidence.nullable().optional(),
+  }),
+  agent: z.looseObject({
+    finalMessage: z.string().nullable(),
+    usage: z.looseObject({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number().nullable() }).nullable(),
+    /** What the final message claims about tests: a claim, never evidence. */
+    claim: z.looseObject({ tests: z.enum(["pass", "fail", "not_run"]), quote: z.string() }).nullable().optional(),
+  }),
+  sourceInvariant: z.looseObject({ matched: z.boolean(), changed: z.array(z.string()) }),
+  timings: z.looseObject({ startedAt: z.string(), durationMs: z.number(), phases: z.record(z.string(), z.number()) }),
+  workspace: z.string().nullable().optional(),
+  /** How the run's processes were contained (containment.ts); absent in results written before the sandbox. */
+  containment: z
+    .looseObject({
+      sandbox: z.enum(["bwrap", "none"]),
+      requested: z.enum(["auto", "bwrap", "none"]),
+      reason: z.string().nullable(),
+      bwrapVersion: z.string().nullable(),
+      network: z.looseObject({ agent: z.boolean(), setup: z.boolean(), verify: z.boolean() }),
+      caps: z.looseObject({
+        processes: z.number(),
+        memoryBytes: z.number(),
+        enforcedBy: z.enum(["cgroup_v1", "cgroup_v2"]).nullable(),
+        reason: z.string().nullable(),
+      }),
+      events: z.array(ContainmentEvent),
+      uncontained: z.array(z.string()),
+    })
+    .nullable()
+    .optional(),
+});
+export type RunResult = z.infer<typeof RunResult>;

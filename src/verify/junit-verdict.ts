@@ -1,0 +1,122 @@
+import { XMLBuilder } from "fast-xml-parser";
+import { escapeControls } from "../patch/rules/path-names.js";
+import type { RunResult } from "../verdict/result.js";
+import { commandPassed } from "./shell-commands.js";
+import { EXIT_CODES } from "../verdict/decide.js";
+import type { TestEvidence } from "./test-evidence.js";
+
+/**
+ * handoff's own verdict as JUnit XML (`handoff show --format junit`), for CI test tabs (GitLab, Jenkins, GitHub
+ * test reporters): a `verdict` test case, one per verification command, and one per test the JUnit evidence names.
+ * Written by the library's builder, which escapes markup; characters XML cannot carry at all (controls, U+FFFE,
+ * lone surrogates) are escaped here first, so the output always parses.
+ */
+
+type Testcase = Record<string, unknown>;
+
+const BUILDER = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: "@_", textNodeName: "#text", format: true, indentBy: "  ", suppressEmptyNode: true });
+
+/** Text fit for XML 1.0 on one line: controls and invisibles as `\xNN`/`\uNNNN`, the rest XML cannot hold likewise. */
+function xmlLine(text: string): string {
+  // With the `u` flag a surrogate range matches only a lone surrogate, never half of a pair.
+  return escapeControls(text).replace(/[\ufffe\uffff\ud800-\udfff]/gu, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** Several lines, each made safe as above. */
+function xmlText(text: string): string {
+  return text.split("\n").map(xmlLine).join("\n");
+}
+
+function seconds(ms: number): string {
+  return (ms / 1000).toFixed(3);
+}
+
+function failing(name: string, classname: string, message: string, type: string, body: string, time?: string): Testcase {
+  return {
+    "@_name": xmlLine(name),
+    "@_classname": classname,
+    ...(time !== undefined ? { "@_time": time } : {}),
+    failure: { "@_message": xmlLine(message), "@_type": type, "#text": xmlText(body) },
+  };
+}
+
+function passing(name: string, classname: string, time?: string): Testcase {
+  return { "@_name": xmlLine(name), "@_classname": classname, ...(time !== undefined ? { "@_time": time } : {}) };
+}
+
+function verdictCase(r: RunResult): Testcase {
+  if (r.terminalReason === "verified") return passing("verdict", "handoff", seconds(r.timings.durationMs));
+  const reason = `${r.terminalReason}${r.detail ? ` (${r.detail})` : ""}, exit ${EXIT_CODES[r.terminalReason]}`;
+  return failing("verdict", "handoff", `${reason}: ${r.summary}`, r.terminalReason, [reason, r.summary, ...(r.hint ? [`hint: ${r.hint}`] : [])].join("\n"), seconds(r.timings.durationMs));
+}
+
+function commandCases(r: RunResult): Testcase[] {
+  return r.verification.commands.map((c) => {
+    const name = `${c.phase ? `[${c.phase}] ` : ""}${c.command}`;
+    const time = seconds(c.durationMs);
+    if (commandPassed(c)) return passing(name, "handoff.verification", time);
+    const ending = c.timedOut
+      ? "timed out"
+      : c.limitHit
+        ? `hit the ${c.limitHit === "memory" ? "memory" : "process"} cap, exit ${c.exitCode}`
+        : c.spawnError
+          ? `did not start: ${c.spawnError}`
+          : `exit ${c.exitCode}`;
+    return failing(name, "handoff.verification", ending, "verification_command", `${name}: ${ending}`, time);
+  });
+}
+
+/** Test cases named after the tests the evidence lists: findings fail, fixed tests pass; the unlisted rest counted. */
+function evidenceCases(tests: TestEvidence): Testcase[] {
+  const cases: Testcase[] = [];
+  const findings = [
+    { list: tests.vanished, kind: "vanished", says: "passed on the base, missing after the patch" },
+    { list: tests.newlySkipped, kind: "newly_skipped", says: "passed on the base, skipped after the patch" },
+    { list: tests.broke, kind: "broke", says: "passed on the base, fails after the patch" },
+  ] as const;
+  for (const { list, kind, says } of findings) {
+    const classname = `handoff.tests.${kind}`;
+    for (const name of list.names) cases.push(failing(name, classname, says, kind, `${name}: ${says}`));
+    const more = list.count - list.names.length;
+    if (more > 0) cases.push(failing(`${more} more not listed`, classname, says, kind, `${more} more tests ${says}; result.json keeps the first ${list.names.length} names`));
+  }
+  for (const name of tests.fixed.names) cases.push(passing(name, "handoff.tests.fixed"));
+  const moreFixed = tests.fixed.count - tests.fixed.names.length;
+  if (moreFixed > 0) cases.push(passing(`${moreFixed} more not listed`, "handoff.tests.fixed"));
+  return cases;
+}
+
+export function renderVerdictJunit(r: RunResult): string {
+  const testcases = [verdictCase(r), ...commandCases(r), ...(r.verification.tests ? evidenceCases(r.verification.tests) : [])];
+  const failures = testcases.filter((testcase) => Object.hasOwn(testcase, "failure")).length;
+  const time = seconds(r.timings.durationMs);
+  const properties = [
+    { "@_name": "runId", "@_value": xmlLine(r.runId) },
+    { "@_name": "terminalReason", "@_value": r.terminalReason },
+    { "@_name": "detail", "@_value": xmlLine(r.detail ?? "") },
+    { "@_name": "baseCommit", "@_value": xmlLine(r.repo.baseCommit) },
+    { "@_name": "backend", "@_value": xmlLine(r.backend.name) },
+  ];
+  const document = {
+    "?xml": { "@_version": "1.0", "@_encoding": "UTF-8" },
+    testsuites: {
+      "@_name": "handoff",
+      "@_tests": testcases.length,
+      "@_failures": failures,
+      "@_errors": 0,
+      "@_time": time,
+      testsuite: {
+        "@_name": "handoff",
+        "@_tests": testcases.length,
+        "@_failures": failures,
+        "@_errors": 0,
+        "@_skipped": 0,
+        "@_time": time,
+        "@_timestamp": xmlLine(r.timings.startedAt),
+        properties: { property: properties },
+        testcase: testcases,
+      },
+    },
+  };
+  return BUILDER.build(document) as string;
+}

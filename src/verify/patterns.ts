@@ -1,0 +1,46 @@
+import { globToRegExp } from "../patch/rules/glob.js";
+
+const CONFIG_EXTENSIONS = "{js,cjs,mjs,ts,cts,mts,json}";
+
+/**
+ * Test-runner configuration files, at any depth (a monorepo's packages have their own). They decide which tests
+ * run and how, so they are verification inputs (inputs.ts) and a change to one warns `verification_config`
+ * (risk-paths.ts). Build configs that honest tasks change (`tsconfig*.json`, babel's) are warnings only.
+ */
+export const RUNNER_CONFIG_GLOBS: readonly string[] = [
+  ...["vitest", "vite", "jest", "playwright", "cypress", "ava"].map((runner) => `${runner}.config.${CONFIG_EXTENSIONS}`),
+  `karma.conf.${CONFIG_EXTENSIONS}`,
+  "vitest.workspace.*",
+  `{jest,vitest}.setup.${CONFIG_EXTENSIONS}`,
+  ".mocharc*",
+  ".nycrc*",
+  ".c8rc*",
+  "pytest.ini",
+  "conftest.py",
+  "tox.ini",
+  "noxfile.py",
+  ".rspec",
+  "phpunit.xml*",
+];
+
+/** Test files: existing tests whose edit or deletion can make verification pass vacuously. */
+export const TEST_FILE_PATTERNS: readonly RegExp[] = [
+  /(^|\/)(tests?|__tests__|spec|specs)\//u,
+  /(^|\/)tests?\.[^/]+$/u,
+  /\.(test|spec)\.[^/]+$/u,
+  /(^|\/)test_[^/]+\.py$/u,
+  /_test\.(go|py|rb)$/u,
+];
+
+/** One alternation of all the patterns: a repository of 200,000 paths is tested once per path, not 20 times. */
+const anyOf = (patterns: readonly RegExp[]) => new RegExp(patterns.map((pattern) => `(?:${pattern.source})`).join("|"), "u");
+const RUNNER_CONFIG = anyOf(RUNNER_CONFIG_GLOBS.map(globToRegExp));
+const TEST_FILE = anyOf(TEST_FILE_PATTERNS);
+
+export function isRunnerConfig(path: string): boolean {
+  return RUNNER_CONFIG.test(path);
+}
+
+export function isTestFile(path: string): boolean {
+  return TEST_FILE.test(path);
+}

@@ -1,0 +1,110 @@
+import type { LimitHit } from "../containment/cgroup.js";
+import type { ProcessJail } from "../containment/containment.js";
+import { HeadTailBuffer } from "../process/head-tail.js";
+import { runProcess } from "../process/process.js";
+
+/** One setup or verification command as handoff ran it. */
+export interface CommandRecord {
+  readonly command: string;
+  readonly phase: "setup" | "verify" | "held-setup" | "held" | "baseline-setup" | "baseline";
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly timedOut: boolean;
+  readonly durationMs: number;
+  /** A resource cap the command ran into: it fails whatever its exit code (a fork bomb that exits 0 proves nothing). */
+  readonly limitHit?: LimitHit | null;
+  /** The shell could not be started at all (`E2BIG`, a NUL byte…): `code: message`. The command did not run. */
+  readonly spawnError?: string | null;
+}
+
+/** The bounded transcript behind test.log: head and tail of each command's output. */
+export class TestLog {
+  readonly #sections: Buffer[] = [];
+  readonly #persist: (bytes: Buffer) => void;
+  constructor(persist: (bytes: Buffer) => void) {
+    this.#persist = persist;
+  }
+  add(section: Buffer): void {
+    this.#sections.push(section);
+    this.#persist(this.toBuffer());
+  }
+  toBuffer(): Buffer {
+    return Buffer.concat(this.#sections);
+  }
+}
+
+export interface ShellRunOptions {
+  readonly phase: CommandRecord["phase"];
+  readonly cwd: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+  readonly log: TestLog;
+  /** Bytes of each command's output kept at the start and at the end. */
+  readonly keepBytes?: number;
+  readonly onCommand?: (command: string) => void;
+  /** Run every command even after one fails (the baseline, which compares each command's result). */
+  readonly keepGoing?: boolean;
+  /** Contains each command (sandbox, caps); without it the command runs in its own process group only. */
+  readonly jail?: (command: string) => ProcessJail;
+}
+
+/** Runs commands in order with `/bin/sh -c`, stopping at the first that fails unless `keepGoing`. */
+export async function runShellCommands(commands: readonly string[], options: ShellRunOptions): Promise<CommandRecord[]> {
+  const records: CommandRecord[] = [];
+  const keep = options.keepBytes ?? 256 * 1024;
+  for (const command of commands) {
+    if (options.signal?.aborted) break;
+    options.onCommand?.(command);
+    const output = new HeadTailBuffer(keep, keep);
+    const jail = options.jail?.(command);
+    const jailed = jail?.wrap({ file: "/bin/sh", args: ["-c", command] });
+    const outcome = await runProcess({
+      file: jailed?.file ?? "/bin/sh",
+      args: jailed?.args ?? ["-c", command],
+      cwd: options.cwd,
+      env: { ...options.env, ...jailed?.env },
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      onStdout: (chunk) => output.push(chunk),
+      onStderr: (chunk) => output.push(chunk),
+    });
+    const contained = await jail?.finish();
+    const record: CommandRecord = {
+      command,
+      phase: options.phase,
+      exitCode: outcome.exitCode,
+      signal: outcome.signal,
+      timedOut: outcome.timedOut !== null,
+      durationMs: outcome.durationMs,
+      limitHit: contained?.limitsHit[0] ?? null,
+      spawnError: outcome.spawnError ? `${outcome.spawnError.code}: ${outcome.spawnError.message}` : null,
+    };
+    records.push(record);
+    const status = record.limitHit
+      ? `stopped by the ${record.limitHit === "memory" ? "memory" : "process"} cap (exit ${record.exitCode ?? record.signal})`
+      : record.timedOut
+      ? `timed out after ${options.timeoutMs} ms`
+      : outcome.spawnError
+        ? `could not start: ${outcome.spawnError.message}`
+        : outcome.cancelled
+          ? "cancelled"
+          : record.signal
+            ? `killed by ${record.signal}`
+            : `exit ${record.exitCode}`;
+    options.log.add(
+      Buffer.concat([
+        Buffer.from(`$ ${command}    [${options.phase}]\n`),
+        output.toBuffer(),
+        Buffer.from(`${output.totalBytes > 0 ? "\n" : ""}[${status}, ${record.durationMs} ms]\n\n`),
+      ]),
+    );
+    if (!commandPassed(record) && !options.keepGoing) break;
+  }
+  return records;
+}
+
+/** A command passed: exit 0, in time, under the caps, started at all. Also reads result.json's command entries. */
+export function commandPassed(record: Pick<CommandRecord, "exitCode" | "timedOut" | "limitHit" | "spawnError">): boolean {
+  return record.exitCode === 0 && !record.timedOut && !record.limitHit && !record.spawnError;
+}
