@@ -47,7 +47,7 @@ class UsageError extends Error {}
 
 /**
  * tmpfs when it has room: file creation on this kind of VM's root disk costs 0.3–0.7 ms a file and drifts between
- * runs (perf-anchors.md §2), which would drown the phases in noise. Both sides of every ratio use the same disk.
+ * runs (docs/performance.md), which would drown the phases in noise. Both sides of every ratio use the same disk.
  */
 function defaultDir() {
   try {

@@ -15,7 +15,7 @@ import { FIX_LINE, expectVerifiedFix } from "./helpers/verdicts.js";
 
 /**
  * Issue 4's containment, end to end through the pipeline with real bubblewrap, real cgroups and real processes.
- * Each test names the threat row (security.md §2) it proves: what the hostile agent or test tried, that it failed,
+ * Each test names the threat row (docs/threat-model.md) it proves: what the hostile agent or test tried, that it failed,
  * and that the run's result says so.
  */
 const bwrap = await probeBubblewrap();

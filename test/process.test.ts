@@ -94,7 +94,7 @@ describe("runProcess", () => {
 
   test("P1 (partial): a grandchild that left the group with setsid and holds stdout open does not keep handoff waiting", async () => {
     const pidFile = join(tempDir(), "escaped.pid");
-    // Containment of such a process needs a PID namespace (security.md §5); the process module only must not hang.
+    // Containment of such a process needs a PID namespace (docs/threat-model.md P1); the process module only must not hang.
     onTestFinished(() => {
       if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, "utf8")), "SIGKILL");
     });

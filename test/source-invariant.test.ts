@@ -27,7 +27,7 @@ function expectSourceChanged(result: { terminalReason: string; detail: string | 
   for (const path of paths) expect(result.sourceInvariant.changed).toContain(path);
 }
 
-describe("the source invariant (security.md §2.6)", () => {
+describe("the source invariant (docs/threat-model.md, rows S)", () => {
   test("S1: handoff's own run leaves the source byte-identical, .git/index included, even with a stale index", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     // A stat-stale index entry: a plain `git status` here would refresh and rewrite .git/index.

@@ -6,7 +6,7 @@ import { EXIT_CODES, type RunFacts, type RunStatus, TERMINAL_REASONS, type Termi
 import type { BaselineOutcome, VerificationOutcome } from "../src/verify/verify.js";
 import type { TestEvidence } from "../src/verify/test-evidence.js";
 
-/** The exit-code table of contract.md, copied by hand: the code must agree with the contract, not with itself. */
+/** The exit-code table of docs/cli.md#exit-codes, copied by hand: the code must agree with the docs, not with itself. */
 const CONTRACT_EXIT_CODES: Record<TerminalReason, number> = {
   verified: 0,
   verification_failed: 1,
@@ -19,7 +19,7 @@ const CONTRACT_EXIT_CODES: Record<TerminalReason, number> = {
 };
 
 /**
- * result.json's status per terminal reason, written by hand. contract.md names the three statuses but maps no reason
+ * result.json's status per terminal reason, written by hand from the `status` row of docs/run-directory.md, which maps each reason
  * to them: a run that got as far as judging a patch (or found none) completed, a cancel is cancelled, the rest failed.
  */
 const CONTRACT_STATUS: Record<TerminalReason, RunStatus> = {

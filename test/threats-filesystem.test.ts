@@ -10,7 +10,7 @@ import { agent, delegate, delegateWithoutSandbox } from "./helpers/run.js";
 import { agentWith, expectRejected, expectVerifiedFix, patchPaths } from "./helpers/verdicts.js";
 
 /**
- * security.md §2.4: filesystem objects an agent can leave in the clone. Every hostile agent also makes the
+ * docs/threat-model.md, rows F: filesystem objects an agent can leave in the clone. Every hostile agent also makes the
  * legitimate fix, so a rejected run still has a patch to save. Nothing here may hang: handoff walks with lstat and
  * never follows a link or opens a special file.
  */

@@ -7,7 +7,7 @@ import { expectHiddenFromClone, keptWorkspace, markers, naiveGit, withProcessEnv
 import { FIX_LINE, expectRejected, expectVerifiedFix } from "./helpers/verdicts.js";
 
 /**
- * security.md §2.1: code execution in handoff's own git calls. Each hostile agent fixes add() and plants something
+ * docs/threat-model.md, rows G: code execution in handoff's own git calls. Each hostile agent fixes add() and plants something
  * in its clone's git metadata (or around it) that would run a payload inside a careless runner's git call. handoff
  * must still see the fix, run nothing, and leave the source untouched. Where it matters, the test then springs the
  * trap with a plain git call in the kept workspace, to prove the plant was live and the test is not vacuous.

@@ -6,7 +6,7 @@ import { expectHiddenFromClone, keptWorkspace, makeRepoWithGitlink, naiveGit } f
 import { FIX_LINE, expectRejected, expectVerifiedFix } from "./helpers/verdicts.js";
 
 /**
- * security.md §2.2: hiding or disguising changes. The agent uses its own index, config, refs or in-tree attributes so
+ * docs/threat-model.md, rows H: hiding or disguising changes. The agent uses its own index, config, refs or in-tree attributes so
  * that git in its clone shows less than it changed. handoff stages the work tree into its own index (a copy of the
  * one git wrote before the agent started) with its own git dir and diffs against the recorded base commit, so it
  * sees through all of it; where git would store other bytes than the workspace holds, the patch is rejected.

@@ -4,7 +4,7 @@ import { agent, delegate } from "./helpers/run.js";
 import { agentWith, artifact, expectRejected, expectVerifiedWithWarning, patchPaths } from "./helpers/verdicts.js";
 
 /**
- * security.md §2.3: names and paths in the patch that harm the user when they apply it. Every hostile agent also
+ * docs/threat-model.md, rows N: names and paths in the patch that harm the user when they apply it. Every hostile agent also
  * makes the legitimate fix, so a rejected run still has a patch to save.
  */
 const VERIFY = { verify: ["npm test"] };

@@ -6,7 +6,7 @@ import { seededRandom } from "./random.mjs";
 import { TEXT_EXTENSIONS, binaryContent, editedContent, textContent } from "./synthetic-content.mjs";
 
 /**
- * The three synthetic repositories of perf-anchors.md §1, deterministic from a seed: lognormal file sizes scaled to
+ * The three synthetic repositories of docs/performance.md#the-repositories, deterministic from a seed: lognormal file sizes scaled to
  * the target total, 3% binary files (plus one 1–6 MB binary per 4,000 files), a random tree up to 8 deep with about
  * 16 files per directory, an import plus 4 commits (each modifies 1%, adds 0.2%, deletes 0.1% of the files), then
  * a working state: dirty tracked files, untracked files and an ignored node_modules tree.

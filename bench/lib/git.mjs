@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 
 /**
  * Plain process calls for the generator and the anchors. The anchors are what a user would type, so they run
- * through the cheapest spawn there is (perf-anchors.md §6: execa adds 0.8 ms a call), output read and dropped.
+ * through the cheapest spawn there is (execa adds 0.8 ms a call: docs/performance.md), output read and dropped.
  */
 export function run(file, args, { cwd, input, env, keep = false } = {}) {
   return new Promise((resolve, reject) => {

@@ -1,5 +1,5 @@
 /**
- * The interleaved sampler of perf-anchors.md: the methods of a group run round-robin, the start rotating each round,
+ * The interleaved sampler of docs/performance.md: the methods of a group run round-robin, the start rotating each round,
  * each sample after an untimed `prep`. On a shared, noisy machine a drift then hits both sides of a ratio alike.
  */
 export async function interleave(methods, rounds) {

@@ -75,7 +75,7 @@ export function binaryContent(label, size) {
   return randomBytes(label, size);
 }
 
-/** The file as it stands after `edits` edits: each inserts one line near the middle (how the research edited files). */
+/** The file as it stands after `edits` edits: each inserts one line near the middle (as the measurements in docs/performance.md did). */
 export function editedContent(base, label, edits) {
   let bytes = base;
   for (let edit = 1; edit <= edits; edit++) {

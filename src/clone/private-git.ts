@@ -5,7 +5,7 @@ import type { SourceRepo } from "./source-repo.js";
 
 /**
  * A git dir only handoff ever wrote to, made after the agent is gone: its config, hooks and info files are
- * handoff's, so no filter, hook or fsmonitor the agent planted can run (security.md §0.2). It borrows the
+ * handoff's, so no filter, hook or fsmonitor the agent planted can run (docs/threat-model.md G1, G2). It borrows the
  * objects of handoff's pristine store (a copy of the source's, made before the agent) through
  * `objects/info/alternates`: never the source's own object files, which git would touch (it re-dates objects
  * it is asked to write again).

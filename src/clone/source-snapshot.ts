@@ -9,7 +9,7 @@ import { StatTable } from "./stat-table.js";
  * Gate 2's source invariant: what the user's repository looked like before the run, compared again after the
  * agent and at the very end. Reads only (`--no-optional-locks`: a plain `git status` would rewrite the index).
  * Stat tuples include ctime and inode, which user space cannot restore, so a same-size write with its mtime
- * put back is still caught (security.md §2.6 S2).
+ * put back is still caught (docs/threat-model.md S2).
  */
 export interface SourceSnapshot {
   readonly head: string;

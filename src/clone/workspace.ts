@@ -31,7 +31,7 @@ export const AGENT_BRANCH = "handoff";
 
 /**
  * handoff's own copy of the source's objects, made once per run before the agent starts: objects copied, never
- * hard-linked (`--local --no-hardlinks`: the intent of `--no-local`, far cheaper; design-notes.md). Every later git
+ * hard-linked (`--local --no-hardlinks`: the intent of `--no-local`, far cheaper; docs/performance.md). Every later git
  * dir borrows from it, so nothing handoff does afterwards can touch the source's object files (git "freshens" the
  * mtime of an existing object it is asked to write again, even through alternates).
  * The agent can reach it (same user, no sandbox yet) and could swap an object so verification runs other tests:

@@ -4,7 +4,7 @@ import { join } from "node:path";
 /**
  * A synchronous lstat walk that never follows a link and keeps names as bytes, so a hostile tree (non-UTF-8
  * names, symlinks to /dev/zero, FIFOs, depth in the thousands) can be observed without being trusted.
- * Synchronous on purpose: on this kind of machine sync lstat beats async pools 2.4–4× (perf-anchors.md §4.2).
+ * Synchronous on purpose: on this kind of machine sync lstat beats async pools 2.4–4× (docs/performance.md).
  * Bounded: a directory is read entry by entry and no further than the entry limit, so one directory holding
  * ten million names costs no more memory than the limit; no path longer than PATH_MAX is ever passed to the kernel.
  */

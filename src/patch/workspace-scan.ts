@@ -5,7 +5,7 @@ import { checkPathName, foldLikeNtfsAndHfs, printablePath } from "./rules/path-n
 import type { PatchPolicy } from "./rules/policy.js";
 
 /**
- * The lstat-only walk of the workspace after the agent is gone and before git touches it (security.md §1 P4):
+ * The lstat-only walk of the workspace after the agent is gone and before git touches it (docs/gates.md, gate 3 step 3):
  * special files, nested repositories, hard links, names git would refuse, oversized files, runaway trees, and
  * anything written below a submodule's path (git stages nothing there). Nothing is opened or followed. Findings
  * carry their raw path so staging can leave them out. The limits apply to what the agent changed: a file the base

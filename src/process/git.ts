@@ -4,7 +4,7 @@ import { captureProcess } from "./process.js";
 import { which } from "./which.js";
 
 /**
- * The one hardened way handoff calls git (security.md §4): argv arrays, a clean environment, an explicit git dir
+ * The one hardened way handoff calls git (docs/threat-model.md, rows G1 to G18): argv arrays, a clean environment, an explicit git dir
  * (never discovery in a workspace), and `-c` overrides that switch off every config-driven program git could run.
  * The `-c` list is belt and braces: the real defence is that handoff only points git at a git dir it wrote itself.
  */

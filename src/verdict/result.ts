@@ -3,7 +3,7 @@ import { TERMINAL_REASONS } from "./decide.js";
 import { TEST_EDIT_POLICIES } from "../verify/test-edits.js";
 import { TestEvidence } from "../verify/test-evidence.js";
 
-/** result.json, schema version 1 (contract.md). The schema reads it back for `show` and `apply`. */
+/** result.json, schema version 1 (docs/run-directory.md#resultjson). The schema reads it back for `show` and `apply`. */
 const Finding = z.looseObject({ path: z.string(), rule: z.string(), message: z.string() });
 const Command = z.looseObject({
   command: z.string(),

@@ -7,7 +7,7 @@ import { makeRepo, tempDir } from "./repo.js";
 import type { DelegateOutcome, Harness } from "./run.js";
 
 /**
- * Helpers for the threat tests (security.md §2.1, §2.2): prove a planted trap was live by springing it with a plain,
+ * Helpers for the threat tests (docs/threat-model.md, rows G and H): prove a planted trap was live by springing it with a plain,
  * unhardened git call after the run, and build the odd fixture repositories those tests need.
  */
 

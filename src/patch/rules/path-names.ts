@@ -2,7 +2,7 @@ import { displayPath } from "../../lib/fs-walk.js";
 import type { PolicyFinding } from "./findings.js";
 
 /**
- * Names that must never reach a user's repository (security.md §2.3): traversal, absolute paths, anything git
+ * Names that must never reach a user's repository (docs/threat-model.md, rows N): traversal, absolute paths, anything git
  * or an OS would read as `.git`, invisible or control characters, bytes that are not UTF-8.
  */
 

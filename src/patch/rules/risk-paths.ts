@@ -4,7 +4,7 @@ import { RUNNER_CONFIG_GLOBS, isTestFile } from "../../verify/patterns.js";
 
 /**
  * Paths that steer what runs later (CI, the user's agents and tools, installs, the verification itself): a change
- * there is allowed but always shown to the reviewer (security.md §2.5 P8/P9).
+ * there is allowed but always shown to the reviewer (docs/threat-model.md P8, P9).
  */
 const RISKY: readonly { readonly rule: WarningRule; readonly globs: readonly string[]; readonly why: string }[] = [
   {
