@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import {
   closeSync,
   constants,
@@ -309,13 +309,14 @@ export class RunDirectory {
   }
 
   /**
-   * A file the crash sweep may read back (changes.patch): its size and sha256 go into checkpoint.json first, then
-   * the file is written. The sweep takes only a file that matches, never one cut short or put there later.
+   * A file the crash sweep may read back (changes.patch, with the sha256 extraction gave it): its size and sha256
+   * go into checkpoint.json first, then the file is written. The sweep takes only a file that matches, never one
+   * cut short or put there later.
    */
-  writeRecordedFile(name: string, content: Buffer): void {
-    this.#recorded = { ...this.#recorded, [name]: { bytes: content.length, sha256: createHash("sha256").update(content).digest("hex") } };
+  writeRecordedFile(name: string, content: { readonly bytes: Buffer; readonly sha256: string }): void {
+    this.#recorded = { ...this.#recorded, [name]: { bytes: content.bytes.length, sha256: content.sha256 } };
     this.#writeCheckpoint();
-    this.writeFile(name, content);
+    this.writeFile(name, content.bytes);
   }
 
   event(event: RunnerEvent): RecordedEvent {

@@ -398,7 +398,7 @@ class PipelineRun {
       this.sourceCheckedSinceLastCommand = true;
     }
     if (!this.extraction) return;
-    const extracted = this.extraction.patch;
+    const extracted = { bytes: this.extraction.patch, sha256: this.extraction.sha256 };
     if (!this.tryWrite(() => this.dir.writeRecordedFile("changes.patch", extracted))) return;
     this.facts.patch = { empty: this.extraction.patch.length === 0, violations: [...this.extraction.violations, ...this.inputViolations] };
 
