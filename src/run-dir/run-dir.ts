@@ -22,6 +22,7 @@ import { ArtifactWriteError, UsageError } from "../lib/errors.js";
 import type { Phase, RecordedEvent, RunnerEvent } from "../run/events.js";
 import { generateRunNonce } from "./run-names.js";
 import { processStartTime } from "../containment/survivors.js";
+import type { CheckpointEnding, CheckpointJson } from "./artifacts/checkpoint.js";
 
 /** The artifact files every run writes, on every path. */
 export const ARTIFACTS = [
@@ -155,7 +156,7 @@ export class RunDirectory {
   readonly #owner = currentOwner();
   #tracked: TrackedResources = {};
   #recorded: Record<string, RecordedArtifact> = {};
-  #checkpoint: { phase: Phase | null; extra: Record<string, unknown> } = { phase: null, extra: {} };
+  #checkpoint: { phase: Phase | null; extra: CheckpointEnding } = { phase: null, extra: {} };
   #failure: ArtifactWriteFailure | null = null;
   #reserve: TempFile | null = null;
   /** For a reopened directory: the type of the last whole event the crashed run wrote, or null. */
@@ -373,7 +374,7 @@ export class RunDirectory {
    * Where the run is: its phase, its owner and what it made; `extra` marks the end (done, terminalReason, detail,
    * cleanup). Returns false when it could not be written (the failure is kept as `writeFailure`).
    */
-  checkpoint(phase: Phase, extra: Record<string, unknown> = {}): boolean {
+  checkpoint(phase: Phase, extra: CheckpointEnding = {}): boolean {
     this.#checkpoint = { phase, extra };
     try {
       this.#writeCheckpoint();
@@ -397,7 +398,7 @@ export class RunDirectory {
   }
 
   #writeCheckpoint(): void {
-    this.writeJson("checkpoint.json", {
+    const checkpoint: CheckpointJson = {
       runId: this.runId,
       nonce: this.nonce,
       phase: this.#checkpoint.phase,
@@ -407,7 +408,8 @@ export class RunDirectory {
       ...(Object.keys(this.#recorded).length > 0 ? { artifacts: this.#recorded } : {}),
       updatedAt: new Date().toISOString(),
       ...this.#checkpoint.extra,
-    });
+    };
+    this.writeJson("checkpoint.json", checkpoint);
   }
 
   close(): void {
