@@ -18,9 +18,9 @@ import { removeTree } from "../clone/workspace.js";
 /**
  * A handoff killed mid-run (kill -9, OOM, power) leaves its run directory without result.json, its workspace on
  * disk and perhaps its agent running. The next handoff start finds such runs by their checkpoint.json (not done,
- * owner dead), kills what the run left running, removes what it made, and ends the run as user_cancelled with
- * detail runner_crashed. A run killed after its result.json was written (its clean-up still pending) keeps its
- * verdict: only its leftovers are dealt with. See docs/crash-safety.md.
+ * owner dead), kills what the run left running, removes what it made, and ends the run with the verdict decideOutcome
+ * gives a crashed run (crash-result.ts). A run killed after its result.json was written (its clean-up still
+ * pending) keeps its verdict: only its leftovers are dealt with. See docs/crash-safety.md.
  */
 
 export interface SweptRun {
