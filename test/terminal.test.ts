@@ -114,6 +114,18 @@ describe("decideOutcome precedence", () => {
     expect(verdict.summary).not.toContain("f6.js");
   });
 
+  test("a run whose handoff died, swept by a later start, is decided here too: user_cancelled / runner_crashed, exit 130, whatever else it had; a changed source still overrides it", () => {
+    const crashed = { phase: "agent", ownerPid: 7965, killed: 3, removed: 2, stillAlive: [], patchNotTaken: null };
+    const verdict = expectVerdict(facts({ ...EVERYTHING_WRONG, runDirWrite: { artifact: "result.json", message: "ENOSPC" }, crashed }), "user_cancelled", "runner_crashed");
+    expect(EXIT_CODES[verdict.terminalReason]).toBe(130);
+    expect(verdict.summary).toBe("handoff was stopped during the agent phase (pid 7965) and did not finish; swept by a later handoff start; 3 leftover process(es) killed, 2 directory(ies) removed");
+    expect(verdict.hint).toBe("nothing of this run was verified; run the task again");
+    const stuck = decideOutcome(facts({ crashed: { ...crashed, phase: null, killed: 0, removed: 0, stillAlive: [{ pid: 42, command: "sleep 1000" }], patchNotTaken: "changes.patch is a symbolic link" } }));
+    expect(stuck.summary).toBe("handoff was stopped before its first phase (pid 7965) and did not finish; swept by a later handoff start; changes.patch is a symbolic link: not taken as its patch");
+    expect(stuck.hint).toBe("these processes of the run could not be killed: 42 (sleep 1000); stop them yourself, then run the task again");
+    expectVerdict(facts({ crashed, sourceChanged: ["README.md"] }), "source_repository_changed", "source_modified");
+  });
+
   test("a run directory that could not be written (a full disk) comes next: artifact_write_failed outranks a cancel, the agent and the patch", () => {
     const full = { artifact: "events.jsonl", message: "ENOSPC" };
     const verdict = expectVerdict(facts({ ...EVERYTHING_WRONG, runDirWrite: full }), "policy_or_artifact_error", "artifact_write_failed");

@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { parsePatch } from "diff";
 import { readBaseTree } from "../clone/base-tree.js";
 import type { PolicyFinding } from "./rules/findings.js";
 import { git, splitNul } from "../process/git.js";
 import { checkPathName, findCollisions, printablePath, windowsNameWarnings } from "./rules/path-names.js";
 import { type CompiledPolicy } from "./rules/policy.js";
+import { type ParsedPatch, addedLinesPerFile, parsePatch } from "./patch.js";
 import { matchesAnyGlob } from "./rules/glob.js";
 import { createPrivateGitDir, writeIndexCopy } from "../clone/private-git.js";
 import { settleRacyEntries } from "../clone/racy-index.js";
@@ -120,7 +120,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   if (scan.fatal) {
     return {
       patch: Buffer.alloc(0),
-      sha256: sha256(Buffer.alloc(0)),
+      sha256: parsePatch(Buffer.alloc(0)).sha256,
       files: [],
       violations: [...violations, scan.fatal],
       warnings,
@@ -177,8 +177,8 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   }
 
   return {
-    patch: staged.patch,
-    sha256: sha256(staged.patch),
+    patch: staged.patch.bytes,
+    sha256: staged.patch.sha256,
     // Over the file limit the patch is rejected whatever else it holds: only the first maxFiles files are judged
     // and listed, so result.json stays small when an agent changes a million files.
     files: staged.changes.slice(0, policy.maxFiles).map(toPatchFile),
@@ -209,10 +209,6 @@ function keptPatchBytes(policy: CompiledPolicy): number {
   return Math.max(policy.maxPatchBytes + 1, KEPT_PATCH_BYTES);
 }
 
-function sha256(bytes: Buffer): string {
-  return createHash("sha256").update(bytes).digest("hex");
-}
-
 function toPatchFile(change: RawChange): PatchFile {
   return {
     path: printablePath(change.path),
@@ -229,7 +225,7 @@ function blobId(bytes: Buffer, format: "sha1" | "sha256"): string {
 
 function judgeChanges(
   changes: readonly RawChange[],
-  patch: Buffer,
+  patch: ParsedPatch,
   workTree: string,
   objectFormat: "sha1" | "sha256",
   policy: CompiledPolicy,
@@ -244,12 +240,12 @@ function judgeChanges(
       message: `${changes.length} changed files, over the limit of ${policy.maxFiles} (only the first ${policy.maxFiles} are judged and listed)`,
     });
   }
-  if (patch.length > policy.maxPatchBytes) {
-    violations.push({ path: "", rule: "patch_too_large", message: `the patch is ${patch.length} bytes, over the limit of ${policy.maxPatchBytes}` });
+  if (patch.bytes.length > policy.maxPatchBytes) {
+    violations.push({ path: "", rule: "patch_too_large", message: `the patch is ${patch.bytes.length} bytes, over the limit of ${policy.maxPatchBytes}` });
   }
-  // Parsing a patch over the limit would hold it again several times over as strings: secrets are then looked for
-  // in the files themselves (at most maxFileBytes each, one at a time).
-  const addedLines = patch.length > policy.maxPatchBytes ? null : addedLinesPerFile(patch, changes.length);
+  // The added lines of a patch over the limit would hold it again as strings: secrets are then looked for in the
+  // files themselves (at most maxFileBytes each, one at a time).
+  const addedLines = patch.bytes.length > policy.maxPatchBytes ? null : addedLinesPerFile(patch, changes.length);
   const added: string[] = [];
   changes.slice(0, policy.maxFiles).forEach((change, index) => {
     const nameFindings = checkPathName(change.path);
@@ -300,29 +296,4 @@ function judgeChanges(
     }
   });
   violations.push(...findCollisions(added, allPaths));
-}
-
-/** Added lines of each file's hunks, in the order git wrote the files (the order of `--raw`). */
-function addedLinesPerFile(patch: Buffer, expected: number): { lines: string[]; numbers: number[] }[] | null {
-  try {
-    const parsed = parsePatch(patch.toString("utf8"));
-    if (parsed.length !== expected) return null;
-    return parsed.map((file) => {
-      const lines: string[] = [];
-      const numbers: number[] = [];
-      for (const hunk of file.hunks) {
-        let lineNo = hunk.newStart;
-        for (const line of hunk.lines) {
-          if (line.startsWith("+")) {
-            lines.push(line.slice(1));
-            numbers.push(lineNo);
-          }
-          if (!line.startsWith("-") && !line.startsWith("\\")) lineNo++;
-        }
-      }
-      return { lines, numbers };
-    });
-  } catch {
-    return null;
-  }
 }

@@ -1,6 +1,6 @@
 import { GitCommandError } from "../lib/errors.js";
 import { type GitTarget, git, gitEnvironment, hardenedArgs, resolveGitExecutable, splitNul } from "../process/git.js";
-import { countsFromPatch } from "./patch.js";
+import { type ParsedPatch, countsFromPatch, parsePatch } from "./patch.js";
 import { captureProcess } from "../process/process.js";
 
 /**
@@ -38,7 +38,8 @@ export interface RawChange {
 
 export interface StagedTree {
   readonly changes: readonly RawChange[];
-  readonly patch: Buffer;
+  /** The patch git wrote, read once (src/patch/patch.ts): its bytes, hash, files, counts and hunks. */
+  readonly patch: ParsedPatch;
   /** `ls-files -s -z` of the staged index: what the round trip must reproduce. */
   readonly listing: Buffer;
   /**
@@ -81,10 +82,11 @@ export async function stageWorkTree(request: StageRequest): Promise<StagedTree> 
     ),
     gitUpTo(target, ["ls-files", "-s", "-z"], GIT_OUTPUT_CAP, request.signal),
   ]);
-  const overflowed: StagedTree = { changes: [], patch: Buffer.alloc(0), listing: Buffer.alloc(0), overflow: "changes" };
+  const overflowed: StagedTree = { changes: [], patch: parsePatch(Buffer.alloc(0)), listing: Buffer.alloc(0), overflow: "changes" };
   if (raw === null || listing === null) return overflowed;
   const listed = parseRawWithNumstat(raw);
-  const counts = patch === null ? null : countsFromPatch(listed, patch);
+  const parsed = parsePatch(patch ?? Buffer.alloc(0));
+  const counts = patch === null ? null : countsFromPatch(listed, parsed);
   let changes: RawChange[];
   if (counts) {
     changes = listed.map((change, index) => ({ ...change, ...counts[index]! }));
@@ -94,7 +96,7 @@ export async function stageWorkTree(request: StageRequest): Promise<StagedTree> 
     if (withNumstat === null) return overflowed;
     changes = parseRawWithNumstat(withNumstat);
   }
-  return { changes, patch: patch ?? Buffer.alloc(0), listing, overflow: patch === null ? "patch" : null };
+  return { changes, patch: parsed, listing, overflow: patch === null ? "patch" : null };
 }
 
 /**

@@ -1,7 +1,6 @@
-import { createHash } from "node:crypto";
 import { ApplyRefusedError, UntrustedArtifactError } from "../lib/errors.js";
 import { git } from "../process/git.js";
-import { numstatPaths } from "../patch/patch.js";
+import { numstatPaths, patchSha256 } from "../patch/patch.js";
 import { type LoadedRun, loadPatch } from "../run-dir/run-lookup.js";
 import { inspectSource, listDirtyPaths, sourceTarget } from "../clone/source-repo.js";
 
@@ -22,7 +21,7 @@ export async function applyRun(run: LoadedRun, repo?: string): Promise<ApplyOutc
     throw new ApplyRefusedError("not_verified", `run ${result.runId} ended ${result.terminalReason}; only a verified run can be applied`);
   }
   const patch = readPatch(run);
-  if (!result.patch || createHash("sha256").update(patch).digest("hex") !== result.patch.sha256) {
+  if (!result.patch || patchSha256(patch) !== result.patch.sha256) {
     throw new ApplyRefusedError("patch_modified", "changes.patch does not match the sha256 recorded in result.json; it was modified after the run");
   }
   const source = await inspectSource(repo ?? result.repo.path);

@@ -1,7 +1,7 @@
-import { parsePatch } from "diff";
 import { assertNever } from "../lib/assert-never.js";
 import { type LoadedRun, loadPatch } from "../run-dir/run-lookup.js";
 import { displayText, escapeControls } from "../patch/rules/path-names.js";
+import { hunkCounts, parsePatch } from "../patch/patch.js";
 import { EXIT_CODES } from "../verdict/decide.js";
 import type { RunResult } from "../verdict/result.js";
 import { commandPassed } from "../verify/shell-commands.js";
@@ -12,15 +12,6 @@ export type ReportFormat = "text" | "markdown" | "json" | "junit";
 
 function ms(value: number): string {
   return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : `${value} ms`;
-}
-
-/** Hunks per file, for the summary table: read from the patch text, which stays bytes on disk. */
-function hunkCounts(patch: Buffer): number[] {
-  try {
-    return parsePatch(patch.toString("utf8")).map((file) => file.hunks.length);
-  } catch {
-    return [];
-  }
 }
 
 type CommandEntry = RunResult["verification"]["commands"][number];
@@ -83,7 +74,8 @@ function testEvidenceLines(tests: TestEvidence, code: (text: string) => string):
 function renderText(run: LoadedRun, markdown: boolean): string {
   const r = run.result;
   const patch = loadPatch(run);
-  const hunks = hunkCounts(patch);
+  // Hunks per file, for the summary table: read from the patch, which stays bytes on disk.
+  const hunks = hunkCounts(parsePatch(patch));
   const out: string[] = [];
   const heading = (text: string) => out.push(markdown ? `\n## ${text}\n` : `\n${text}`);
   const item = (text: string) => out.push(markdown ? `- ${text}` : `  ${text}`);

@@ -1,13 +1,16 @@
-import { createHash } from "node:crypto";
 import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { basename, isAbsolute, join, normalize } from "node:path";
 import { z } from "zod";
-import { type CrashedRun, buildCrashedRunResult } from "./crash-result.js";
+import { type CrashedRun, crashedRunResult } from "./crash-result.js";
 import { RunDirectory, currentOwner, isSafeRunId } from "./run-dir.js";
 import { readArtifact } from "./artifact-file.js";
 import { RunResult } from "../verdict/result.js";
-import { isRunNonce, runNames } from "./run-names.js";
+import { type ParsedPatch, parsePatch } from "../patch/patch.js";
+import { CheckpointJson, OwnerJson } from "./artifacts/checkpoint.js";
+import { RequestJson } from "./artifacts/request.js";
+import { BackendResultJson } from "./artifacts/backend-result.js";
+import { runNames } from "./run-names.js";
 import { removeCgroupDirs, requestCgroupKill } from "../containment/cgroup.js";
 import { type Survivor, findCgroupMembers, findSurvivors, killSurvivors, processStartTime, uniqueSurvivors } from "../containment/survivors.js";
 import { removeTree } from "../clone/workspace.js";
@@ -15,9 +18,9 @@ import { removeTree } from "../clone/workspace.js";
 /**
  * A handoff killed mid-run (kill -9, OOM, power) leaves its run directory without result.json, its workspace on
  * disk and perhaps its agent running. The next handoff start finds such runs by their checkpoint.json (not done,
- * owner dead), kills what the run left running, removes what it made, and ends the run as user_cancelled with
- * detail runner_crashed. A run killed after its result.json was written (its clean-up still pending) keeps its
- * verdict: only its leftovers are dealt with. See docs/crash-safety.md.
+ * owner dead), kills what the run left running, removes what it made, and ends the run with the verdict decideOutcome
+ * gives a crashed run (crash-result.ts). A run killed after its result.json was written (its clean-up still
+ * pending) keeps its verdict: only its leftovers are dealt with. See docs/crash-safety.md.
  */
 
 export interface SweptRun {
@@ -39,50 +42,8 @@ const STALE_LOCK_MS = 60_000;
 const KILL_ROUNDS = 5;
 const LOCK_NAME = ".sweep.lock";
 
-const Owner = z.looseObject({
-  pid: z.number().int().positive(),
-  startTime: z.number().nullable(),
-  host: z.string().optional(),
-  pidNamespace: z.string().nullable().optional(),
-});
-type Owner = z.infer<typeof Owner>;
-
-const Checkpoint = z.looseObject({
-  /** Absent in checkpoints of a handoff from before nonces: then nothing is matched by marker. */
-  nonce: z.string().refine(isRunNonce).optional(),
-  phase: z.string().nullable().optional(),
-  pid: z.number().int().positive().optional(),
-  owner: Owner.optional(),
-  resources: z
-    .looseObject({
-      workspaceRoot: z.string().optional(),
-      scratch: z.string().optional(),
-      cliHome: z.string().optional(),
-      cgroups: z.array(z.string()).max(64).optional(),
-    })
-    .optional(),
-  updatedAt: z.string().optional(),
-  done: z.boolean().optional(),
-  /** `pending` from result.json until the run's directories are gone; `done` after. */
-  cleanup: z.enum(["pending", "done"]).optional(),
-  /** What the run wrote to files the sweep reads back (changes.patch). */
-  artifacts: z.record(z.string(), z.looseObject({ bytes: z.number(), sha256: z.string() })).optional(),
-});
-type Checkpoint = z.infer<typeof Checkpoint>;
-
-const Request = z.looseObject({
-  repo: z.looseObject({ path: z.string(), baseCommit: z.string() }).optional(),
-  backend: z.looseObject({ name: z.string() }).optional(),
-});
-
-const BackendResult = z.looseObject({
-  executable: z.string().nullable().optional(),
-  version: z.string().nullable().optional(),
-  sessionId: z.string().nullable().optional(),
-  exitCode: z.number().nullable().optional(),
-  signal: z.string().nullable().optional(),
-  finalMessage: z.string().nullable().optional(),
-});
+type Owner = OwnerJson;
+type Checkpoint = CheckpointJson;
 
 /** Only a regular file of this user with one name (not a link an agent planted), parsed and checked. */
 function readJson<T>(path: string, schema: z.ZodType<T>, maxBytes: number): T | null {
@@ -97,7 +58,7 @@ function readJson<T>(path: string, schema: z.ZodType<T>, maxBytes: number): T | 
 }
 
 function readCheckpoint(runDir: string): Checkpoint | null {
-  return readJson(join(runDir, "checkpoint.json"), Checkpoint, MAX_CHECKPOINT_BYTES);
+  return readJson(join(runDir, "checkpoint.json"), CheckpointJson, MAX_CHECKPOINT_BYTES);
 }
 
 /** Done, and its clean-up done too (or a checkpoint written before clean-up was recorded): nothing to do. */
@@ -164,7 +125,7 @@ function takeLock(runDir: string): boolean {
 
 /** The lock records its sweeper as checkpoint.json records a run's owner: a dead sweeper's lock is taken over at once. */
 function lockHolderDead(path: string): boolean {
-  const holder = readJson(path, Owner, 4096);
+  const holder = readJson(path, OwnerJson, 4096);
   return holder !== null && ownerState(holder) === "dead";
 }
 
@@ -303,8 +264,8 @@ async function clearLeftovers(runDir: string, runId: string, checkpoint: Checkpo
 }
 
 /** checkpoint.json of a swept run: done, with the verdict its result.json holds, and which sweeper ended it when. */
-function writeSweptCheckpoint(dir: RunDirectory, checkpoint: Checkpoint, result: Pick<RunResult, "terminalReason" | "detail">, extra: Record<string, unknown> = {}): void {
-  dir.writeJson("checkpoint.json", {
+function writeSweptCheckpoint(dir: RunDirectory, checkpoint: Checkpoint, result: Pick<RunResult, "terminalReason" | "detail">, extra: Pick<Checkpoint, "cleanup"> = {}): void {
+  const swept: CheckpointJson = {
     ...checkpoint,
     phase: checkpoint.phase ?? null,
     done: true,
@@ -313,11 +274,12 @@ function writeSweptCheckpoint(dir: RunDirectory, checkpoint: Checkpoint, result:
     ...extra,
     sweptAt: new Date().toISOString(),
     sweptBy: process.pid,
-  });
+  };
+  dir.writeJson("checkpoint.json", swept);
 }
 
 async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, owner: Owner): Promise<SweptRun> {
-  const request = readJson(join(runDir, "request.json"), Request, MAX_SIDE_FILE_BYTES);
+  const request = readJson(join(runDir, "request.json"), RequestJson, MAX_SIDE_FILE_BYTES);
   const { killed, stillAlive, removed } = await clearLeftovers(runDir, runId, checkpoint, owner);
 
   const phase = checkpoint.phase ?? null;
@@ -336,7 +298,7 @@ async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, o
     repo: { path: request?.repo?.path ?? "", baseCommit: request?.repo?.baseCommit ?? "" },
     backendName,
     agent: readAgentRecord(backendResultPath),
-    patch: patch.bytes,
+    patch: patch.taken,
     patchNotTaken: patch.notTaken,
     startedAt,
     lastSeenAt: lastSeen,
@@ -344,12 +306,13 @@ async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, o
     stillAlive,
     removed,
   };
-  const result = buildCrashedRunResult(crashed);
+  const result = crashedRunResult(crashed);
 
   const dir = RunDirectory.reopen(runDir, runId);
   try {
     dir.writeJson("result.json", result);
-    if (!exists(backendResultPath)) dir.writeJson("backend-result.json", { backend: backendName, ran: false });
+    const notRun: BackendResultJson = { backend: backendName, ran: false };
+    if (!exists(backendResultPath)) dir.writeJson("backend-result.json", notRun);
     dir.event({ type: "diagnostic", message: `${result.summary} (by pid ${process.pid})` });
     dir.event({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
     writeSweptCheckpoint(dir, checkpoint, result);
@@ -363,26 +326,25 @@ async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, o
  * changes.patch as the run recorded it in checkpoint.json before writing it: a file of another size or hash (cut
  * short by a full disk, or put there after the run) is not taken as the run's patch, and neither is a link.
  */
-function recordedPatch(runDir: string, checkpoint: Checkpoint): { bytes: Buffer; notTaken: string | null } {
-  const none = Buffer.alloc(0);
+function recordedPatch(runDir: string, checkpoint: Checkpoint): { taken: ParsedPatch | null; notTaken: string | null } {
   const read = readArtifact(join(runDir, "changes.patch"), 256 * 1024 * 1024);
   switch (read.kind) {
     case "missing":
-      return { bytes: none, notTaken: null };
+      return { taken: null, notTaken: null };
     case "untrusted":
-      return { bytes: none, notTaken: `changes.patch is ${read.why}` };
+      return { taken: null, notTaken: `changes.patch is ${read.why}` };
     case "too_large":
-      return { bytes: none, notTaken: `changes.patch is ${read.size} bytes, more than the sweep reads` };
+      return { taken: null, notTaken: `changes.patch is ${read.size} bytes, more than the sweep reads` };
     case "unreadable":
-      return { bytes: none, notTaken: `changes.patch could not be read (${read.message})` };
+      return { taken: null, notTaken: `changes.patch could not be read (${read.message})` };
     case "bytes":
       break;
   }
-  if (read.bytes.length === 0) return { bytes: none, notTaken: null };
+  if (read.bytes.length === 0) return { taken: null, notTaken: null };
   const recorded = checkpoint.artifacts?.["changes.patch"];
-  const sha256 = createHash("sha256").update(read.bytes).digest("hex");
-  if (recorded && recorded.bytes === read.bytes.length && recorded.sha256 === sha256) return { bytes: read.bytes, notTaken: null };
-  return { bytes: none, notTaken: `changes.patch (${read.bytes.length} bytes) is not the patch the run recorded${recorded ? ` (${recorded.bytes} bytes)` : ""}` };
+  const patch = parsePatch(read.bytes);
+  if (recorded && recorded.bytes === read.bytes.length && recorded.sha256 === patch.sha256) return { taken: patch, notTaken: null };
+  return { taken: null, notTaken: `changes.patch (${read.bytes.length} bytes) is not the patch the run recorded${recorded ? ` (${recorded.bytes} bytes)` : ""}` };
 }
 
 /** result.json of the run, if the run wrote one that reads back whole: then its verdict stands. */
@@ -417,16 +379,10 @@ async function cleanUpFinishedRun(runDir: string, runId: string, checkpoint: Che
 
 /** The agent's record, when the agent phase finished before the crash (not `{ ran: false }`). */
 function readAgentRecord(path: string): CrashedRun["agent"] {
-  const record = readJson(path, BackendResult, MAX_SIDE_FILE_BYTES);
-  if (!record || record.ran === false) return null;
-  return {
-    executable: record.executable ?? null,
-    version: record.version ?? null,
-    sessionId: record.sessionId ?? null,
-    exitCode: record.exitCode ?? null,
-    signal: record.signal ?? null,
-    finalMessage: record.finalMessage ?? null,
-  };
+  const record: BackendResultJson | null = readJson(path, BackendResultJson, MAX_SIDE_FILE_BYTES);
+  if (!record || !("outcome" in record)) return null;
+  const { executable, version, sessionId, exitCode, signal, finalMessage } = record;
+  return { executable, version, sessionId, exitCode, signal, finalMessage };
 }
 
 /**

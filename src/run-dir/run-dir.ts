@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import {
   closeSync,
   constants,
@@ -22,6 +22,7 @@ import { ArtifactWriteError, UsageError } from "../lib/errors.js";
 import type { Phase, RecordedEvent, RunnerEvent } from "../run/events.js";
 import { generateRunNonce } from "./run-names.js";
 import { processStartTime } from "../containment/survivors.js";
+import type { CheckpointEnding, CheckpointJson } from "./artifacts/checkpoint.js";
 
 /** The artifact files every run writes, on every path. */
 export const ARTIFACTS = [
@@ -155,7 +156,7 @@ export class RunDirectory {
   readonly #owner = currentOwner();
   #tracked: TrackedResources = {};
   #recorded: Record<string, RecordedArtifact> = {};
-  #checkpoint: { phase: Phase | null; extra: Record<string, unknown> } = { phase: null, extra: {} };
+  #checkpoint: { phase: Phase | null; extra: CheckpointEnding } = { phase: null, extra: {} };
   #failure: ArtifactWriteFailure | null = null;
   #reserve: TempFile | null = null;
   /** For a reopened directory: the type of the last whole event the crashed run wrote, or null. */
@@ -309,13 +310,14 @@ export class RunDirectory {
   }
 
   /**
-   * A file the crash sweep may read back (changes.patch): its size and sha256 go into checkpoint.json first, then
-   * the file is written. The sweep takes only a file that matches, never one cut short or put there later.
+   * A file the crash sweep may read back (changes.patch, with the sha256 extraction gave it): its size and sha256
+   * go into checkpoint.json first, then the file is written. The sweep takes only a file that matches, never one
+   * cut short or put there later.
    */
-  writeRecordedFile(name: string, content: Buffer): void {
-    this.#recorded = { ...this.#recorded, [name]: { bytes: content.length, sha256: createHash("sha256").update(content).digest("hex") } };
+  writeRecordedFile(name: string, content: { readonly bytes: Buffer; readonly sha256: string }): void {
+    this.#recorded = { ...this.#recorded, [name]: { bytes: content.bytes.length, sha256: content.sha256 } };
     this.#writeCheckpoint();
-    this.writeFile(name, content);
+    this.writeFile(name, content.bytes);
   }
 
   event(event: RunnerEvent): RecordedEvent {
@@ -372,7 +374,7 @@ export class RunDirectory {
    * Where the run is: its phase, its owner and what it made; `extra` marks the end (done, terminalReason, detail,
    * cleanup). Returns false when it could not be written (the failure is kept as `writeFailure`).
    */
-  checkpoint(phase: Phase, extra: Record<string, unknown> = {}): boolean {
+  checkpoint(phase: Phase, extra: CheckpointEnding = {}): boolean {
     this.#checkpoint = { phase, extra };
     try {
       this.#writeCheckpoint();
@@ -396,7 +398,7 @@ export class RunDirectory {
   }
 
   #writeCheckpoint(): void {
-    this.writeJson("checkpoint.json", {
+    const checkpoint: CheckpointJson = {
       runId: this.runId,
       nonce: this.nonce,
       phase: this.#checkpoint.phase,
@@ -406,7 +408,8 @@ export class RunDirectory {
       ...(Object.keys(this.#recorded).length > 0 ? { artifacts: this.#recorded } : {}),
       updatedAt: new Date().toISOString(),
       ...this.#checkpoint.extra,
-    });
+    };
+    this.writeJson("checkpoint.json", checkpoint);
   }
 
   close(): void {

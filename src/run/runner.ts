@@ -34,6 +34,8 @@ import { holdPackageJson } from "../verify/package-json.js";
 import { type ChangedInput, holdSteps, inputViolations } from "../verify/test-edits.js";
 import { type TestEvidence, testEvidenceRecord } from "../verify/test-evidence.js";
 import { type HoldoutRecord, holdoutRecord } from "../verify/holdouts.js";
+import type { BackendResultJson } from "../run-dir/artifacts/backend-result.js";
+import type { RequestJson } from "../run-dir/artifacts/request.js";
 
 export interface RunnerHooks {
   /** Every event as it is written to events.jsonl (the CLI prints progress from these). */
@@ -235,7 +237,7 @@ class PipelineRun {
 
   writeRequest(): void {
     const o = this.options;
-    this.dir.writeJson("request.json", {
+    const request: RequestJson = {
       runId: this.dir.runId,
       nonce: this.dir.nonce,
       task: this.request.task,
@@ -261,7 +263,8 @@ class PipelineRun {
       keepWorkspace: this.request.keepWorkspace ?? false,
       workspacesDir: o.workspacesDir,
       cliHomesDir: o.cliHomesDir,
-    });
+    };
+    this.dir.writeJson("request.json", request);
   }
 
   async execute(): Promise<RunResult> {
@@ -398,7 +401,7 @@ class PipelineRun {
       this.sourceCheckedSinceLastCommand = true;
     }
     if (!this.extraction) return;
-    const extracted = this.extraction.patch;
+    const extracted = { bytes: this.extraction.patch, sha256: this.extraction.sha256 };
     if (!this.tryWrite(() => this.dir.writeRecordedFile("changes.patch", extracted))) return;
     this.facts.patch = { empty: this.extraction.patch.length === 0, violations: [...this.extraction.violations, ...this.inputViolations] };
 
@@ -574,7 +577,7 @@ class PipelineRun {
   /** backend-result.json: what the backend returned, or `ran: false`; again at the end if it could not be written. */
   writeBackendResult(): void {
     if (this.backendResultWritten) return;
-    const record = this.agentResult ? { backend: this.backend.name, ...this.agentResult } : { backend: this.backend.name, ran: false };
+    const record: BackendResultJson = this.agentResult ? { backend: this.backend.name, ...this.agentResult } : { backend: this.backend.name, ran: false };
     this.backendResultWritten = this.tryWrite(() => this.dir.writeJson("backend-result.json", record));
   }
 

@@ -7,20 +7,26 @@ import type { RunResult } from "./result.js";
 import type { CommandRecord } from "../verify/shell-commands.js";
 import type { SourceRepo } from "../clone/source-repo.js";
 import type { Verdict } from "./decide.js";
+import type { Survivor } from "../containment/survivors.js";
 import type { BaselineOutcome, VerificationOutcome } from "../verify/verify.js";
 import { commandTransitions } from "../verify/command-transitions.js";
 import type { HoldoutRecord } from "../verify/holdouts.js";
 import type { TestEvidence } from "../verify/test-evidence.js";
 import { type TestEditFacts, judgementOf } from "../verify/test-edits.js";
 
+/**
+ * Everything result.json says, gathered by the run (src/run/runner.ts) or, for a run whose handoff died, by the crash
+ * sweep (src/run-dir/crash-result.ts): both go through `buildRunResult`, the one builder of result.json.
+ */
 export interface ResultInputs {
   readonly runId: string;
   readonly runDir: string;
   readonly verdict: Verdict;
-  readonly source: SourceRepo;
+  readonly source: Pick<SourceRepo, "topLevel" | "baseCommit">;
   readonly backendName: string;
-  readonly agent: ExternalAgentResult | null;
-  readonly extraction: Extraction | null;
+  /** The agent's record; a crashed run's, read back from backend-result.json, has no usage. */
+  readonly agent: (Pick<ExternalAgentResult, "executable" | "version" | "sessionId" | "exitCode" | "signal" | "finalMessage"> & Partial<Pick<ExternalAgentResult, "usage">>) | null;
+  readonly extraction: Pick<Extraction, "sha256" | "files" | "violations" | "warnings"> | null;
   readonly extraWarnings: readonly PolicyFinding[];
   readonly setupRecords: readonly CommandRecord[];
   readonly verification: VerificationOutcome | null;
@@ -33,12 +39,19 @@ export interface ResultInputs {
   readonly tests: TestEvidence | null;
   /** `--no-verify`: no verification command was asked for, so none ran. */
   readonly verificationSkipped: "no_verify" | null;
+  /** What changed in the source (empty when it held); a crashed run's one line says it was never checked. */
   readonly sourceChanged: readonly string[];
   readonly startedAt: Date;
+  /** When the run was last seen (a crashed run: its last write); now when absent. */
+  readonly endedAt?: Date;
   readonly phases: Readonly<Record<string, number>>;
   readonly workspace: string | null;
   readonly containment: ContainmentSummary | null;
+  /** A crashed run: the processes the sweep killed or could not kill, and the paths it removed. */
+  readonly sweep?: { readonly killed: readonly Survivor[]; readonly stillAlive: readonly Survivor[]; readonly removed: readonly string[] };
 }
+
+const sweptProcess = ({ pid, command, reason }: Survivor) => ({ pid, command, reason });
 
 function commandEntry(record: CommandRecord) {
   return {
@@ -126,12 +139,15 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
     sourceInvariant: { matched: inputs.sourceChanged.length === 0, changed: [...inputs.sourceChanged] },
     timings: {
       startedAt: inputs.startedAt.toISOString(),
-      durationMs: Date.now() - inputs.startedAt.getTime(),
+      durationMs: Math.max(0, (inputs.endedAt ?? new Date()).getTime() - inputs.startedAt.getTime()),
       phases: { ...inputs.phases },
     },
     workspace: inputs.workspace,
     containment: inputs.containment
       ? { ...inputs.containment, events: [...inputs.containment.events], uncontained: [...inputs.containment.uncontained] }
       : null,
+    ...(inputs.sweep
+      ? { sweep: { killed: inputs.sweep.killed.map(sweptProcess), stillAlive: inputs.sweep.stillAlive.map(sweptProcess), removed: [...inputs.sweep.removed] } }
+      : {}),
   };
 }

@@ -47,7 +47,41 @@ export interface RunFacts {
   readonly noVerify: { readonly configVerifySkipped: number } | null;
   /** A setup command failed in the agent's workspace, before the agent started. */
   readonly setupFailed: CommandRecord | null;
+  /** The run's handoff died and a later start swept the run (src/run-dir/crash-result.ts); absent for a run that ended itself. */
+  readonly crashed?: CrashFacts | null;
 }
+
+/** What the crash sweep knows of a run whose handoff died: where it stopped, and what the sweep found and did. */
+export interface CrashFacts {
+  /** The phase checkpoint.json named, or null when the run died before its first phase. */
+  readonly phase: string | null;
+  readonly ownerPid: number;
+  readonly killed: number;
+  readonly removed: number;
+  /** Processes of the run the sweep could not kill. */
+  readonly stillAlive: readonly { readonly pid: number; readonly command: string }[];
+  /** Why a non-empty changes.patch was not taken as the run's patch (not the recorded one, a link), or null. */
+  readonly patchNotTaken: string | null;
+}
+
+/** A run that has learned nothing yet: what the pipeline starts from, and all a crashed run has besides `crashed`. */
+export const NO_FACTS: RunFacts = {
+  cancelled: null,
+  sourceChanged: [],
+  agent: null,
+  runDirWrite: null,
+  artifactError: null,
+  patch: null,
+  verification: null,
+  held: null,
+  baseline: null,
+  verifyCommands: [],
+  testEdits: null,
+  holdoutCount: 0,
+  tests: null,
+  noVerify: null,
+  setupFailed: null,
+};
 
 export interface Verdict {
   readonly terminalReason: TerminalReason;
@@ -91,9 +125,9 @@ export function statusOf(reason: TerminalReason): RunStatus {
 }
 
 /**
- * The one place a run's terminal reason is decided. Order: a changed source overrides everything; then a run
- * directory that could not be written whole; then the user's cancel; then what happened to the agent; then
- * handoff's own artifacts and policy; then verification.
+ * The one place a run's terminal reason is decided. Order: a changed source overrides everything; then a handoff
+ * that died mid-run (swept by a later start); then a run directory that could not be written whole; then the
+ * user's cancel; then what happened to the agent; then handoff's own artifacts and policy; then verification.
  */
 export function decideOutcome(facts: RunFacts): Verdict {
   if (facts.sourceChanged.length > 0) {
@@ -105,6 +139,7 @@ export function decideOutcome(facts: RunFacts): Verdict {
       "something wrote to your repository while the run was going on; inspect it before trusting it or this run",
     );
   }
+  if (facts.crashed) return crashedVerdict(facts.crashed);
   if (facts.runDirWrite) {
     return verdict(
       "policy_or_artifact_error",
@@ -161,6 +196,24 @@ export function decideOutcome(facts: RunFacts): Verdict {
   }
   if (facts.patch.empty) return verdict("no_changes", null, "the agent finished without changing anything");
   return decideVerification(facts);
+}
+
+/**
+ * A run whose handoff died (kill -9, OOM, power) and that a later start swept: cancelled, since nobody decided it,
+ * with detail runner_crashed. Nothing of it was verified; the hint names a process the sweep could not kill.
+ */
+function crashedVerdict(crash: CrashFacts): Verdict {
+  const when = crash.phase ? `during the ${crash.phase} phase` : "before its first phase";
+  const done: string[] = [];
+  if (crash.killed > 0) done.push(`${crash.killed} leftover process(es) killed`);
+  if (crash.removed > 0) done.push(`${crash.removed} directory(ies) removed`);
+  const alive = crash.stillAlive.map((s) => `${s.pid} (${s.command})`).join(", ");
+  return verdict(
+    "user_cancelled",
+    "runner_crashed",
+    `handoff was stopped ${when} (pid ${crash.ownerPid}) and did not finish; swept by a later handoff start${done.length > 0 ? `; ${done.join(", ")}` : ""}${crash.patchNotTaken ? `; ${crash.patchNotTaken}: not taken as its patch` : ""}`,
+    alive ? `these processes of the run could not be killed: ${alive}; stop them yourself, then run the task again` : "nothing of this run was verified; run the task again",
+  );
 }
 
 /** The shell for a setup or verify command could not be started: handoff's failure to run it, not a test result. */

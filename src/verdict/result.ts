@@ -19,6 +19,9 @@ const CommandState = z.enum(["green", "red", "not_run"]);
 
 const ContainmentEvent = z.looseObject({ kind: z.string(), role: z.string(), label: z.string() });
 
+/** A process the crash sweep dealt with (src/containment/survivors.ts `Survivor`, without its start time). */
+const SweptProcess = z.looseObject({ pid: z.number(), command: z.string(), reason: z.string() });
+
 export const RunResult = z.looseObject({
   schemaVersion: z.literal(1),
   runId: z.string(),
@@ -120,5 +123,7 @@ export const RunResult = z.looseObject({
     })
     .nullable()
     .optional(),
+  /** Only in the result of a run whose handoff died, written by the sweep of a later start (docs/crash-safety.md). */
+  sweep: z.looseObject({ killed: z.array(SweptProcess), stillAlive: z.array(SweptProcess), removed: z.array(z.string()) }).optional(),
 });
 export type RunResult = z.infer<typeof RunResult>;

@@ -1,10 +1,9 @@
-import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { assertNever } from "../lib/assert-never.js";
 import { UsageError } from "../lib/errors.js";
 import { type GitTarget, git } from "../process/git.js";
-import { numstatPaths } from "../patch/patch.js";
+import { numstatPaths, patchSha256 } from "../patch/patch.js";
 import { PATH_MAX } from "../run/input-limits.js";
 import { escapeControls } from "../patch/rules/path-names.js";
 import { isInside } from "../lib/paths.js";
@@ -54,7 +53,7 @@ export function readHoldoutFile(path: string, forbidden: ReadonlyArray<readonly 
       throw bad(`cannot be read: ${read.message}`);
     case "bytes":
       if (read.bytes.length === 0) throw bad("is empty");
-      return { source: real, bytes: read.bytes, sha256: createHash("sha256").update(read.bytes).digest("hex") };
+      return { source: real, bytes: read.bytes, sha256: patchSha256(read.bytes) };
     default:
       return assertNever(read);
   }
