@@ -1,15 +1,109 @@
 import type { ExternalAgentBackend } from "../src/agent/backend.js";
+import { defineCliBackend } from "../src/agent/cli-run.js";
+import { commandBackend } from "../src/agent/command-run.js";
 import { UsageError } from "../src/lib/errors.js";
-import { claudeBackend } from "./claude.js";
-import { codexBackend } from "./codex.js";
-import { commandBackend } from "./command.js";
-import { ompBackend } from "./omp.js";
-import { opencodeBackend } from "./opencode.js";
-import { piBackend } from "./pi.js";
+import type { CliInfo, CliTranslator } from "./cli-backend.js";
+import { claudeDefinition } from "./claude.js";
+import { codexDefinition } from "./codex.js";
+import { ompDefinition } from "./omp.js";
+import { opencodeDefinition } from "./opencode.js";
+import { piDefinition } from "./pi.js";
 
-/** The backends `--backend` can name: five agent CLIs, and `command` for any program. */
-export const BACKEND_NAMES = ["codex", "claude", "opencode", "pi", "omp", "command"] as const;
-export type BackendName = (typeof BACKEND_NAMES)[number];
+/** One agent CLI: its `--backend` name, what a user needs to know about it, and its translator (`backends/<name>.ts`). */
+export interface CliBackendRow {
+  readonly name: string;
+  /** The executable defaults to the name. */
+  readonly info: Omit<CliInfo, "name" | "executable"> & { readonly executable?: string };
+  readonly definition: CliTranslator;
+}
+
+/**
+ * The agent CLIs handoff runs, one row each: every list of names, the infos, the help text, `resolveBackend` and
+ * the conformance suite derive from this table. Adding a CLI is a `<name>.ts` + `<name>-stream.ts` pair and a row
+ * here (docs/backends.md, "Adding a backend"). The first row is the default backend.
+ */
+export const CLI_BACKEND_ROWS = [
+  {
+    name: "codex",
+    info: {
+      testedVersion: "0.171.0",
+      install: "npm install -g @openai/codex@0.171.0",
+      login: "log in with `codex login` (handoff links ~/.codex/auth.json into the run), or pass a key with --env CODEX_API_KEY",
+    },
+    definition: codexDefinition,
+  },
+  {
+    name: "claude",
+    info: {
+      testedVersion: "2.1.197",
+      install: "npm install -g @anthropic-ai/claude-code@2.1.197",
+      login: "log in with `claude` and /login (handoff links ~/.claude/.credentials.json into the run), or pass a key with --env ANTHROPIC_API_KEY, or a `claude setup-token` token with --env CLAUDE_CODE_OAUTH_TOKEN",
+      unattendedLogin: "For unattended use, create a long-lived token with `claude setup-token` and pass it with --env CLAUDE_CODE_OAUTH_TOKEN.",
+    },
+    definition: claudeDefinition,
+  },
+  {
+    name: "opencode",
+    info: {
+      testedVersion: "1.18.33",
+      install: "npm install -g opencode-ai@1.18.33",
+      login: "log in with `opencode auth login` (handoff links ~/.local/share/opencode/auth.json into the run), or pass the provider's key with --env",
+    },
+    definition: opencodeDefinition,
+  },
+  {
+    name: "pi",
+    info: {
+      testedVersion: "0.73.1",
+      install: "npm install -g @mariozechner/pi-coding-agent@0.73.1",
+      login: "log in with `pi` and /login (handoff links ~/.pi/agent/auth.json into the run), or pass the provider's key with --env, e.g. --env ANTHROPIC_API_KEY",
+    },
+    definition: piDefinition,
+  },
+  {
+    name: "omp",
+    info: {
+      testedVersion: "18.2.3",
+      install: "npm install -g bun @oh-my-pi/pi-coding-agent@18.2.3 (omp runs on bun, which must be on PATH)",
+      login: "log in with `omp` and /login (handoff links ~/.omp/agent into the run), or pass the provider's key with --env",
+    },
+    definition: ompDefinition,
+  },
+] as const satisfies readonly CliBackendRow[];
+
+export type CliName = (typeof CLI_BACKEND_ROWS)[number]["name"];
+
+/** What each row makes: the CLI's full info, and its backend. */
+export interface CliBackendEntry {
+  readonly info: CliInfo & { readonly name: CliName };
+  readonly backend: ExternalAgentBackend;
+}
+
+function entryOf(row: (typeof CLI_BACKEND_ROWS)[number]): CliBackendEntry {
+  const info = { executable: row.name, ...row.info, name: row.name };
+  return { info, backend: defineCliBackend({ info, ...row.definition }) };
+}
+
+/** Each agent CLI's info and backend, by name. */
+export const CLI_BACKENDS = Object.fromEntries(CLI_BACKEND_ROWS.map((row) => [row.name, entryOf(row)])) as Record<CliName, CliBackendEntry>;
+
+/** The agent CLIs, in the registry's order. */
+export const CLI_INFOS: readonly CliBackendEntry["info"][] = CLI_BACKEND_ROWS.map((row) => CLI_BACKENDS[row.name].info);
+
+/** The backend `--backend command --agent-cmd CMD` names: any program as the agent. */
+export const COMMAND_BACKEND = "command";
+
+/** The backends `--backend` can name: the agent CLIs, and `command` for any program. */
+export const BACKEND_NAMES: readonly BackendName[] = [...CLI_INFOS.map((info) => info.name), COMMAND_BACKEND];
+export type BackendName = CliName | typeof COMMAND_BACKEND;
+
+/** The backend a run uses when neither `--backend` nor .handoff.json names one. */
+export const DEFAULT_BACKEND: CliName = CLI_BACKEND_ROWS[0].name;
+
+/** "codex, claude, opencode, pi, omp or command", for help texts. */
+export function backendNamesText(): string {
+  return `${BACKEND_NAMES.slice(0, -1).join(", ")} or ${BACKEND_NAMES.at(-1)}`;
+}
 
 export interface BackendChoice {
   readonly name: string;
@@ -17,26 +111,19 @@ export interface BackendChoice {
   readonly bin?: string | null;
 }
 
+function isCliName(name: string): name is CliName {
+  return Object.hasOwn(CLI_BACKENDS, name);
+}
+
 export function resolveBackend(choice: BackendChoice): ExternalAgentBackend {
-  if (choice.name !== "command" && choice.agentCmd) {
+  if (choice.name !== COMMAND_BACKEND && choice.agentCmd) {
     throw new UsageError("agent_cmd_without_command", `--agent-cmd only applies to --backend command (the ${choice.name} backend runs its own CLI; use --bin to choose its executable)`);
   }
-  switch (choice.name) {
-    case "command":
-      if (!choice.agentCmd) throw new UsageError("missing_agent_cmd", "--backend command needs --agent-cmd CMD");
-      if (choice.bin) throw new UsageError("bin_with_command", "--bin does not apply to --backend command: put the program in --agent-cmd");
-      return commandBackend(choice.agentCmd);
-    case "codex":
-      return codexBackend;
-    case "claude":
-      return claudeBackend;
-    case "opencode":
-      return opencodeBackend;
-    case "pi":
-      return piBackend;
-    case "omp":
-      return ompBackend;
-    default:
-      throw new UsageError("unknown_backend", `unknown backend '${choice.name}' (expected one of ${BACKEND_NAMES.join(", ")})`);
+  if (choice.name === COMMAND_BACKEND) {
+    if (!choice.agentCmd) throw new UsageError("missing_agent_cmd", "--backend command needs --agent-cmd CMD");
+    if (choice.bin) throw new UsageError("bin_with_command", "--bin does not apply to --backend command: put the program in --agent-cmd");
+    return commandBackend(choice.agentCmd);
   }
+  if (isCliName(choice.name)) return CLI_BACKENDS[choice.name].backend;
+  throw new UsageError("unknown_backend", `unknown backend '${choice.name}' (expected one of ${BACKEND_NAMES.join(", ")})`);
 }

@@ -1,8 +1,7 @@
 import { isAbsolute, join } from "node:path";
 import type { AgentCommand } from "../src/agent/agent-process.js";
-import { type CliBackendDefinition, type CliHome, type CliInvocation, defineCliBackend } from "./cli-backend.js";
-import { OMP } from "./cli-info.js";
-import { sameNameLinks, userHome } from "./login-links.js";
+import type { CliHome, CliInvocation, CliTranslator } from "./cli-backend.js";
+import { sameNameLinks, userHome } from "./cli-home.js";
 import { createPiStreamParser } from "./pi-stream.js";
 
 /**
@@ -48,11 +47,8 @@ export function ompCommand(invocation: CliInvocation): AgentCommand {
   return { file: invocation.executable, args: ompArgs(invocation), stdin: invocation.task };
 }
 
-export const ompDefinition: CliBackendDefinition = {
-  info: OMP,
+export const ompDefinition: CliTranslator = {
   home: ompHome,
   command: ompCommand,
-  parser: () => createPiStreamParser({ cli: OMP.name }),
+  parser: (_invocation, info) => createPiStreamParser({ cli: info.name }),
 };
-
-export const ompBackend = defineCliBackend(ompDefinition);

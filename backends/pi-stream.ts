@@ -273,7 +273,7 @@ export function createPiStreamParser(options: PiStreamOptions): StreamParser {
     // Only the header: pi prints it, then stops before its agent starts when it has no credentials or no model
     // ("No API key found for …" on stderr, exit 1). Not a stream handoff failed to follow.
     // Header written, then a failure before the agent started (no key: "No API key found for …", exit 1): the reason is
-    // on stderr only, so the stream is incomplete and cli-backend quotes stderr.
+    // on stderr only, so the stream is incomplete and src/agent/agent-ending.ts quotes stderr.
     if (!started && sessionId !== null) return { kind: "incomplete" };
     if (!ended) return { kind: "incomplete" };
     const end = last as LastAssistant | null;

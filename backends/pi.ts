@@ -1,8 +1,7 @@
 import { isAbsolute, join } from "node:path";
 import type { AgentCommand } from "../src/agent/agent-process.js";
-import { type CliBackendDefinition, type CliHome, type CliInvocation, defineCliBackend } from "./cli-backend.js";
-import { PI } from "./cli-info.js";
-import { sameNameLinks, userHome } from "./login-links.js";
+import type { CliHome, CliInvocation, CliTranslator } from "./cli-backend.js";
+import { sameNameLinks, userHome } from "./cli-home.js";
 import { createPiStreamParser } from "./pi-stream.js";
 
 /**
@@ -26,8 +25,11 @@ export function userPiAgentDir(userEnv: Readonly<Record<string, string | undefin
   return configured ?? join(userHome(userEnv), ".pi", "agent");
 }
 
+/** pi's agent dir inside the run's private CLI home. */
+const PRIVATE_DIR = "pi";
+
 export function piHome(homeDir: string, userEnv: Readonly<Record<string, string | undefined>>): CliHome {
-  const agentDir = join(homeDir, "pi");
+  const agentDir = join(homeDir, PRIVATE_DIR);
   const mine = userPiAgentDir(userEnv);
   const links = sameNameLinks(PI_LOGIN_FILES, agentDir, mine);
   return {
@@ -51,7 +53,7 @@ export function piArgs(invocation: Pick<CliInvocation, "homeDir" | "model">): st
     "json",
     "--no-extensions",
     "--session-dir",
-    join(invocation.homeDir, "pi", "sessions"),
+    join(invocation.homeDir, PRIVATE_DIR, "sessions"),
     ...(invocation.model ? ["--model", invocation.model] : []),
   ];
 }
@@ -60,11 +62,8 @@ export function piCommand(invocation: CliInvocation): AgentCommand {
   return { file: invocation.executable, args: piArgs(invocation), stdin: invocation.task };
 }
 
-export const piDefinition: CliBackendDefinition = {
-  info: PI,
+export const piDefinition: CliTranslator = {
   home: piHome,
   command: piCommand,
-  parser: () => createPiStreamParser({ cli: PI.name }),
+  parser: (_invocation, info) => createPiStreamParser({ cli: info.name }),
 };
-
-export const piBackend = defineCliBackend(piDefinition);

@@ -1,3 +1,4 @@
+import { CLI_BACKENDS } from "../backends/index.js";
 export { ExternalCodingRunner } from "./run/runner.js";
 export { applyRun } from "./review/apply.js";
 export { loadRun } from "./run-dir/run-lookup.js";
@@ -14,16 +15,18 @@ export {
   SandboxUnavailableError,
   UsageError,
 } from "./lib/errors.js";
-export { commandBackend } from "../backends/command.js";
+export { commandBackend } from "./agent/command-run.js";
 export { BACKEND_NAMES, resolveBackend } from "../backends/index.js";
-export { codexBackend } from "../backends/codex.js";
-export { claudeBackend } from "../backends/claude.js";
-export { opencodeBackend } from "../backends/opencode.js";
-export { piBackend } from "../backends/pi.js";
-export { ompBackend } from "../backends/omp.js";
-export { defineCliBackend } from "../backends/cli-backend.js";
+export { defineCliBackend } from "./agent/cli-run.js";
 export { listBackends } from "./cli/backends-report.js";
 export { readTestClaim } from "./verdict/agent-claim.js";
+
+/** The agent-CLI backends as objects, made from the registry's rows (backends/index.ts). */
+export const codexBackend = CLI_BACKENDS.codex.backend;
+export const claudeBackend = CLI_BACKENDS.claude.backend;
+export const opencodeBackend = CLI_BACKENDS.opencode.backend;
+export const piBackend = CLI_BACKENDS.pi.backend;
+export const ompBackend = CLI_BACKENDS.omp.backend;
 
 export type { RunnerHooks } from "./run/runner.js";
 export type { RunOptions } from "./run/options.js";
@@ -31,8 +34,7 @@ export type { ApplyOutcome } from "./review/apply.js";
 export type { LoadedRun } from "./run-dir/run-lookup.js";
 export type { ReportFormat } from "./review/report.js";
 export type { AgentCommand, StreamParser, StreamVerdict, TranslatorSpec } from "./agent/agent-process.js";
-export type { CliBackendDefinition, CliHome, CliInvocation } from "../backends/cli-backend.js";
-export type { CliInfo } from "../backends/cli-info.js";
+export type { CliBackendDefinition, CliHome, CliInfo, CliInvocation, CliTranslator } from "../backends/cli-backend.js";
 export type { BackendAvailability } from "./cli/backends-report.js";
 export type { TestClaim } from "./verdict/agent-claim.js";
 export type { AgentContext, AgentOutcome, ExternalAgentBackend, ExternalAgentResult } from "./agent/backend.js";

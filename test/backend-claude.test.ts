@@ -4,13 +4,11 @@ import {
   claudeArgs,
   claudeDefinition,
   claudeHome,
-  classifyClaudeError,
-  createClaudeParser,
-  detailOfErrorCode,
   userClaudeConfigDir,
 } from "../backends/claude.js";
+import { classifyClaudeError, createClaudeParser, detailOfErrorCode } from "../backends/claude-stream.js";
 import type { StreamParser } from "../src/agent/agent-process.js";
-import { cliInvocation, lines } from "./helpers/backend-fixtures.js";
+import { cliInfo, cliInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
 
 const SESSION = "00000000-0000-4000-8000-000000000000";
@@ -384,11 +382,11 @@ function asRecorded(): StreamParser {
         } catch {
           // not JSON: no id to reuse
         }
-        parser = claudeDefinition.parser({ ...invocation, sessionId });
+        parser = claudeDefinition.parser({ ...invocation, sessionId }, cliInfo("claude"));
       }
       return parser.push(line);
     },
-    finish: () => (parser ?? claudeDefinition.parser(invocation)).finish(),
+    finish: () => (parser ?? claudeDefinition.parser(invocation, cliInfo("claude"))).finish(),
   };
 }
 

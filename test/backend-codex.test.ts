@@ -1,14 +1,13 @@
 import { describe, expect, test } from "vitest";
 import {
-  classifyCodexError,
   codexArgs,
   codexDefinition,
   codexHome,
-  createCodexParser,
   untrustedProjectOverride,
   userCodexHome,
 } from "../backends/codex.js";
-import { cliInvocation, lines } from "./helpers/backend-fixtures.js";
+import { classifyCodexError, createCodexParser } from "../backends/codex-stream.js";
+import { cliInfo, cliInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
 
 const invocation = cliInvocation("/opt/codex/bin/codex");
@@ -268,4 +267,4 @@ describe("codex stream parser", () => {
   });
 });
 
-goldenTranscriptTests("codex", () => codexDefinition.parser(invocation));
+goldenTranscriptTests("codex", () => codexDefinition.parser(invocation, cliInfo("codex")));

@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
-import { CLI_INFOS } from "../backends/cli-info.js";
+import { CLI_INFOS } from "../backends/index.js";
 import type { ExternalAgentResult } from "../src/agent/backend.js";
 import { runBackend } from "./helpers/backend-fixtures.js";
 import { runCli } from "./helpers/cli.js";

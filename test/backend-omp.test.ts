@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { OMP_LOGIN_FILES, ompArgs, ompDefinition, ompHome, userOmpAgentDir } from "../backends/omp.js";
-import { cliInvocation, lines } from "./helpers/backend-fixtures.js";
+import { cliInfo, cliInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay, TRANSCRIPTS } from "./helpers/golden.js";
 
 const invocation = cliInvocation("/opt/omp/node_modules/.bin/omp");
@@ -39,7 +39,7 @@ describe("omp argv, env and home", () => {
 
 // The parser is shared with pi (backends/pi-stream.ts, tested in backend-pi.test.ts); here what only omp writes.
 describe("omp stream specifics", () => {
-  const parse = (text: string) => replay(text, ompDefinition.parser(invocation));
+  const parse = (text: string) => replay(text, ompDefinition.parser(invocation, cliInfo("omp")));
   const session = { type: "session", version: 3, id: "01a22937-613b-7418-be2c-82f42f45397c", timestamp: "2026-11-29T21:30:24.955Z", cwd: "/w" };
 
   test("omp's informational events are skipped, not diagnosed; a fallback model switch is passed on", () => {
@@ -72,9 +72,9 @@ describe("omp stream specifics", () => {
 
 describe("omp failing before its agent starts", () => {
   test("the header and omp's pre-start advisor line are not an agent run", () => {
-    const { finish } = replay(lines({ type: "session", version: 3, id: "s1", timestamp: "t", cwd: "/w" }, { type: "advisor_cost_changed" }), ompDefinition.parser(invocation));
+    const { finish } = replay(lines({ type: "session", version: 3, id: "s1", timestamp: "t", cwd: "/w" }, { type: "advisor_cost_changed" }), ompDefinition.parser(invocation, cliInfo("omp")));
     expect(finish.verdict).toEqual({ kind: "incomplete" });
   });
 });
 
-goldenTranscriptTests("omp", () => ompDefinition.parser(invocation));
+goldenTranscriptTests("omp", () => ompDefinition.parser(invocation, cliInfo("omp")));

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
-import { classifyOpencodeError, createOpencodeParser, opencodeArgs, opencodeDefinition, opencodeHome } from "../backends/opencode.js";
-import { cliInvocation, lines } from "./helpers/backend-fixtures.js";
+import { opencodeArgs, opencodeDefinition, opencodeHome } from "../backends/opencode.js";
+import { classifyOpencodeError, createOpencodeParser } from "../backends/opencode-stream.js";
+import { cliInfo, cliInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
 
 const invocation = cliInvocation("/opt/opencode/bin/opencode");
@@ -261,4 +262,4 @@ describe("opencode stream parser", () => {
   });
 });
 
-goldenTranscriptTests("opencode", () => opencodeDefinition.parser(invocation));
+goldenTranscriptTests("opencode", () => opencodeDefinition.parser(invocation, cliInfo("opencode")));

@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { PI_LOGIN_FILES, piArgs, piDefinition, piHome, userPiAgentDir } from "../backends/pi.js";
 import { classifyProviderError } from "../backends/failures.js";
 import { PI_SKIPPED_TYPES, createPiStreamParser } from "../backends/pi-stream.js";
-import { cliInvocation, lines } from "./helpers/backend-fixtures.js";
+import { cliInfo, cliInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
 
 const invocation = cliInvocation("/opt/pi/bin/pi");
@@ -297,4 +297,4 @@ describe("pi-family stream parser", () => {
   });
 });
 
-goldenTranscriptTests("pi", () => piDefinition.parser(invocation));
+goldenTranscriptTests("pi", () => piDefinition.parser(invocation, cliInfo("pi")));

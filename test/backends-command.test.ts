@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
-import { CLI_INFOS } from "../backends/cli-info.js";
+import { CLI_INFOS } from "../backends/index.js";
 import { type CliName, agentCliBin, agentCliPath } from "./helpers/conformance.js";
 import { runCli } from "./helpers/cli.js";
 
@@ -49,7 +49,7 @@ describe("handoff backends", () => {
     const report = await backendsJson(`${agentCliPath()}:${process.env.PATH}`);
     for (const { name, testedVersion } of CLI_INFOS) {
       const version = pinnedVersion(name);
-      expect(testedVersion, `${name}'s testedVersion in backends/cli-info.ts`).toBe(version);
+      expect(testedVersion, `${name}'s testedVersion in backends/index.ts`).toBe(version);
       const entry = report.find((candidate) => candidate.name === name)!;
       expect(entry, name).toMatchObject({ usable: true, version, testedVersion: version });
       expect(entry.executable).toContain(join("agent-clis", name));

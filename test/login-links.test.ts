@@ -1,8 +1,8 @@
 import { lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
-import { installMounts } from "../backends/executable.js";
-import { linkLogins, loginMounts, replacedLinks } from "../backends/login-links.js";
+import { installMounts } from "../src/agent/executable.js";
+import { linkLogins, loginMounts, replacedLinks } from "../src/agent/login-links.js";
 import { runBackend } from "./helpers/backend-fixtures.js";
 import { tempDir } from "./helpers/repo.js";
 

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, onTestFinished, test, vi } from "vitest";
-import { createCommandParser } from "../backends/command.js";
+import { createCommandParser } from "../backends/command-stream.js";
 import { runAgentCommand } from "../src/agent/agent-process.js";
 import type { AgentEvent } from "../src/run/events.js";
 import { type SpawnRequest, captureProcess, runProcess } from "../src/process/process.js";

@@ -3,6 +3,7 @@ import type { ExtraMounts } from "../containment/containment.js";
 import type { AgentEvent } from "../run/events.js";
 import { HeadTailBuffer } from "../process/head-tail.js";
 import { LfLineSplitter } from "./jsonl.js";
+import { type AgentEndingFacts, decideAgentEnding } from "./agent-ending.js";
 import { runProcess } from "../process/process.js";
 
 /** A fully resolved agent command line: pure data, so backends can be tested without a process. */
@@ -51,8 +52,15 @@ export interface TranslatorSpec {
   readonly mounts?: ExtraMounts;
 }
 
-/** Runs a translator backend's command through the one process module and classifies the ending. */
-export async function runAgentCommand(spec: TranslatorSpec, context: AgentContext): Promise<ExternalAgentResult> {
+/** What one agent process left behind: the facts its ending is decided from, and what its stream said. */
+export interface AgentProcessRun {
+  readonly ending: Omit<AgentEndingFacts, "program">;
+  readonly stream: ReturnType<StreamParser["finish"]>;
+  readonly durationMs: number;
+}
+
+/** Runs an agent's command through the one process module (jailed when the context has a jail), parsing its stdout. */
+export async function runAgentProcess(spec: Pick<TranslatorSpec, "command" | "parser" | "mounts">, context: AgentContext): Promise<AgentProcessRun> {
   const splitter = new LfLineSplitter();
   const stop = new AbortController();
   let stdoutLines = 0;
@@ -90,55 +98,47 @@ export async function runAgentCommand(spec: TranslatorSpec, context: AgentContex
   });
   forward(splitter.end());
   const stream = spec.parser.finish();
-
   // Assigned inside the stdout callback, which TypeScript cannot see.
   const early = settled as Extract<StreamVerdict, { kind: "failed" }> | null;
-  let agentOutcome: AgentOutcome;
-  if (outcome.timedOut) agentOutcome = { kind: "timed_out", limit: outcome.timedOut };
-  else if (early && !context.signal.aborted) agentOutcome = { kind: "failed", detail: early.detail, message: early.message, hint: early.hint };
-  else if (outcome.cancelled) agentOutcome = { kind: "cancelled" };
-  else if (outcome.spawnError) {
-    // Missing or not executable: the install hint helps. Anything else (E2BIG, a NUL byte) is what handoff passed.
-    const missing = outcome.spawnError.code === "ENOENT" || outcome.spawnError.code === "EACCES";
-    agentOutcome = {
-      kind: "failed",
-      detail: missing ? "executable_unavailable" : "agent_not_started",
-      message: `${spec.command.file} could not be started: ${outcome.spawnError.message.slice(0, 300)}`,
-      hint: missing
-        ? spec.installHint
-        : outcome.spawnError.code === "E2BIG"
-          ? "the agent's arguments and environment are over the kernel's limit (E2BIG): pass fewer or smaller --env variables"
-          : `the process could not be started (${outcome.spawnError.code})`,
-    };
-  } else {
-    agentOutcome = classifyExit(stream.verdict, outcome.exitCode, outcome.signal);
-  }
+  // A user's cancel outranks a settled failure; handoff's own stop for that failure is not a cancel.
+  const userCancelled = context.signal.aborted;
   return {
-    outcome: agentOutcome,
-    executable: spec.executableLabel,
-    version: spec.version,
-    sessionId: stream.sessionId,
-    exitCode: outcome.exitCode,
-    signal: outcome.signal,
-    finalMessage: stream.finalMessage,
-    usage: stream.usage,
-    stdoutLines,
-    stderrTail: stderrTail.tailText(4096),
+    ending: {
+      timedOut: outcome.timedOut,
+      cancelled: outcome.cancelled && (userCancelled || early === null),
+      settled: userCancelled ? null : early,
+      spawnError: outcome.spawnError,
+      stream: stream.verdict,
+      exitCode: outcome.exitCode,
+      signal: outcome.signal,
+      stdoutLines,
+      stderrTail: stderrTail.tailText(4096),
+    },
+    stream,
     durationMs: outcome.durationMs,
   };
 }
 
-/** The stream's word first (a CLI may exit 0 after an error), then the exit status. */
-function classifyExit(verdict: StreamVerdict, exitCode: number | null, signal: string | null): AgentOutcome {
-  switch (verdict.kind) {
-    case "failed":
-      return { kind: "failed", detail: verdict.detail, message: verdict.message, hint: verdict.hint };
-    case "incomplete":
-      return { kind: "failed", detail: "malformed_event_stream", message: "the agent's event stream ended without its final event", hint: null };
-    case "finished":
-    case "exit_code_decides":
-      if (signal) return { kind: "failed", detail: "killed_by_signal", message: `the agent was killed by ${signal}`, hint: null };
-      if (exitCode !== 0) return { kind: "failed", detail: `exit_code_${exitCode}`, message: `the agent exited with code ${exitCode}`, hint: null };
-      return { kind: "finished" };
-  }
+/** The backend's result: how the process ended (decided by the ladder) and what its stream said. */
+export function agentResult(run: AgentProcessRun, outcome: AgentOutcome, executable: string | null, version: string | null): ExternalAgentResult {
+  return {
+    outcome,
+    executable,
+    version,
+    sessionId: run.stream.sessionId,
+    exitCode: run.ending.exitCode,
+    signal: run.ending.signal,
+    finalMessage: run.stream.finalMessage,
+    usage: run.stream.usage,
+    stdoutLines: run.ending.stdoutLines,
+    stderrTail: run.ending.stderrTail,
+    durationMs: run.durationMs,
+  };
+}
+
+/** Runs a translator backend's command through the one process module and decides how it ended. */
+export async function runAgentCommand(spec: TranslatorSpec, context: AgentContext): Promise<ExternalAgentResult> {
+  const run = await runAgentProcess(spec, context);
+  const outcome = decideAgentEnding({ ...run.ending, program: { kind: "translator", file: spec.command.file, installHint: spec.installHint } });
+  return agentResult(run, outcome, spec.executableLabel, spec.version);
 }

@@ -1,3 +1,4 @@
+import { backendCrashed, OVERRAN } from "./agent-ending.js";
 import type { AgentContext, ExternalAgentBackend, ExternalAgentResult } from "./backend.js";
 
 /** How long past its deadline a backend may take to stop before handoff stops waiting for it. */
@@ -28,17 +29,14 @@ export async function runAgentSafely(backend: ExternalAgentBackend, task: string
   let timer: NodeJS.Timeout | undefined;
   const overrun = new Promise<ExternalAgentResult>((resolve) => {
     timer = setTimeout(
-      () => resolve(resultWithoutProcess({ kind: "timed_out", limit: "wall" }, Date.now() - started)),
+      () => resolve(resultWithoutProcess(OVERRAN, Date.now() - started)),
       Math.max(0, context.deadline - Date.now()) + OVERRUN_GRACE_MS,
     );
   });
   try {
     return await Promise.race([backend.run(task, context), overrun]);
   } catch (error) {
-    return resultWithoutProcess(
-      { kind: "failed", detail: "backend_crashed", message: `the ${backend.name} backend failed: ${(error as Error).message}`, hint: null },
-      Date.now() - started,
-    );
+    return resultWithoutProcess(backendCrashed(backend.name, error as Error), Date.now() - started);
   } finally {
     clearTimeout(timer);
   }

@@ -1,3 +1,5 @@
+import { DEFAULT_BACKEND, backendNamesText } from "../../backends/index.js";
+
 export const VERSION = "0.1.0";
 
 export const HELP = `handoff ${VERSION}: delegate a coding task to an agent CLI on a disposable clone.
@@ -12,7 +14,7 @@ Usage:
 
 Run options:
   -C, --repo DIR          the source repository (default: current directory)
-  -b, --backend NAME      codex, claude, opencode, pi, omp or command (default: from .handoff.json, else codex)
+  -b, --backend NAME      ${backendNamesText()} (default: from .handoff.json, else ${DEFAULT_BACKEND})
       --agent-cmd CMD     with --backend command: shell command run as the agent (task on stdin, in $HANDOFF_TASK_FILE, and in $HANDOFF_TASK up to 64 KiB)
       --bin PATH          the backend's executable (default: looked up on PATH)
   -m, --model NAME        model handed to the backend

@@ -4,7 +4,7 @@ import { displayText, escapeControls } from "../patch/rules/path-names.js";
 import { hunkCounts, parsePatch } from "../patch/patch.js";
 import { EXIT_CODES } from "../verdict/decide.js";
 import type { RunResult } from "../verdict/result.js";
-import { commandPassed } from "../verify/shell-commands.js";
+import { commandEnding, commandPassed } from "../verify/shell-commands.js";
 import { renderVerdictJunit } from "../verify/junit-verdict.js";
 import type { TestEvidence, TestList } from "../verify/test-evidence.js";
 
@@ -18,8 +18,7 @@ type CommandEntry = RunResult["verification"]["commands"][number];
 
 function commandLine(c: CommandEntry, code: (text: string) => string): string {
   const mark = commandPassed(c) ? "ok  " : "FAIL";
-  const ending = c.timedOut ? "timed out" : c.limitHit ? `hit the ${c.limitHit === "memory" ? "memory" : "process"} cap, exit ${c.exitCode}` : `exit ${c.exitCode}`;
-  return `${mark} ${c.phase ? `[${c.phase}] ` : ""}${code(escapeControls(c.command))}: ${ending}, ${ms(c.durationMs)}`;
+  return `${mark} ${c.phase ? `[${c.phase}] ` : ""}${code(escapeControls(c.command))}: ${escapeControls(commandEnding(c))}, ${ms(c.durationMs)}`;
 }
 
 const JUDGED = {

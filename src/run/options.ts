@@ -2,6 +2,7 @@ import { accessSync, constants, existsSync, realpathSync, statSync } from "node:
 import { homedir, tmpdir, totalmem } from "node:os";
 import { dirname, isAbsolute, join, posix, resolve } from "node:path";
 import type { ExternalAgentBackend } from "../agent/backend.js";
+import { DEFAULT_BACKEND } from "../../backends/index.js";
 import { CONFIG_FILE, type HandoffConfig } from "./config.js";
 import { UsageError } from "../lib/errors.js";
 import { isValidEnvName } from "./env.js";
@@ -84,7 +85,7 @@ export interface RunOptions {
 
 
 export const DEFAULTS = {
-  backend: "codex",
+  backend: DEFAULT_BACKEND,
   timeoutMs: 1800_000,
   idleTimeoutMs: 600_000,
   verifyTimeoutMs: 900_000,

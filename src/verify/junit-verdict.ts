@@ -1,7 +1,7 @@
 import { XMLBuilder } from "fast-xml-parser";
 import { escapeControls } from "../patch/rules/path-names.js";
 import type { RunResult } from "../verdict/result.js";
-import { commandPassed } from "./shell-commands.js";
+import { commandEnding, commandPassed } from "./shell-commands.js";
 import { EXIT_CODES } from "../verdict/decide.js";
 import type { TestEvidence } from "./test-evidence.js";
 
@@ -55,13 +55,7 @@ function commandCases(r: RunResult): Testcase[] {
     const name = `${c.phase ? `[${c.phase}] ` : ""}${c.command}`;
     const time = seconds(c.durationMs);
     if (commandPassed(c)) return passing(name, "handoff.verification", time);
-    const ending = c.timedOut
-      ? "timed out"
-      : c.limitHit
-        ? `hit the ${c.limitHit === "memory" ? "memory" : "process"} cap, exit ${c.exitCode}`
-        : c.spawnError
-          ? `did not start: ${c.spawnError}`
-          : `exit ${c.exitCode}`;
+    const ending = commandEnding(c);
     return failing(name, "handoff.verification", ending, "verification_command", `${name}: ${ending}`, time);
   });
 }

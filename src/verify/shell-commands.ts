@@ -81,17 +81,7 @@ export async function runShellCommands(commands: readonly string[], options: She
       spawnError: outcome.spawnError ? `${outcome.spawnError.code}: ${outcome.spawnError.message}` : null,
     };
     records.push(record);
-    const status = record.limitHit
-      ? `stopped by the ${record.limitHit === "memory" ? "memory" : "process"} cap (exit ${record.exitCode ?? record.signal})`
-      : record.timedOut
-      ? `timed out after ${options.timeoutMs} ms`
-      : outcome.spawnError
-        ? `could not start: ${outcome.spawnError.message}`
-        : outcome.cancelled
-          ? "cancelled"
-          : record.signal
-            ? `killed by ${record.signal}`
-            : `exit ${record.exitCode}`;
+    const status = commandEnding({ ...record, cancelled: outcome.cancelled });
     options.log.add(
       Buffer.concat([
         Buffer.from(`$ ${command}    [${options.phase}]\n`),
@@ -102,6 +92,21 @@ export async function runShellCommands(commands: readonly string[], options: She
     if (!commandPassed(record) && !options.keepGoing) break;
   }
   return records;
+}
+
+/**
+ * How a setup or verify command ended, in the one wording test.log, the report and `show --format junit` use. The
+ * order is the verdict's (src/verdict/decide.ts): not started, timed out, a cap, then how the process ended.
+ */
+export function commandEnding(
+  record: Pick<CommandRecord, "exitCode" | "timedOut" | "limitHit" | "spawnError"> & { readonly signal?: string | null; readonly cancelled?: boolean },
+): string {
+  if (record.spawnError) return `could not start: ${record.spawnError}`;
+  if (record.timedOut) return "timed out";
+  if (record.limitHit) return `stopped by the ${record.limitHit === "memory" ? "memory" : "process"} cap (exit ${record.exitCode ?? record.signal})`;
+  if (record.cancelled) return "cancelled";
+  if (record.signal) return `killed by ${record.signal}`;
+  return `exit ${record.exitCode}`;
 }
 
 /** A command passed: exit 0, in time, under the caps, started at all. Also reads result.json's command entries. */

@@ -1,8 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { CliInvocation } from "../../backends/cli-backend.js";
-import { resolveBackend } from "../../backends/index.js";
-import type { ExternalAgentResult } from "../../src/agent/backend.js";
+import type { CliInfo, CliInvocation } from "../../backends/cli-backend.js";
+import { CLI_BACKENDS, type CliName, resolveBackend } from "../../backends/index.js";
+import type { ExternalAgentBackend, ExternalAgentResult } from "../../src/agent/backend.js";
 import type { AgentEvent } from "../../src/run/events.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./repo.js";
 
@@ -20,6 +20,11 @@ export function cliInvocation(executable: string, overrides: Partial<CliInvocati
     sessionId: "00000000-0000-4000-8000-000000000000",
     ...overrides,
   };
+}
+
+/** The registry's info for CLI `name`, which its parser is given. */
+export function cliInfo(name: CliName): CliInfo {
+  return CLI_BACKENDS[name].info;
 }
 
 /** A stream of JSON lines as a CLI prints it: each value as JSON, a string as it is (to write a bad line). */
@@ -45,13 +50,14 @@ export interface BackendRunOverrides {
   readonly onStdout?: (chunk: Buffer) => void;
 }
 
-/** Runs backend `name` on the task as the runner would, everything in temp dirs; returns its result and every event it emitted. */
-export async function runBackend(name: string, overrides: BackendRunOverrides = {}): Promise<{ result: ExternalAgentResult; events: AgentEvent[] }> {
+/** Runs backend `name` (or a backend object) on the task as the runner would, everything in temp dirs; returns its result and every event it emitted. */
+export async function runBackend(name: string | ExternalAgentBackend, overrides: BackendRunOverrides = {}): Promise<{ result: ExternalAgentResult; events: AgentEvent[] }> {
   const scratch = tempDir("handoff-backend-run");
   const homeDir = overrides.homeDir ?? join(scratch, "cli-home");
   mkdirSync(homeDir, { recursive: true });
   const events: AgentEvent[] = [];
-  const result = await resolveBackend({ name }).run("make add() return the sum", {
+  const backend = typeof name === "string" ? resolveBackend({ name }) : name;
+  const result = await backend.run("make add() return the sum", {
     cwd: overrides.cwd ?? (await makeRepo(FAILING_ADD_PROJECT)),
     env: { PATH: "/usr/bin:/bin", HOME: join(scratch, "home"), TMPDIR: scratch, ...overrides.env },
     signal: new AbortController().signal,

@@ -2,8 +2,8 @@ import { existsSync, readFileSync, readdirSync, rmSync, mkdirSync } from "node:f
 import { join, resolve } from "node:path";
 import { describe, expect, onTestFinished, test } from "vitest";
 import type { CliHome } from "../../backends/cli-backend.js";
-import { CLI_INFOS, type CliInfo } from "../../backends/cli-info.js";
-import { linkLogins } from "../../backends/login-links.js";
+import { CLI_INFOS, type CliName } from "../../backends/index.js";
+import { linkLogins } from "../../src/agent/login-links.js";
 import { type ModelScript, type RecordedRequest, type ScriptedModel, startScriptedModel } from "../../scripted-model/index.js";
 import { runProcess } from "../../src/process/process.js";
 import { RunResult } from "../../src/verdict/result.js";
@@ -20,7 +20,7 @@ const AGENT_CLIS = resolve(import.meta.dirname, "../agent-clis");
 /** Codex will not install its sandbox helpers under the temp dir, so CLI homes live in the checkout (gitignored). */
 const CLI_HOMES = resolve(import.meta.dirname, "../../.test-homes");
 
-export type CliName = CliInfo["name"];
+export type { CliName };
 
 /** The pinned CLI's executable, or null when test/agent-clis/<name> was not installed. */
 export function agentCliBin(name: CliName): string | null {

@@ -1,9 +1,10 @@
-import { accessSync, constants, existsSync, mkdtempSync, realpathSync } from "node:fs";
-import { which } from "../src/process/which.js";
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from "node:path";
-import { runProcess } from "../src/process/process.js";
-import { removeTree } from "../src/clone/workspace.js";
+import type { CliHome } from "../../backends/cli-backend.js";
+import { removeTree } from "../clone/workspace.js";
+import { runProcess } from "../process/process.js";
+import { which } from "../process/which.js";
 
 export interface ResolvedExecutable {
   readonly path: string;
@@ -31,13 +32,16 @@ export type VersionProbe = { readonly ok: true; readonly version: string } | { r
 
 /**
  * `<cli> --version` in a throwaway home: even `--version` makes some CLIs write state (Codex into CODEX_HOME,
- * OpenCode into its XDG dirs), and none of that may land in the user's real home.
+ * OpenCode into its XDG dirs), and none of that may land in the user's real home. `cliHome` is the backend's own
+ * private home (its env), made in the throwaway dir without any login links.
  */
-export async function probeVersion(executable: string, pathEnv: string): Promise<VersionProbe> {
+export async function probeVersion(executable: string, pathEnv: string, cliHome: (homeDir: string, userEnv: Readonly<Record<string, string | undefined>>) => CliHome): Promise<VersionProbe> {
   const home = mkdtempSync(join(tmpdir(), "handoff-probe-"));
   let out = "";
   let err = "";
   try {
+    const cli = cliHome(join(home, "cli"), { HOME: home });
+    for (const dir of cli.dirs) mkdirSync(dir, { recursive: true, mode: 0o700 });
     const outcome = await runProcess({
       file: executable,
       args: ["--version"],
@@ -50,10 +54,7 @@ export async function probeVersion(executable: string, pathEnv: string): Promise
         XDG_DATA_HOME: join(home, ".local/share"),
         XDG_CACHE_HOME: join(home, ".cache"),
         XDG_STATE_HOME: join(home, ".local/state"),
-        CODEX_HOME: home,
-        CLAUDE_CONFIG_DIR: join(home, ".claude"),
-        PI_CODING_AGENT_DIR: join(home, "agent"),
-        PI_OFFLINE: "1",
+        ...cli.env,
       },
       timeoutMs: 20_000,
       onStdout: (chunk) => (out += chunk.toString("utf8")),

@@ -1,0 +1,73 @@
+import { chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { CLI_BACKEND_ROWS, CLI_INFOS, DEFAULT_BACKEND, backendNamesText } from "../backends/index.js";
+import { type CliBackendDefinition, type StreamParser, BACKEND_NAMES, defineCliBackend, resolveBackend } from "../src/index.js";
+import { HELP } from "../src/cli/help.js";
+import { runBackend } from "./helpers/backend-fixtures.js";
+import { tempDir } from "./helpers/repo.js";
+
+describe("the backend registry", () => {
+  test("names, infos, the help text and resolveBackend all derive from the one table", () => {
+    const names = CLI_BACKEND_ROWS.map((row) => row.name);
+    expect(CLI_INFOS.map((info) => info.name)).toEqual(names);
+    expect(BACKEND_NAMES).toEqual([...names, "command"]);
+    expect(DEFAULT_BACKEND).toBe(names[0]);
+    expect(HELP).toContain(`--backend NAME      ${backendNamesText()} (default: from .handoff.json, else ${DEFAULT_BACKEND})`);
+    for (const name of names) expect(resolveBackend({ name }).name).toBe(name);
+    for (const info of CLI_INFOS) expect(info.executable).toBe(info.name);
+  });
+});
+
+/** A sixth agent CLI, as a new backend file pair would define it: argv/env/home, and a parser for its JSON lines. */
+const sixth: CliBackendDefinition = {
+  info: { name: "sixth", executable: "sixth", testedVersion: "1.0.0", install: "npm install -g sixth@1.0.0", login: "log in with `sixth login`" },
+  home: (homeDir) => ({ env: { SIXTH_HOME: join(homeDir, "sixth") }, dirs: [join(homeDir, "sixth")], links: [] }),
+  command: (invocation) => ({ file: invocation.executable, args: ["run", "--json"], stdin: invocation.task }),
+  parser: (_invocation, info): StreamParser => {
+    let finalMessage: string | null = null;
+    let done = false;
+    return {
+      push(line) {
+        const value = JSON.parse(line) as { type: string; text?: string };
+        if (value.type === "done") done = true;
+        if (value.type !== "message" || value.text === undefined) return [];
+        finalMessage = value.text;
+        return [{ type: "agent.message", text: `${info.name}: ${value.text}` }];
+      },
+      finish: () => ({ verdict: done ? { kind: "finished" } : { kind: "incomplete" }, sessionId: null, finalMessage, usage: null }),
+    };
+  },
+};
+
+/** A fake `sixth` executable: its version, then the home handoff gave it, then a done line (or a 401 on stderr). */
+function fakeSixth(body: string): string {
+  const dir = tempDir("handoff-sixth-cli");
+  const bin = join(dir, "sixth");
+  writeFileSync(bin, `#!/bin/sh\nif [ "$1" = "--version" ]; then echo "sixth 1.0.0"; exit 0; fi\ncat >/dev/null\n${body}\n`);
+  chmodSync(bin, 0o755);
+  return bin;
+}
+
+describe("adding a backend", () => {
+  test("a sixth CLI from a new definition gets executable lookup, the version probe, its private home and the ending ladder from defineCliBackend", async () => {
+    const backend = defineCliBackend(sixth);
+    expect(backend.name).toBe("sixth");
+    const bin = fakeSixth(`echo "{\\"type\\":\\"message\\",\\"text\\":\\"home $SIXTH_HOME\\"}"\necho '{"type":"done"}'`);
+    const { result, events } = await runBackend(backend, { executable: bin });
+    expect(result.outcome).toEqual({ kind: "finished" });
+    expect(result.version).toBe("1.0.0");
+    expect(result.executable).toBe(bin);
+    expect(result.finalMessage).toMatch(/^home \/.*\/sixth$/);
+    expect(events).toContainEqual({ type: "agent.message", text: `sixth: ${result.finalMessage}` });
+
+    const dies = fakeSixth(`echo "Error: 401 Unauthorized" >&2\nexit 1`);
+    expect((await runBackend(backend, { executable: dies })).result.outcome).toEqual({
+      kind: "failed",
+      detail: "auth_failed",
+      message: "sixth exited with code 1 before writing any event: Error: 401 Unauthorized",
+      hint: "log in with `sixth login`",
+    });
+    expect((await runBackend(backend)).result.outcome).toMatchObject({ detail: "executable_unavailable", message: "sixth could not be started: 'sixth' is not on PATH" });
+  });
+});
