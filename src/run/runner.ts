@@ -5,7 +5,8 @@ import { resolveBackend } from "../../backends/index.js";
 import type { ExternalAgentBackend, ExternalAgentResult } from "../agent/backend.js";
 import { readConfig } from "./config.js";
 import { buildEnvironment } from "./env.js";
-import { ApprovalRequiredError, ArtifactWriteError, DirtySourceError } from "../lib/errors.js";
+import { ArtifactWriteError, DirtySourceError } from "../lib/errors.js";
+import { askApproval, isApproved, requireApprover } from "../approval/approval.js";
 import type { Phase, RecordedEvent, RunnerEvent } from "./events.js";
 import { type Extraction, extractPatch } from "../patch/extract.js";
 import { existingRealPath, isInside } from "../lib/paths.js";
@@ -61,7 +62,7 @@ export class ExternalCodingRunner {
       typeof options.backend === "object" ? options.backend : resolveBackend({ name: resolved.backendName, agentCmd: options.agentCmd, bin: options.bin });
     const { dirty, unverified } = await readSourceStatus(source);
     if (dirty.length > 0 && !options.allowDirty) throw new DirtySourceError(dirty);
-    if (!options.yes && !options.approve) throw new ApprovalRequiredError();
+    requireApprover({ yes: options.yes, ask: options.approve });
     const sandbox = await chooseSandbox(resolved.sandbox);
     // What decides verification is read from the base before anything is created: the agent's tree never names it.
     const base = await readBaseForInputs(source);
@@ -279,14 +280,10 @@ class PipelineRun {
     });
     if (this.halted) return this.finish(null);
 
-    const approved = await this.phase("approval", async () => {
-      if (this.request.yes) return true;
-      return this.request.approve!(
-        `Let ${this.backend.name} edit a disposable clone of ${this.source.topLevel} at ${this.source.baseCommit.slice(0, 12)}? (the repository itself stays read-only)`,
-      );
-    });
-    if (!approved) {
-      if (approved === false) this.facts.cancelled = "approval_declined";
+    const subject = { backendName: this.backend.name, repo: this.source.topLevel, baseCommit: this.source.baseCommit };
+    const approval = await this.phase("approval", () => askApproval({ yes: this.request.yes, ask: this.request.approve }, subject));
+    if (!approval || !isApproved(approval)) {
+      if (approval?.kind === "declined") this.facts.cancelled = "approval_declined";
       return this.finish(null);
     }
 
