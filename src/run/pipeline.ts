@@ -11,7 +11,6 @@ import { Containment, type ContainmentSummary, type ProcessJail } from "../conta
 import { containmentFindings } from "../containment/findings.js";
 import { hiddenPaths } from "../containment/hidden-paths.js";
 import type { SandboxChoice } from "../containment/sandbox.js";
-import { ArtifactWriteError } from "../lib/errors.js";
 import { type Extraction, extractPatch } from "../patch/extract.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
 import { compilePolicy } from "../patch/rules/policy.js";
@@ -30,9 +29,10 @@ import { holdSteps } from "../verify/test-edits.js";
 import { type TestEvidence, testEvidenceRecord } from "../verify/test-evidence.js";
 import { type BaselineOutcome, type VerificationOutcome, runBaseline, runVerification } from "../verify/verify.js";
 import { buildEnvironment } from "./env.js";
-import type { Phase, RecordedEvent, RunnerEvent } from "./events.js";
+import type { RecordedEvent } from "./events.js";
 import type { ResolvedOptions } from "./options.js";
 import { requestRecord } from "./request-record.js";
+import { RunRecorder } from "./run-recorder.js";
 
 export interface RunnerHooks {
   /** Every event as it is written to events.jsonl (the CLI prints progress from these). */
@@ -88,15 +88,14 @@ interface Attempt {
  */
 export class PipelineRun {
   readonly #setup: RunSetup;
+  readonly #record: RunRecorder;
   readonly #testLog: TestLog;
   readonly #gates: { clone: DisposableClone | null; setup: readonly CommandRecord[]; attempt: Attempt | null } = { clone: null, setup: [], attempt: null };
   /** What the run itself met, outside any one gate. */
   readonly #run = {
     cancelled: null as RunFacts["cancelled"],
     sourceChanged: [] as readonly string[],
-    artifactError: null as RunFacts["artifactError"],
     warnings: [] as PolicyFinding[],
-    phases: {} as Record<string, number>,
     /** The source was compared with its snapshot after the last process handoff does not trust (setup, agent, verify). */
     sourceCheckedSinceLastCommand: false,
     backendResultWritten: false,
@@ -106,32 +105,33 @@ export class PipelineRun {
 
   constructor(setup: RunSetup) {
     this.#setup = setup;
+    this.#record = new RunRecorder(setup.dir, setup.hooks.onEvent, setup.options.signal);
     this.#testLog = new TestLog((bytes) => setup.dir.writeFile("test.log", bytes));
     this.#run.warnings.push(...setup.warnings);
   }
 
   async execute(): Promise<RunResult> {
     const { dir, source, options, backend, sandbox } = this.#setup;
-    this.#tryWrite(() => {
+    this.#record.tryWrite(() => {
       dir.writeJson("request.json", requestRecord({ runId: dir.runId, nonce: dir.nonce, source, backendName: backend.name, options, ...this.#setup.verificationBase }));
       for (const [name, content] of [["changes.patch", ""], ["test.log", ""]] as const) dir.writeFile(name, content);
     });
-    this.#emit({ type: "run.started", runId: dir.runId, repo: source.topLevel, baseCommit: source.baseCommit, backend: backend.name });
-    this.#emit({
+    this.#record.emit({ type: "run.started", runId: dir.runId, repo: source.topLevel, baseCommit: source.baseCommit, backend: backend.name });
+    this.#record.emit({
       type: "sandbox.chosen",
       sandbox: sandbox.kind,
       verifyNetwork: options.verifyNetwork,
       reason: sandbox.kind === "none" ? (sandbox.reason ?? "--sandbox none") : null,
     });
-    if (this.#halted || !(await this.#approve())) return this.#finish(null);
+    if (this.#record.halted || !(await this.#approve())) return this.#finish(null);
     // Only this first snapshot stops for a cancel: the later ones decide whether the source held, and must finish.
-    const before = await this.#phase("snapshot", () => takeSourceSnapshot(source, options.signal));
+    const before = await this.#record.phase("snapshot", () => takeSourceSnapshot(source, options.signal));
     if (!before) return this.#finish(null);
     try {
       const clone = await this.#clone();
       if (clone && (await this.#runSetup(clone))) this.#gates.attempt = await this.#attempt(clone, before);
     } finally {
-      if (this.#cancelled) this.#run.cancelled ??= "interrupted";
+      if (this.#record.cancelled) this.#run.cancelled ??= "interrupted";
     }
     return this.#finish(before);
   }
@@ -140,7 +140,7 @@ export class PipelineRun {
   async #approve(): Promise<boolean> {
     const { source, backend, options } = this.#setup;
     const subject = { backendName: backend.name, repo: source.topLevel, baseCommit: source.baseCommit };
-    const approval = await this.#phase("approval", () => askApproval(options.approval, subject));
+    const approval = await this.#record.phase("approval", () => askApproval(options.approval, subject));
     if (approval?.kind === "declined") this.#run.cancelled = "approval_declined";
     return approval !== undefined && isApproved(approval);
   }
@@ -148,9 +148,9 @@ export class PipelineRun {
   /** Gate 2: the disposable clone, and the containment every later process runs in. */
   async #clone(): Promise<DisposableClone | null> {
     const { dir, source, options } = this.#setup;
-    if (this.#halted) return null;
+    if (this.#record.halted) return null;
     const names = runNames(dir.runId, dir.nonce);
-    const clone = await this.#phase("clone", () =>
+    const clone = await this.#record.phase("clone", () =>
       makeDisposableClone({
         source,
         workspacesDir: options.workspacesDir,
@@ -163,7 +163,7 @@ export class PipelineRun {
       }),
     );
     this.#gates.clone = clone ?? null;
-    if (!clone || this.#halted) return null;
+    if (!clone || this.#record.halted) return null;
     this.#containment(clone.scratch);
     return clone;
   }
@@ -173,7 +173,7 @@ export class PipelineRun {
     const { options } = this.#setup;
     if (options.setup.length === 0) return true;
     const ws = clone.workspace;
-    const records = await this.#phase("setup", () =>
+    const records = await this.#record.phase("setup", () =>
       runShellCommands(options.setup, {
         phase: "setup",
         cwd: ws.workTree,
@@ -181,18 +181,18 @@ export class PipelineRun {
         timeoutMs: options.verifyTimeoutMs,
         signal: options.signal,
         log: this.#testLog,
-        onCommand: (command) => this.#emit({ type: "command.started", phase: "setup", command }),
+        onCommand: (command) => this.#record.emit({ type: "command.started", phase: "setup", command }),
         jail: (command) => this.#jail(clone, "setup", command),
       }),
     );
     this.#gates.setup = records ?? [];
-    return !this.#gates.setup.some((record) => !commandPassed(record)) && !this.#halted;
+    return !this.#gates.setup.some((record) => !commandPassed(record)) && !this.#record.halted;
   }
 
   /** One attempt in the clone: the agent works, then its patch is extracted, judged and verified. */
   async #attempt(clone: DisposableClone, before: SourceSnapshot): Promise<Attempt> {
     const agent = await this.#agent(clone);
-    if (this.#halted) return { agent, patch: null, verification: null };
+    if (this.#record.halted) return { agent, patch: null, verification: null };
     const patch = await this.#patch(clone, before);
     const verification = patch && this.#verifiable(agent, patch) ? await this.#verify(clone, patch) : null;
     return { agent, patch, verification };
@@ -205,7 +205,7 @@ export class PipelineRun {
     // The nonce marks every process the agent starts, so a leftover one can be found by its environment (HANDOFF_RUN_ID
     // alone could be another run's: a run id is unique only inside its runs directory).
     const env = buildEnvironment({ home: ws.home, tmp: ws.tmp, extraNames: options.envNames, set: { HANDOFF_RUN_ID: dir.runId, [RUN_MARKER_VARIABLE]: dir.nonce } });
-    const agent = await this.#phase("agent", async () => {
+    const agent = await this.#record.phase("agent", async () => {
       const cliHome = join(options.cliHomesDir, runNames(dir.runId, dir.nonce).cliHome);
       dir.track({ cliHome });
       mkdirSync(options.cliHomesDir, { recursive: true, mode: 0o700 });
@@ -224,7 +224,7 @@ export class PipelineRun {
           homeDir: cliHome,
           userEnv: { ...process.env },
           jail,
-          emit: (event) => this.#emit(event),
+          emit: (event) => this.#record.emit(event),
         });
       } finally {
         await jail.finish();
@@ -238,29 +238,29 @@ export class PipelineRun {
   /** Gate 3: handoff extracts the patch and judges it, then checks the source held; changes.patch gets the patch. */
   async #patch(clone: DisposableClone, before: SourceSnapshot): Promise<JudgedPatch | null> {
     const { dir, source, options, verificationBase } = this.#setup;
-    const judged = await this.#phase("extract", async () => {
+    const judged = await this.#record.phase("extract", async () => {
       const extraction = await extractPatch({ source, workspace: clone.workspace, policy: compilePolicy(options.policy), privateParent: clone.scratch, pristine: clone.pristine, signal: options.signal });
       const inputs = await judgeInputChanges(verificationBase.base, verificationBase.inputs, extraction, options.testEdits);
       const changed = inputs.testEdits.changed;
-      if (changed.length > 0) this.#emit({ type: "verification.inputs_changed", policy: options.testEdits, paths: changed.map((input) => input.path) });
+      if (changed.length > 0) this.#record.emit({ type: "verification.inputs_changed", policy: options.testEdits, paths: changed.map((input) => input.path) });
       return { extraction, inputs };
     });
     // After extraction (it reads only handoff's own copies), so that with no command left to run this check is the
     // last one and covers the whole run: a third snapshot would cost as much and see nothing new.
-    const afterAgent = await this.#phase("recheck", () => takeSourceSnapshot(source));
+    const afterAgent = await this.#record.phase("recheck", () => takeSourceSnapshot(source));
     if (afterAgent) {
       this.#noteSourceChanges(before, afterAgent, "after_agent");
       this.#run.sourceCheckedSinceLastCommand = true;
     }
     if (!judged) return null;
-    return { ...judged, saved: this.#tryWrite(() => dir.writeRecordedFile("changes.patch", judged.extraction.patch)) };
+    return { ...judged, saved: this.#record.tryWrite(() => dir.writeRecordedFile("changes.patch", judged.extraction.patch)) };
   }
 
   /** Only a saved, non-empty patch without violations, from an agent that finished, with the source intact, is verified. */
   #verifiable(agent: ExternalAgentResult | null, patch: JudgedPatch): boolean {
     const facts = patchFacts(patch);
     const verifiable = agent?.outcome.kind === "finished" && facts !== null && !facts.empty && facts.violations.length === 0 && this.#run.sourceChanged.length === 0;
-    return verifiable && !this.#halted;
+    return verifiable && !this.#record.halted;
   }
 
   /** Gate 4: the verify commands in a fresh checkout of base + patch (after the baseline; then held to the base). */
@@ -276,21 +276,21 @@ export class PipelineRun {
       scratchParent: clone.scratch,
       log: this.#testLog,
       signal: options.signal,
-      onCommand: (phase: string, command: string) => this.#emit({ type: "command.started", phase, command }),
+      onCommand: (phase: string, command: string) => this.#record.emit({ type: "command.started", phase, command }),
       containment: this.#made.containment!,
       holdouts: options.holdouts,
       junit: options.junit,
     };
     // Setup and verify commands run code from the patch: the source is checked again at the end.
     if (options.setup.length > 0 || options.verify.length > 0) this.#run.sourceCheckedSinceLastCommand = false;
-    const baseline = options.baseline && options.verify.length > 0 ? ((await this.#phase("baseline", () => runBaseline(common))) ?? null) : null;
+    const baseline = options.baseline && options.verify.length > 0 ? ((await this.#record.phase("baseline", () => runBaseline(common))) ?? null) : null;
     const applied = { patch: extraction.patch, expectedListing: extraction.listing };
-    const verify = (await this.#phase("verify", () => runVerification({ ...common, ...applied, label: "verify", hold: [] }))) ?? null;
+    const verify = (await this.#record.phase("verify", () => runVerification({ ...common, ...applied, label: "verify", hold: [] }))) ?? null;
     const changed = inputs.testEdits.changed;
     let held: VerificationOutcome | null = null;
-    if (verify?.kind === "passed" && options.testEdits === "base" && changed.length > 0 && !this.#halted) {
+    if (verify?.kind === "passed" && options.testEdits === "base" && changed.length > 0 && !this.#record.halted) {
       const hold = holdSteps(changed, heldPackageJson(changed, verificationBase.base.packageJson, inputs.patchedPackageJson));
-      held = (await this.#phase("held", () => runVerification({ ...common, ...applied, label: "held", hold }))) ?? null;
+      held = (await this.#record.phase("held", () => runVerification({ ...common, ...applied, label: "held", hold }))) ?? null;
     }
     return { baseline, verify, held, tests: this.#testEvidence(verify, baseline) };
   }
@@ -308,10 +308,10 @@ export class PipelineRun {
   async #finish(before: SourceSnapshot | null): Promise<RunResult> {
     const { dir, source, options } = this.#setup;
     if (before && !this.#run.sourceCheckedSinceLastCommand) {
-      const atEnd = await this.#phase("finish", () => takeSourceSnapshot(source));
+      const atEnd = await this.#record.phase("finish", () => takeSourceSnapshot(source));
       if (atEnd) this.#noteSourceChanges(before, atEnd, "at_end");
     }
-    if (this.#cancelled) this.#run.cancelled ??= "interrupted";
+    if (this.#record.cancelled) this.#run.cancelled ??= "interrupted";
     const containment = (this.#made.containment ?? this.#containment(null)).summary();
     const keep = options.keepWorkspace && this.#gates.clone !== null;
     const agent = this.#gates.attempt?.agent ?? null;
@@ -329,7 +329,7 @@ export class PipelineRun {
     // start's sweep, which keeps this verdict.
     const end = () => {
       dir.checkpoint("finish", { ...ending, cleanup: "pending" });
-      this.#emit({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
+      this.#record.emit({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
     };
     if (written) end();
     const cleaned = await this.#cleanUp(keep);
@@ -353,7 +353,7 @@ export class PipelineRun {
       sourceChanged: this.#run.sourceChanged,
       agent: attempt?.agent ?? null,
       runDirWrite: dir.writeFailure,
-      artifactError: this.#run.artifactError,
+      artifactError: this.#record.artifactError,
       patch: attempt?.patch ? patchFacts(attempt.patch) : null,
       verification: verification?.verify ?? null,
       held: verification?.held ?? null,
@@ -393,62 +393,12 @@ export class PipelineRun {
       verificationSkipped: options.noVerify ? "no_verify" : null,
       sourceChanged: facts.sourceChanged,
       startedAt,
-      phases: this.#run.phases,
+      phases: this.#record.phases,
       workspace: keep ? this.#gates.clone!.workspace.workTree : null,
     });
   }
 
-  // ---- the run's plumbing: events, phases, writes, containment, clean-up ----
-
-  #emit(event: RunnerEvent): void {
-    const recorded = this.#setup.dir.event(event);
-    this.#setup.hooks.onEvent?.(recorded);
-  }
-
-  get #cancelled(): boolean {
-    return this.#setup.options.signal?.aborted ?? false;
-  }
-
-  /** Nothing more is started once the run is cancelled or a write to its run directory failed (a full disk). */
-  get #halted(): boolean {
-    return this.#cancelled || this.#setup.dir.writeFailure !== null;
-  }
-
-  /** A write to the run directory that may fail: the failure is kept by the run directory and ends the run. */
-  #tryWrite(write: () => void): boolean {
-    try {
-      write();
-      return true;
-    } catch (error) {
-      if (error instanceof ArtifactWriteError) return false;
-      throw error;
-    }
-  }
-
-  /**
-   * Runs one phase: checkpoint, events, timing. A throw becomes an artifact error, never a lost run. A checkpoint
-   * that cannot be written halts the run after this phase (a phase that makes something calls `track`, which throws).
-   */
-  async #phase<T>(phase: Phase, body: () => Promise<T>): Promise<T | undefined> {
-    this.#setup.dir.checkpoint(phase);
-    this.#emit({ type: "phase.started", phase });
-    const started = Date.now();
-    try {
-      const value = await body();
-      this.#finishPhase(phase, started, true);
-      return value;
-    } catch (error) {
-      this.#finishPhase(phase, started, false, (error as Error).message);
-      this.#run.artifactError ??= { detail: `${phase}_failed`, message: `${phase} failed: ${(error as Error).message}` };
-      return undefined;
-    }
-  }
-
-  #finishPhase(phase: Phase, started: number, ok: boolean, note?: string): void {
-    const durationMs = Date.now() - started;
-    this.#run.phases[phase] = (this.#run.phases[phase] ?? 0) + durationMs;
-    this.#emit({ type: "phase.finished", phase, durationMs, ok, ...(note ? { note } : {}) });
-  }
+  // ---- what the run made: its containment, its jails, and their clean-up ----
 
   /** What every process of this run may see: hidden are the source, handoff's own dirs, the user's home, /tmp. */
   #containment(scratch: string | null): Containment {
@@ -491,7 +441,7 @@ export class PipelineRun {
   #noteSourceChanges(before: SourceSnapshot, after: SourceSnapshot, when: "after_agent" | "at_end"): void {
     const changed = compareSnapshots(before, after);
     if (changed.length === 0) return;
-    this.#emit({ type: "source.changed", when, changed: changed.slice(0, 200) });
+    this.#record.emit({ type: "source.changed", when, changed: changed.slice(0, 200) });
     this.#run.sourceChanged = [...new Set([...this.#run.sourceChanged, ...changed])];
   }
 
@@ -500,12 +450,12 @@ export class PipelineRun {
     if (this.#run.backendResultWritten) return;
     const name = this.#setup.backend.name;
     const record = agent ? { backend: name, ...agent } : { backend: name, ran: false };
-    this.#run.backendResultWritten = this.#tryWrite(() => this.#setup.dir.writeJson("backend-result.json", record));
+    this.#run.backendResultWritten = this.#record.tryWrite(() => this.#setup.dir.writeJson("backend-result.json", record));
   }
 
   /** result.json, into the space the run directory reserved for it. */
   #writeResult(result: RunResult): boolean {
-    return this.#tryWrite(() => this.#setup.dir.writeReserved("result.json", `${JSON.stringify(result, null, 2)}\n`));
+    return this.#record.tryWrite(() => this.#setup.dir.writeReserved("result.json", `${JSON.stringify(result, null, 2)}\n`));
   }
 
   /** Stops the containment and removes the run's directories; false when something could not be removed. */
