@@ -293,7 +293,7 @@ function allBytesPrintable(): string {
 
 describe("a symlink where handoff or git reads a file", () => {
   // Files handoff opens itself in the workspace: ws/.git (gitfileTampered) and each changed regular file
-  // (judgeChanges: staged bytes, binary sniff, secrets). Files git opens there by itself: every .gitignore and
+  // (judgeEntries: staged bytes, binary sniff, secrets). Files git opens there by itself: every .gitignore and
   // .gitattributes. .gitmodules and .mailmap are not read by the commands handoff runs; they are here anyway.
   const READ_FILES = ["package.json", ".gitignore", ".gitattributes", ".gitmodules", ".mailmap", "lib/.gitignore", "lib/.gitattributes"];
 

@@ -6,8 +6,9 @@ import { describe, expect, test } from "vitest";
 import { walkTree } from "../src/lib/fs-walk.js";
 import { readFileSafely } from "../src/lib/safe-read.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
+import { extractAfter } from "./helpers/extract.js";
 import { agent, delegate, delegateWithoutSandbox } from "./helpers/run.js";
-import { agentWith, expectRejected, expectVerifiedFix, patchPaths } from "./helpers/verdicts.js";
+import { FIX_LINE, agentWith, expectRejected, expectVerifiedFix, patchPaths } from "./helpers/verdicts.js";
 
 /**
  * docs/threat-model.md, rows F: filesystem objects an agent can leave in the clone. Every hostile agent also makes the
@@ -40,8 +41,10 @@ describe("F1 symlinks in the patch", () => {
 
   test("F1: rejects a symlink even when its target stays inside the clone", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, agent("writes-in-tree-symlink.sh"), VERIFY);
-    expectRejected(run, "symlink", "alias.js");
+    // The rule on extraction alone; the escaping links above run it end to end.
+    const run = await extractAfter(repo, agent("writes-in-tree-symlink.sh"));
+    expect(run.extraction.violations).toContainEqual(expect.objectContaining({ rule: "symlink", path: "alias.js" }));
+    expect(run.patch).toContain(FIX_LINE);
   });
 });
 
@@ -183,8 +186,10 @@ describe("F9 FIFOs, sockets and device nodes", () => {
 
   test("F9: rejects a Unix socket", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, agent("makes-socket.sh"), VERIFY);
-    expectRejected(run, "special_file", "sock");
+    // The rule on extraction alone; the FIFO above runs it end to end.
+    const run = await extractAfter(repo, agent("makes-socket.sh"));
+    expect(run.extraction.violations).toContainEqual(expect.objectContaining({ rule: "special_file", path: "sock" }));
+    expect(run.patch).toContain(FIX_LINE);
   });
 
   test.skipIf(!canMknod())("F9: rejects a character device a root agent made", async () => {
@@ -215,22 +220,24 @@ describe("F10 huge files, many files, deep trees", () => {
 
   test("F10: more changed files than maxFiles ends too_many_files", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, agentWith("writes-many-files.sh", "30"), { ...VERIFY, limits: { maxFiles: 10 } });
-    expectRejected(run, "too_many_files", "");
-    expect(run.result.policy.violations[0]?.message).toContain("31 changed files");
+    // The limits on extraction alone; the sparse file above runs a limit end to end.
+    const run = await extractAfter(repo, agentWith("writes-many-files.sh", "30"), { maxFiles: 10 });
+    expect(run.extraction.violations).toContainEqual(expect.objectContaining({ rule: "too_many_files", path: "" }));
+    expect(run.extraction.violations[0]?.message).toContain("31 changed files");
+    expect(run.patch).toContain(FIX_LINE);
   });
 
   test("F10: a workspace over maxWorkspaceEntries stops the walk before git runs (workspace_too_large)", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, agentWith("writes-many-files.sh", "30"), { ...VERIFY, limits: { maxWorkspaceEntries: 20 } });
-    expectRejected(run, "workspace_too_large", "", { patchSaved: false });
+    const run = await extractAfter(repo, agentWith("writes-many-files.sh", "30"), { maxWorkspaceEntries: 20 });
+    expect(run.extraction.violations).toContainEqual(expect.objectContaining({ rule: "workspace_too_large", path: "" }));
     expect(run.patch).toBe("");
   });
 
   test("F10: a tree deeper than maxDepth ends workspace_too_deep", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, agentWith("writes-deep-tree.sh", "12"), { ...VERIFY, limits: { maxDepth: 8 } });
-    expectRejected(run, "workspace_too_deep", "deep/d/d/d/d/d/d/d", { patchSaved: false });
+    const run = await extractAfter(repo, agentWith("writes-deep-tree.sh", "12"), { maxDepth: 8 });
+    expect(run.extraction.violations).toContainEqual(expect.objectContaining({ rule: "workspace_too_deep", path: "deep/d/d/d/d/d/d/d" }));
     expect(run.patch).toBe("");
   });
 

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { describe, expect, test } from "vitest";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
+import { extractAfter } from "./helpers/extract.js";
 import { agent, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 import { expectHiddenFromClone, keptWorkspace, markers, naiveGit, withProcessEnv, writePayload } from "./helpers/traps.js";
 import { FIX_LINE, expectRejected, expectVerifiedFix } from "./helpers/verdicts.js";
@@ -124,9 +125,12 @@ describe("G10: the workspace's .git entry", () => {
   });
 
   test("G10: a .git replaced by a symbolic link to the source's git dir is git_metadata_tampered", async () => {
-    const { run } = await runHostile("replaces-gitfile-with-symlink-to-source.sh");
-    expectRejected(run, "git_metadata_tampered", ".git");
-    expect(run.result.policy.violations[0]?.message).toContain("symbolic link");
+    // The rule on extraction alone; the repointed gitfile above runs it end to end.
+    const run = await extractAfter(await makeRepo(FAILING_ADD_PROJECT), agent("replaces-gitfile-with-symlink-to-source.sh"));
+    expect(run.extraction.violations).toContainEqual(expect.objectContaining({ rule: "git_metadata_tampered", path: ".git" }));
+    expect(run.extraction.violations[0]?.message).toContain("symbolic link");
+    expect(run.patch).toContain(FIX_LINE);
+    expect(run.payloadsRan).toEqual([]);
   });
 
   test("G10: a .git replaced by a hostile git directory is git_metadata_tampered and its fsmonitor never runs", async () => {

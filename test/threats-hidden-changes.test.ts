@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import type { RunOptions } from "../src/run/options.js";
 import { FAILING_ADD_PROJECT, makeRepo } from "./helpers/repo.js";
+import { extractAfter } from "./helpers/extract.js";
 import { agent, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 import { expectHiddenFromClone, keptWorkspace, makeRepoWithGitlink, naiveGit } from "./helpers/traps.js";
 import { FIX_LINE, expectRejected, expectVerifiedFix } from "./helpers/verdicts.js";
@@ -125,14 +126,23 @@ describe("H7–H8: in-tree .gitattributes", () => {
     expect(run.result.policy.warnings).toContainEqual(expect.objectContaining({ path: ".gitattributes", rule: "git_config_file" }));
   });
 
+  test.each([["converts-eol-with-gitattributes.sh", "`text eol=lf` on a CRLF file"]])(
+    "H8: %s: %s makes git store other bytes than were written, so the patch is rejected as staged_bytes_differ",
+    async (script) => {
+      const { run } = await runHiding(script);
+      expectRejected(run, "staged_bytes_differ", "math.js");
+      expect(run.result.policy.violations[0]).toMatchObject({ path: "math.js", rule: "staged_bytes_differ" });
+    },
+  );
+
+  // The same rule on extraction alone; the eol conversion above runs it end to end.
   test.each([
-    ["converts-eol-with-gitattributes.sh", "`text eol=lf` on a CRLF file"],
     ["converts-encoding-with-gitattributes.sh", "`working-tree-encoding=UTF-16LE`"],
     ["expands-ident-with-gitattributes.sh", "`ident` on a $Id$ keyword"],
   ])("H8: %s: %s makes git store other bytes than were written, so the patch is rejected as staged_bytes_differ", async (script) => {
-    const { run } = await runHiding(script);
-    expectRejected(run, "staged_bytes_differ", "math.js");
-    expect(run.result.policy.violations[0]).toMatchObject({ path: "math.js", rule: "staged_bytes_differ" });
+    const run = await extractAfter(await makeRepo(FAILING_ADD_PROJECT), agent(script));
+    expect(run.extraction.violations[0]).toMatchObject({ path: "math.js", rule: "staged_bytes_differ" });
+    expect(run.patch).toContain(FIX_LINE);
   });
 });
 
@@ -166,9 +176,11 @@ describe("H9–H11: how the patch is written", () => {
   });
 
   test("H11: a submodule replaced by a regular file is rejected as submodule", async () => {
+    // The rule on extraction alone; the file written inside a submodule's path below runs it end to end.
     const repo = await makeRepoWithGitlink(FAILING_ADD_PROJECT, "lib");
-    const run = await delegateWithoutSandbox(repo, agent("replaces-submodule-with-file.sh"), VERIFY);
-    expectRejected(run, "submodule", "lib");
+    const run = await extractAfter(repo, agent("replaces-submodule-with-file.sh"));
+    expect(run.extraction.violations).toContainEqual(expect.objectContaining({ rule: "submodule", path: "lib" }));
+    expect(run.patch).toContain(FIX_LINE);
   });
 
   test("H11: a file written inside a submodule's path, which git never stages, ends submodule naming it instead of a silent verified", async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, test } from "vitest";
 import { FAILING_ADD_PROJECT, makeRepo } from "./helpers/repo.js";
+import { extractAfter } from "./helpers/extract.js";
 import { agent, delegate } from "./helpers/run.js";
-import { agentWith, artifact, expectRejected, expectVerifiedWithWarning, patchPaths } from "./helpers/verdicts.js";
+import { FIX_LINE, agentWith, artifact, expectRejected, expectVerifiedWithWarning, patchPaths } from "./helpers/verdicts.js";
 
 /**
  * docs/threat-model.md, rows N: names and paths in the patch that harm the user when they apply it. Every hostile agent also
@@ -51,10 +52,13 @@ describe("N2 names git or an OS reads as .git", () => {
     [".git::$INDEX_ALLOCATION", "an NTFS stream name"],
     ["sub/.GIT", "a case variant below the top level"],
   ])("N2: rejects %s/hooks (%s)", async (name) => {
+    // The rule on extraction alone; the case variant above runs it end to end.
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, agentWith("adds-git-lookalike-dir.sh", name), VERIFY);
-    expectRejected(run, "git_metadata_path", name);
+    const run = await extractAfter(repo, agentWith("adds-git-lookalike-dir.sh", name));
+    expect(run.extraction.violations).toContainEqual(expect.objectContaining({ rule: "git_metadata_path", path: name }));
+    expect(run.patch).toContain(FIX_LINE);
     expect(run.patch).not.toContain("hooks/post-checkout");
+    expect(run.payloadsRan).toEqual([]);
   });
 });
 
@@ -86,15 +90,17 @@ describe("N4 case and Unicode-normalization collisions", () => {
 
   test("N4: rejects Lib/extra.js when lib/ exists (directories collide too)", async () => {
     const repo = await makeRepo({ ...FAILING_ADD_PROJECT, "lib/util.js": "export const util = 1;\n" });
-    const run = await delegate(repo, agent("adds-case-colliding-dir.sh"), VERIFY);
-    expectRejected(run, "case_collision", "Lib/extra.js");
+    const run = await extractAfter(repo, agent("adds-case-colliding-dir.sh"));
+    expect(run.extraction.violations).toContainEqual(expect.objectContaining({ rule: "case_collision", path: "Lib/extra.js" }));
+    expect(run.patch).toContain(FIX_LINE);
   });
 
   test("N4: rejects an NFD café.txt added next to the committed NFC café.txt", async () => {
     const nfc = "caf\u00e9.txt";
     const repo = await makeRepo({ ...FAILING_ADD_PROJECT, [nfc]: "composed\n" });
-    const run = await delegate(repo, agent("adds-nfd-duplicate-name.sh"), VERIFY);
-    expectRejected(run, "case_collision", "cafe\u0301.txt");
+    const run = await extractAfter(repo, agent("adds-nfd-duplicate-name.sh"));
+    expect(run.extraction.violations).toContainEqual(expect.objectContaining({ rule: "case_collision", path: "cafe\u0301.txt" }));
+    expect(run.patch).toContain(FIX_LINE);
   });
 });
 

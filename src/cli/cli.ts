@@ -1,6 +1,6 @@
 import { closeSync, openSync } from "node:fs";
-import { createInterface } from "node:readline";
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { askOnTerminal, canAskOnTerminal } from "../approval/terminal-prompt.js";
 
 type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig["options"]>;
 import { applyRun } from "../review/apply.js";
@@ -172,21 +172,6 @@ function readBounded(file: string | number, limit: number): Buffer {
   }
 }
 
-async function askOnTerminal(question: string): Promise<boolean> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    // Ctrl-C at the prompt is a "no": readline swallows the signal on a TTY.
-    const answer = await new Promise<string>((resolve) => {
-      rl.once("SIGINT", () => resolve(""));
-      rl.once("close", () => resolve(""));
-      rl.question(`${question} [y/N] `, resolve);
-    });
-    return /^y(es)?$/i.test(answer.trim());
-  } finally {
-    rl.close();
-  }
-}
-
 /** The gist of a tool call's input for one progress line: its command or path. */
 function toolSummary(input: unknown): string {
   if (typeof input !== "object" || input === null) return "";
@@ -248,7 +233,7 @@ function progressPrinter(json: boolean): (event: RecordedEvent) => void {
 async function runCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parse(args, RUN_OPTIONS);
   const task = readTask(positionals, values["task-file"]);
-  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true && values["task-file"] !== "-";
+  const interactive = canAskOnTerminal(values["task-file"] === "-");
   const controller = new AbortController();
   let interrupts = 0;
   const onSignal = () => {

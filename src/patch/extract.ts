@@ -1,18 +1,15 @@
-import { createHash } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { readBaseTree } from "../clone/base-tree.js";
 import type { PolicyFinding } from "./rules/findings.js";
 import { git, splitNul } from "../process/git.js";
-import { checkPathName, findCollisions, printablePath, windowsNameWarnings } from "./rules/path-names.js";
+import { printablePath } from "./rules/path-names.js";
 import { type CompiledPolicy } from "./rules/policy.js";
-import { type ParsedPatch, addedLinesPerFile, parsePatch } from "./patch.js";
-import { matchesAnyGlob } from "./rules/glob.js";
+import { addedLinesPerFile, parsePatch } from "./patch.js";
+import { judgeEntries } from "./rules/rule-book.js";
 import { createPrivateGitDir, writeIndexCopy } from "../clone/private-git.js";
 import { settleRacyEntries } from "../clone/racy-index.js";
-import { riskWarnings } from "./rules/risk-paths.js";
 import { readFileSafely } from "../lib/safe-read.js";
-import { findSecrets } from "./rules/secrets.js";
 import type { SourceRepo } from "../clone/source-repo.js";
 import { GIT_OUTPUT_CAP, type RawChange, listingPaths, stageWorkTree } from "./staging.js";
 import { preflightStaging } from "./staging-preflight.js";
@@ -55,7 +52,6 @@ export interface ExtractRequest {
   readonly signal?: AbortSignal;
 }
 
-const BINARY_SNIFF_BYTES = 8000; // git's own heuristic: a NUL in the first 8000 bytes
 /** A patch over the limit is still read and kept for review up to this size (or the limit, if that is larger). */
 const KEPT_PATCH_BYTES = 64 * 1024 * 1024;
 
@@ -166,7 +162,18 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     });
   } else {
     const allPaths = listingPaths(staged.listing).map((path) => path.toString("utf8"));
-    judgeChanges(staged.changes, staged.patch, workspace.workTree, source.objectFormat, policy, allPaths, violations, warnings);
+    // The added lines of a patch over the limit would hold it again as strings: secrets are then looked for in the
+    // files themselves (at most maxFileBytes each, one at a time).
+    const addedLines = staged.patch.bytes.length > policy.maxPatchBytes ? null : addedLinesPerFile(staged.patch, staged.changes.length);
+    const judged = judgeEntries(staged.changes, policy, {
+      patchBytes: staged.patch.bytes.length,
+      allPaths,
+      objectFormat: source.objectFormat,
+      addedLines,
+      readContent: (entry) => readFileSafely(Buffer.concat([Buffer.from(`${workspace.workTree}/`), entry.path]), policy.maxFileBytes),
+    });
+    violations.push(...judged.violations);
+    warnings.push(...judged.warnings);
     if (staged.overflow === "patch") {
       violations.push({
         path: "",
@@ -216,84 +223,4 @@ function toPatchFile(change: RawChange): PatchFile {
     additions: change.additions ?? 0,
     deletions: change.deletions ?? 0,
   };
-}
-
-/** git's object id for these bytes as a blob (what `hash-object --no-filters` prints). */
-function blobId(bytes: Buffer, format: "sha1" | "sha256"): string {
-  return createHash(format).update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
-}
-
-function judgeChanges(
-  changes: readonly RawChange[],
-  patch: ParsedPatch,
-  workTree: string,
-  objectFormat: "sha1" | "sha256",
-  policy: CompiledPolicy,
-  allPaths: readonly string[],
-  violations: PolicyFinding[],
-  warnings: PolicyFinding[],
-): void {
-  if (changes.length > policy.maxFiles) {
-    violations.push({
-      path: "",
-      rule: "too_many_files",
-      message: `${changes.length} changed files, over the limit of ${policy.maxFiles} (only the first ${policy.maxFiles} are judged and listed)`,
-    });
-  }
-  if (patch.bytes.length > policy.maxPatchBytes) {
-    violations.push({ path: "", rule: "patch_too_large", message: `the patch is ${patch.bytes.length} bytes, over the limit of ${policy.maxPatchBytes}` });
-  }
-  // The added lines of a patch over the limit would hold it again as strings: secrets are then looked for in the
-  // files themselves (at most maxFileBytes each, one at a time).
-  const addedLines = patch.bytes.length > policy.maxPatchBytes ? null : addedLinesPerFile(patch, changes.length);
-  const added: string[] = [];
-  changes.slice(0, policy.maxFiles).forEach((change, index) => {
-    const nameFindings = checkPathName(change.path);
-    violations.push(...nameFindings);
-    const path = printablePath(change.path);
-    const file = toPatchFile(change);
-    if (nameFindings.length > 0) return;
-    if (file.change === "added") added.push(path);
-    warnings.push(...windowsNameWarnings(path), ...riskWarnings(path, file.change));
-
-    if (change.status.startsWith("R")) violations.push({ path, rule: "rename", message: "a rename" });
-    if (change.status.startsWith("C")) violations.push({ path, rule: "copy", message: "a copy" });
-    if (change.newMode === "120000") violations.push({ path, rule: "symlink", message: "a symbolic link" });
-    if (change.newMode === "160000" || (change.oldMode === "160000" && change.status !== "D")) {
-      violations.push({ path, rule: "submodule", message: "a submodule (gitlink)" });
-    }
-    if (change.newMode === "100755" && change.oldMode !== "100755") {
-      warnings.push({ path, rule: "executable_bit", message: "the file becomes executable" });
-    }
-    if (policy.allowPatterns.length > 0 && !matchesAnyGlob(path, policy.allowPatterns)) {
-      violations.push({ path, rule: "not_allowed_path", message: "outside every --allow pattern" });
-    }
-    if (matchesAnyGlob(path, policy.denyPatterns)) violations.push({ path, rule: "denied_path", message: "matches a --deny pattern" });
-
-    if (change.status === "D" || change.newMode !== "100644" && change.newMode !== "100755") return;
-    const read = readFileSafely(Buffer.concat([Buffer.from(`${workTree}/`), change.path]), policy.maxFileBytes);
-    switch (read.kind) {
-      case "too_large":
-        violations.push({ path, rule: "file_too_large", message: `${read.size} bytes, over the ${policy.maxFileBytes}-byte limit` });
-        return;
-      case "not_regular":
-      case "unreadable":
-        violations.push({ path, rule: "staged_bytes_differ", message: "the file changed or vanished after staging" });
-        return;
-      case "bytes":
-        break;
-    }
-    if (blobId(read.bytes, objectFormat) !== change.newId) {
-      violations.push({ path, rule: "staged_bytes_differ", message: "git stored other bytes than the workspace holds (attributes, eol or filter conversion)" });
-    }
-    if (read.bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0) || change.additions === null) {
-      violations.push({ path, rule: "binary", message: "binary content" });
-      return;
-    }
-    const lines = addedLines?.[index] ?? { lines: read.bytes.toString("utf8").split("\n"), numbers: [] };
-    for (const hit of findSecrets(lines.lines, lines.numbers)) {
-      violations.push({ path, rule: "secret", message: `looks like a ${hit.kind} (line ${hit.line})` });
-    }
-  });
-  violations.push(...findCollisions(added, allPaths));
 }

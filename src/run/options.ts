@@ -3,6 +3,7 @@ import { homedir, tmpdir, totalmem } from "node:os";
 import { dirname, isAbsolute, join, posix, resolve } from "node:path";
 import type { ExternalAgentBackend } from "../agent/backend.js";
 import { DEFAULT_BACKEND } from "../../backends/index.js";
+import type { ApprovalRequest } from "../approval/approval.js";
 import { CONFIG_FILE, type HandoffConfig } from "./config.js";
 import { UsageError } from "../lib/errors.js";
 import { isValidEnvName } from "./env.js";
@@ -153,8 +154,23 @@ function checkWritableDir(what: string, path: string): void {
   }
 }
 
-/** Options after merging `.handoff.json`, validated. */
+/** Options after merging `.handoff.json`, validated: the one value a run carries from here to its gates. */
 export interface ResolvedOptions {
+  readonly task: string;
+  /** Gate 1: `--yes`, or who is asked. */
+  readonly approval: ApprovalRequest;
+  /** `--bin`: the agent CLI's executable, null for the one found on PATH. */
+  readonly bin: string | null;
+  /** `--agent-cmd`, for the command backend. */
+  readonly agentCmd: string | null;
+  /** `--run-id`, null for a generated one. */
+  readonly runId: string | null;
+  /** `--baseline`: the verify commands run on the untouched base first. */
+  readonly baseline: boolean;
+  readonly allowDirty: boolean;
+  readonly keepWorkspace: boolean;
+  /** Cancels the run (the CLI's Ctrl-C). */
+  readonly signal: AbortSignal | undefined;
   readonly backendName: string;
   readonly model: string | null;
   readonly verify: readonly string[];
@@ -271,6 +287,15 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   if (model !== null) checkArgument(`the model${from(options.model)}`, model);
   const backendName = typeof options.backend === "object" ? options.backend.name : (options.backend ?? config.backend ?? DEFAULTS.backend);
   const resolved: ResolvedOptions = {
+    task: options.task,
+    approval: { yes: options.yes, ask: options.approve },
+    bin: options.bin ?? null,
+    agentCmd: options.agentCmd ?? null,
+    runId: options.runId ?? null,
+    baseline: options.baseline ?? false,
+    allowDirty: options.allowDirty ?? false,
+    keepWorkspace: options.keepWorkspace ?? false,
+    signal: options.signal,
     backendName,
     model,
     verify,

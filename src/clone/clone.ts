@@ -1,0 +1,38 @@
+import { mkdirSync } from "node:fs";
+import type { SourceRepo } from "./source-repo.js";
+import { type PristineStore, type Workspace, createPristineStore, createWorkspace } from "./workspace.js";
+
+/**
+ * Gate 2: a disposable clone of the source. handoff's pristine object store (base.git, in its private scratch
+ * dir) and the agent's workspace made from it; the source itself is only read.
+ */
+export interface DisposableClone {
+  /** handoff's private dir beside the workspace: the pristine store, and later the extraction's git dir. */
+  readonly scratch: string;
+  readonly pristine: PristineStore;
+  readonly workspace: Workspace;
+}
+
+export interface CloneRequest {
+  readonly source: SourceRepo;
+  /** The parent of `scratch` and `workspaceRoot`, made (0700) if missing. */
+  readonly workspacesDir: string;
+  readonly scratch: string;
+  readonly workspaceRoot: string;
+  readonly signal?: AbortSignal;
+  /** Called before anything is created, so that a crash in between leaves nothing the caller does not know of. */
+  readonly onPlanned?: (paths: { readonly scratch: string; readonly workspaceRoot: string }) => void;
+  /** Called once the scratch dir exists: it is the caller's to remove, even if the clone then fails. */
+  readonly onScratch?: (scratch: string) => void;
+}
+
+export async function makeDisposableClone(request: CloneRequest): Promise<DisposableClone> {
+  const { source, scratch, workspaceRoot } = request;
+  request.onPlanned?.({ scratch, workspaceRoot });
+  mkdirSync(request.workspacesDir, { recursive: true, mode: 0o700 });
+  mkdirSync(scratch, { mode: 0o700 });
+  request.onScratch?.(scratch);
+  const pristine = await createPristineStore(source, scratch, request.signal);
+  const workspace = await createWorkspace(source, pristine, workspaceRoot, request.signal);
+  return { scratch, pristine, workspace };
+}

@@ -1,0 +1,488 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { BackendResultJson } from "../run-dir/artifacts/backend-result.js";
+import type { ExternalAgentBackend, ExternalAgentResult } from "../agent/backend.js";
+import { runAgentSafely } from "../agent/agent-run.js";
+import { askApproval, isApproved } from "../approval/approval.js";
+import { type DisposableClone, makeDisposableClone } from "../clone/clone.js";
+import { type SourceSnapshot, compareSnapshots, takeSourceSnapshot } from "../clone/source-snapshot.js";
+import type { SourceRepo } from "../clone/source-repo.js";
+import { removeTree } from "../clone/workspace.js";
+import { Containment, type ContainmentSummary, type ProcessJail } from "../containment/containment.js";
+import { containmentFindings } from "../containment/findings.js";
+import { hiddenPaths } from "../containment/hidden-paths.js";
+import type { SandboxChoice } from "../containment/sandbox.js";
+import { type Extraction, extractPatch } from "../patch/extract.js";
+import type { PolicyFinding } from "../patch/rules/findings.js";
+import { compilePolicy } from "../patch/rules/policy.js";
+import type { RunDirectory } from "../run-dir/run-dir.js";
+import { RUN_MARKER_VARIABLE, runNames } from "../run-dir/run-names.js";
+import { buildRunResult } from "../verdict/build-result.js";
+import { type RunFacts, decideOutcome } from "../verdict/decide.js";
+import { minimalResult } from "../verdict/minimal-result.js";
+import type { RunResult } from "../verdict/result.js";
+import type { BaseForInputs } from "../verify/changed-inputs.js";
+import type { HoldoutRecord } from "../verify/holdouts.js";
+import { type InputChanges, heldPackageJson, judgeInputChanges } from "../verify/input-changes.js";
+import type { VerificationInputs } from "../verify/inputs.js";
+import { type CommandRecord, TestLog, commandPassed, runShellCommands } from "../verify/shell-commands.js";
+import { holdSteps } from "../verify/test-edits.js";
+import { type TestEvidence, testEvidenceRecord } from "../verify/test-evidence.js";
+import { type BaselineOutcome, type VerificationOutcome, runBaseline, runVerification } from "../verify/verify.js";
+import { buildEnvironment } from "./env.js";
+import type { RecordedEvent } from "./events.js";
+import type { ResolvedOptions } from "./options.js";
+import { requestRecord } from "./request-record.js";
+import { RunRecorder } from "./run-recorder.js";
+
+export interface RunnerHooks {
+  /** Every event as it is written to events.jsonl (the CLI prints progress from these). */
+  readonly onEvent?: (event: RecordedEvent) => void;
+}
+
+/** What verification is judged against, read before the run: the base's verification inputs and the holdouts. */
+export interface VerificationBase {
+  readonly base: BaseForInputs;
+  readonly inputs: VerificationInputs;
+  readonly holdouts: readonly HoldoutRecord[];
+}
+
+/** Everything the runner's preflight settled before the run directory existed. */
+export interface RunSetup {
+  readonly dir: RunDirectory;
+  readonly source: SourceRepo;
+  readonly options: ResolvedOptions;
+  readonly backend: ExternalAgentBackend;
+  readonly sandbox: SandboxChoice;
+  readonly verificationBase: VerificationBase;
+  readonly startedAt: Date;
+  readonly hooks: RunnerHooks;
+  /** Warnings known before the run starts (a dirty or filtered source). */
+  readonly warnings: readonly PolicyFinding[];
+}
+
+/** Gate 3's result: the extracted patch, the verification inputs it changed, and whether changes.patch holds it. */
+interface JudgedPatch {
+  readonly extraction: Extraction;
+  readonly inputs: InputChanges;
+  readonly saved: boolean;
+}
+
+/** Gate 4's result: each verification run (null when it did not run) and the tests' evidence. */
+interface Verification {
+  readonly baseline: BaselineOutcome | null;
+  readonly verify: VerificationOutcome | null;
+  readonly held: VerificationOutcome | null;
+  readonly tests: TestEvidence | null;
+}
+
+/** One attempt in a prepared clone: what the agent did, the patch it left, and how that patch verified. */
+interface Attempt {
+  readonly agent: ExternalAgentResult | null;
+  readonly patch: JudgedPatch | null;
+  readonly verification: Verification | null;
+}
+
+/**
+ * One run, gate by gate: approval → clone (+ setup) → attempt (agent → patch → verify) → verdict. Each gate's
+ * result is kept once, in `gates`; the decider's facts and result.json are both read from it at the end.
+ */
+export class PipelineRun {
+  readonly #setup: RunSetup;
+  readonly #record: RunRecorder;
+  readonly #testLog: TestLog;
+  readonly #gates: { clone: DisposableClone | null; setup: readonly CommandRecord[]; attempt: Attempt | null } = { clone: null, setup: [], attempt: null };
+  /** What the run itself met, outside any one gate. */
+  readonly #run = {
+    cancelled: null as RunFacts["cancelled"],
+    sourceChanged: [] as readonly string[],
+    warnings: [] as PolicyFinding[],
+    /** The source was compared with its snapshot after the last process handoff does not trust (setup, agent, verify). */
+    sourceCheckedSinceLastCommand: false,
+    backendResultWritten: false,
+  };
+  /** What the run made and must remove (or keep, with --keep-workspace). */
+  readonly #made = { scratch: null as string | null, cliHome: null as string | null, containment: null as Containment | null };
+
+  constructor(setup: RunSetup) {
+    this.#setup = setup;
+    this.#record = new RunRecorder(setup.dir, setup.hooks.onEvent, setup.options.signal);
+    this.#testLog = new TestLog((bytes) => setup.dir.writeFile("test.log", bytes));
+    this.#run.warnings.push(...setup.warnings);
+  }
+
+  async execute(): Promise<RunResult> {
+    const { dir, source, options, backend, sandbox } = this.#setup;
+    this.#record.tryWrite(() => {
+      dir.writeJson("request.json", requestRecord({ runId: dir.runId, nonce: dir.nonce, source, backendName: backend.name, options, ...this.#setup.verificationBase }));
+      for (const [name, content] of [["changes.patch", ""], ["test.log", ""]] as const) dir.writeFile(name, content);
+    });
+    this.#record.emit({ type: "run.started", runId: dir.runId, repo: source.topLevel, baseCommit: source.baseCommit, backend: backend.name });
+    this.#record.emit({
+      type: "sandbox.chosen",
+      sandbox: sandbox.kind,
+      verifyNetwork: options.verifyNetwork,
+      reason: sandbox.kind === "none" ? (sandbox.reason ?? "--sandbox none") : null,
+    });
+    if (this.#record.halted || !(await this.#approve())) return this.#finish(null);
+    // Only this first snapshot stops for a cancel: the later ones decide whether the source held, and must finish.
+    const before = await this.#record.phase("snapshot", () => takeSourceSnapshot(source, options.signal));
+    if (!before) return this.#finish(null);
+    try {
+      const clone = await this.#clone();
+      if (clone && (await this.#runSetup(clone))) this.#gates.attempt = await this.#attempt(clone, before);
+    } finally {
+      if (this.#record.cancelled) this.#run.cancelled ??= "interrupted";
+    }
+    return this.#finish(before);
+  }
+
+  /** Gate 1. A declined run ends user_cancelled; a question that fails is an artifact error. */
+  async #approve(): Promise<boolean> {
+    const { source, backend, options } = this.#setup;
+    const subject = { backendName: backend.name, repo: source.topLevel, baseCommit: source.baseCommit };
+    const approval = await this.#record.phase("approval", () => askApproval(options.approval, subject));
+    if (approval?.kind === "declined") this.#run.cancelled = "approval_declined";
+    return approval !== undefined && isApproved(approval);
+  }
+
+  /** Gate 2: the disposable clone, and the containment every later process runs in. */
+  async #clone(): Promise<DisposableClone | null> {
+    const { dir, source, options } = this.#setup;
+    if (this.#record.halted) return null;
+    const names = runNames(dir.runId, dir.nonce);
+    const clone = await this.#record.phase("clone", () =>
+      makeDisposableClone({
+        source,
+        workspacesDir: options.workspacesDir,
+        scratch: join(options.workspacesDir, names.scratch),
+        workspaceRoot: join(options.workspacesDir, names.workspace),
+        signal: options.signal,
+        // Recorded before they exist, so a crash between the two leaves nothing that the sweep does not know of.
+        onPlanned: (paths) => dir.track(paths),
+        onScratch: (scratch) => (this.#made.scratch = scratch),
+      }),
+    );
+    this.#gates.clone = clone ?? null;
+    if (!clone || this.#record.halted) return null;
+    this.#containment(clone.scratch);
+    return clone;
+  }
+
+  /** The setup commands, in the agent's workspace before the agent starts; false when one failed or the run halted. */
+  async #runSetup(clone: DisposableClone): Promise<boolean> {
+    const { options } = this.#setup;
+    if (options.setup.length === 0) return true;
+    const ws = clone.workspace;
+    const records = await this.#record.phase("setup", () =>
+      runShellCommands(options.setup, {
+        phase: "setup",
+        cwd: ws.workTree,
+        env: { ...buildEnvironment({ home: ws.home, tmp: ws.tmp }), CI: "true" },
+        timeoutMs: options.verifyTimeoutMs,
+        signal: options.signal,
+        log: this.#testLog,
+        onCommand: (command) => this.#record.emit({ type: "command.started", phase: "setup", command }),
+        jail: (command) => this.#jail(clone, "setup", command),
+      }),
+    );
+    this.#gates.setup = records ?? [];
+    return !this.#gates.setup.some((record) => !commandPassed(record)) && !this.#record.halted;
+  }
+
+  /** One attempt in the clone: the agent works, then its patch is extracted, judged and verified. */
+  async #attempt(clone: DisposableClone, before: SourceSnapshot): Promise<Attempt> {
+    const agent = await this.#agent(clone);
+    if (this.#record.halted) return { agent, patch: null, verification: null };
+    const patch = await this.#patch(clone, before);
+    const verification = patch && this.#verifiable(agent, patch) ? await this.#verify(clone, patch) : null;
+    return { agent, patch, verification };
+  }
+
+  /** The agent, in its private CLI home and its jail; backend-result.json is written as soon as it is back. */
+  async #agent(clone: DisposableClone): Promise<ExternalAgentResult | null> {
+    const { dir, options, backend } = this.#setup;
+    const ws = clone.workspace;
+    // The nonce marks every process the agent starts, so a leftover one can be found by its environment (HANDOFF_RUN_ID
+    // alone could be another run's: a run id is unique only inside its runs directory).
+    const env = buildEnvironment({ home: ws.home, tmp: ws.tmp, extraNames: options.envNames, set: { HANDOFF_RUN_ID: dir.runId, [RUN_MARKER_VARIABLE]: dir.nonce } });
+    const agent = await this.#record.phase("agent", async () => {
+      const cliHome = join(options.cliHomesDir, runNames(dir.runId, dir.nonce).cliHome);
+      dir.track({ cliHome });
+      mkdirSync(options.cliHomesDir, { recursive: true, mode: 0o700 });
+      mkdirSync(cliHome, { mode: 0o700 });
+      this.#made.cliHome = cliHome;
+      const jail = this.#jail(clone, "agent", backend.name, [cliHome]);
+      try {
+        return await runAgentSafely(backend, options.task, {
+          cwd: ws.workTree,
+          env,
+          signal: options.signal ?? new AbortController().signal,
+          deadline: Date.now() + options.timeoutMs,
+          idleTimeoutMs: options.idleTimeoutMs,
+          model: options.model,
+          executable: options.bin,
+          homeDir: cliHome,
+          userEnv: { ...process.env },
+          jail,
+          emit: (event) => this.#record.emit(event),
+        });
+      } finally {
+        await jail.finish();
+      }
+    });
+    for (const warning of agent?.warnings ?? []) this.#run.warnings.push({ ...warning });
+    this.#writeBackendResult(agent ?? null);
+    return agent ?? null;
+  }
+
+  /** Gate 3: handoff extracts the patch and judges it, then checks the source held; changes.patch gets the patch. */
+  async #patch(clone: DisposableClone, before: SourceSnapshot): Promise<JudgedPatch | null> {
+    const { dir, source, options, verificationBase } = this.#setup;
+    const judged = await this.#record.phase("extract", async () => {
+      const extraction = await extractPatch({ source, workspace: clone.workspace, policy: compilePolicy(options.policy), privateParent: clone.scratch, pristine: clone.pristine, signal: options.signal });
+      const inputs = await judgeInputChanges(verificationBase.base, verificationBase.inputs, extraction, options.testEdits);
+      const changed = inputs.testEdits.changed;
+      if (changed.length > 0) this.#record.emit({ type: "verification.inputs_changed", policy: options.testEdits, paths: changed.map((input) => input.path) });
+      return { extraction, inputs };
+    });
+    // After extraction (it reads only handoff's own copies), so that with no command left to run this check is the
+    // last one and covers the whole run: a third snapshot would cost as much and see nothing new.
+    const afterAgent = await this.#record.phase("recheck", () => takeSourceSnapshot(source));
+    if (afterAgent) {
+      this.#noteSourceChanges(before, afterAgent, "after_agent");
+      this.#run.sourceCheckedSinceLastCommand = true;
+    }
+    if (!judged) return null;
+    return { ...judged, saved: this.#record.tryWrite(() => dir.writeRecordedFile("changes.patch", { bytes: judged.extraction.patch, sha256: judged.extraction.sha256 })) };
+  }
+
+  /** Only a saved, non-empty patch without violations, from an agent that finished, with the source intact, is verified. */
+  #verifiable(agent: ExternalAgentResult | null, patch: JudgedPatch): boolean {
+    const facts = patchFacts(patch);
+    const verifiable = agent?.outcome.kind === "finished" && facts !== null && !facts.empty && facts.violations.length === 0 && this.#run.sourceChanged.length === 0;
+    return verifiable && !this.#record.halted;
+  }
+
+  /** Gate 4: the verify commands in a fresh checkout of base + patch (after the baseline; then held to the base). */
+  async #verify(clone: DisposableClone, patch: JudgedPatch): Promise<Verification> {
+    const { source, options, verificationBase } = this.#setup;
+    const { extraction, inputs } = patch;
+    const common = {
+      privateGitDir: extraction.privateGitDir,
+      baseCommit: source.baseCommit,
+      setup: options.setup,
+      verify: options.verify,
+      timeoutMs: options.verifyTimeoutMs,
+      scratchParent: clone.scratch,
+      log: this.#testLog,
+      signal: options.signal,
+      onCommand: (phase: string, command: string) => this.#record.emit({ type: "command.started", phase, command }),
+      containment: this.#made.containment!,
+      holdouts: options.holdouts,
+      junit: options.junit,
+    };
+    // Setup and verify commands run code from the patch: the source is checked again at the end.
+    if (options.setup.length > 0 || options.verify.length > 0) this.#run.sourceCheckedSinceLastCommand = false;
+    const baseline = options.baseline && options.verify.length > 0 ? ((await this.#record.phase("baseline", () => runBaseline(common))) ?? null) : null;
+    const applied = { patch: extraction.patch, expectedListing: extraction.listing };
+    const verify = (await this.#record.phase("verify", () => runVerification({ ...common, ...applied, label: "verify", hold: [] }))) ?? null;
+    const changed = inputs.testEdits.changed;
+    let held: VerificationOutcome | null = null;
+    if (verify?.kind === "passed" && options.testEdits === "base" && changed.length > 0 && !this.#record.halted) {
+      const hold = holdSteps(changed, heldPackageJson(changed, verificationBase.base.packageJson, inputs.patchedPackageJson));
+      held = (await this.#record.phase("held", () => runVerification({ ...common, ...applied, label: "held", hold }))) ?? null;
+    }
+    return { baseline, verify, held, tests: this.#testEvidence(verify, baseline) };
+  }
+
+  /** result.json's `verification.tests`: the JUnit evidence as patched, compared with the base's when there is one. */
+  #testEvidence(verify: VerificationOutcome | null, baseline: BaselineOutcome | null): TestEvidence | null {
+    const { junit } = this.#setup.options;
+    if (junit.length === 0) return null;
+    const patched = verify && "tests" in verify ? verify.tests : null;
+    if (!patched) return null;
+    return testEvidenceRecord(patched, baseline?.tests ?? null, junit);
+  }
+
+  /** The verdict: decided from the gates' results, written to result.json, then the run's directories are removed. */
+  async #finish(before: SourceSnapshot | null): Promise<RunResult> {
+    const { dir, source, options } = this.#setup;
+    if (before && !this.#run.sourceCheckedSinceLastCommand) {
+      const atEnd = await this.#record.phase("finish", () => takeSourceSnapshot(source));
+      if (atEnd) this.#noteSourceChanges(before, atEnd, "at_end");
+    }
+    if (this.#record.cancelled) this.#run.cancelled ??= "interrupted";
+    const containment = (this.#made.containment ?? this.#containment(null)).summary();
+    const keep = options.keepWorkspace && this.#gates.clone !== null;
+    const agent = this.#gates.attempt?.agent ?? null;
+    this.#writeBackendResult(agent);
+    let result = this.#result(containment, keep);
+    let written = this.#writeResult(result);
+    if (!written) {
+      // That failure is on record now: the verdict names it, and a result.json cut to its first entries carries it.
+      result = minimalResult(this.#result(containment, keep));
+      written = this.#writeResult(result);
+    }
+    if (keep) dir.release(["workspaceRoot", "cliHome"]);
+    const ending = { done: true, terminalReason: result.terminalReason, detail: result.detail };
+    // Done, with its clean-up pending until the directories are gone: a crash in between is cleaned up by the next
+    // start's sweep, which keeps this verdict.
+    const end = () => {
+      dir.checkpoint("finish", { ...ending, cleanup: "pending" });
+      this.#record.emit({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
+    };
+    if (written) end();
+    const cleaned = await this.#cleanUp(keep);
+    // The clean-up may have freed the space a failed write needed: the run directory is then complete after all.
+    this.#writeBackendResult(agent);
+    if (!written) {
+      written = this.#writeResult(result);
+      if (written) end();
+    }
+    if (written && cleaned) dir.checkpoint("finish", { ...ending, cleanup: "done" });
+    return result;
+  }
+
+  /** The facts the decider reads, from the gates' results. */
+  #facts(): RunFacts {
+    const { dir, options } = this.#setup;
+    const attempt = this.#gates.attempt;
+    const verification = attempt?.verification ?? null;
+    return {
+      cancelled: this.#run.cancelled,
+      sourceChanged: this.#run.sourceChanged,
+      agent: attempt?.agent ?? null,
+      runDirWrite: dir.writeFailure,
+      artifactError: this.#record.artifactError,
+      patch: attempt?.patch ? patchFacts(attempt.patch) : null,
+      verification: verification?.verify ?? null,
+      held: verification?.held ?? null,
+      baseline: verification?.baseline ?? null,
+      verifyCommands: options.verify,
+      testEdits: attempt?.patch?.inputs.testEdits ?? null,
+      holdoutCount: options.holdouts.length,
+      tests: verification?.tests ?? null,
+      noVerify: options.noVerify ? { configVerifySkipped: options.configVerifySkipped } : null,
+      setupFailed: this.#gates.setup.find((record) => !commandPassed(record)) ?? null,
+    };
+  }
+
+  #result(containment: ContainmentSummary, keep: boolean): RunResult {
+    const { dir, source, options, backend, startedAt, verificationBase } = this.#setup;
+    const facts = this.#facts();
+    const patch = this.#gates.attempt?.patch ?? null;
+    return buildRunResult({
+      runId: dir.runId,
+      runDir: dir.path,
+      verdict: decideOutcome(facts),
+      source,
+      backendName: backend.name,
+      agent: facts.agent,
+      extraction: patch?.extraction ?? null,
+      extraWarnings: [...this.#run.warnings, ...containmentFindings(containment)],
+      containment,
+      setupRecords: this.#gates.setup,
+      verification: facts.verification,
+      held: facts.held,
+      baseline: facts.baseline,
+      verify: options.verify,
+      testEdits: facts.testEdits,
+      inputViolations: patch?.inputs.violations ?? [],
+      holdouts: verificationBase.holdouts,
+      tests: facts.tests,
+      verificationSkipped: options.noVerify ? "no_verify" : null,
+      sourceChanged: facts.sourceChanged,
+      startedAt,
+      phases: this.#record.phases,
+      workspace: keep ? this.#gates.clone!.workspace.workTree : null,
+    });
+  }
+
+  // ---- what the run made: its containment, its jails, and their clean-up ----
+
+  /** What every process of this run may see: hidden are the source, handoff's own dirs, the user's home, /tmp. */
+  #containment(scratch: string | null): Containment {
+    const { dir, source, options, sandbox } = this.#setup;
+    const hidden = hiddenPaths({
+      sourceTop: source.topLevel,
+      runsDir: options.runsDir,
+      workspacesDir: options.workspacesDir,
+      cliHomesDir: options.cliHomesDir,
+      holdouts: options.holdouts.map((holdout) => holdout.source),
+    });
+    this.#made.containment = new Containment({
+      choice: sandbox,
+      caps: options.caps,
+      verifyNetwork: options.verifyNetwork,
+      runId: dir.runId,
+      nonce: dir.nonce,
+      hidden,
+      sourceRoot: source.topLevel,
+      scratch: scratch ?? "",
+      path: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+      onCgroup: (dirs) => dir.track({ cgroups: [...dirs] }),
+    });
+    return this.#made.containment;
+  }
+
+  /** A jail in the agent's workspace: it may write its work tree, home and tmp; the clone's git metadata is read-only. */
+  #jail(clone: DisposableClone, role: "setup" | "agent", label: string, extraWritable: readonly string[] = []): ProcessJail {
+    const ws = clone.workspace;
+    return this.#made.containment!.jail({
+      role,
+      label,
+      cwd: ws.workTree,
+      writable: [ws.workTree, ws.home, ws.tmp, ...extraWritable],
+      // The clone's git metadata and the gitfile that points at it: readable, never writable.
+      readOnly: [ws.agentGitDir, join(ws.workTree, ".git")],
+    });
+  }
+
+  #noteSourceChanges(before: SourceSnapshot, after: SourceSnapshot, when: "after_agent" | "at_end"): void {
+    const changed = compareSnapshots(before, after);
+    if (changed.length === 0) return;
+    this.#record.emit({ type: "source.changed", when, changed: changed.slice(0, 200) });
+    this.#run.sourceChanged = [...new Set([...this.#run.sourceChanged, ...changed])];
+  }
+
+  /** backend-result.json: what the backend returned, or `ran: false`; again at the end if it could not be written. */
+  #writeBackendResult(agent: ExternalAgentResult | null): void {
+    if (this.#run.backendResultWritten) return;
+    const name = this.#setup.backend.name;
+    const record: BackendResultJson = agent ? { backend: name, ...agent } : { backend: name, ran: false };
+    this.#run.backendResultWritten = this.#record.tryWrite(() => this.#setup.dir.writeJson("backend-result.json", record));
+  }
+
+  /** result.json, into the space the run directory reserved for it. */
+  #writeResult(result: RunResult): boolean {
+    return this.#record.tryWrite(() => this.#setup.dir.writeReserved("result.json", `${JSON.stringify(result, null, 2)}\n`));
+  }
+
+  /** Stops the containment and removes the run's directories; false when something could not be removed. */
+  async #cleanUp(keep: boolean): Promise<boolean> {
+    let cleaned = true;
+    const remove = (path: string) => {
+      try {
+        removeTree(path);
+      } catch {
+        cleaned = false;
+      }
+    };
+    try {
+      await this.#made.containment?.close();
+    } catch {
+      cleaned = false;
+    }
+    if (this.#made.scratch) remove(this.#made.scratch);
+    if (this.#made.cliHome && !keep) remove(this.#made.cliHome);
+    if (this.#gates.clone && !keep) remove(this.#gates.clone.workspace.root);
+    return cleaned;
+  }
+}
+
+/** The patch as the decider sees it: known only once changes.patch holds it; `--test-edits reject` adds its violations. */
+function patchFacts(patch: JudgedPatch): RunFacts["patch"] {
+  if (!patch.saved) return null;
+  return { empty: patch.extraction.patch.length === 0, violations: [...patch.extraction.violations, ...patch.inputs.violations] };
+}

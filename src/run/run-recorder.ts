@@ -1,0 +1,74 @@
+import { ArtifactWriteError } from "../lib/errors.js";
+import type { RunDirectory } from "../run-dir/run-dir.js";
+import type { RunFacts } from "../verdict/decide.js";
+import type { Phase, RecordedEvent, RunnerEvent } from "./events.js";
+
+/**
+ * How a run is recorded as it goes: its events (to events.jsonl and the caller's hook), its phases (checkpoint,
+ * events, timing) and its writes that may fail. A phase that throws becomes an artifact error, never a lost run.
+ */
+export class RunRecorder {
+  readonly dir: RunDirectory;
+  readonly #onEvent: ((event: RecordedEvent) => void) | undefined;
+  readonly #signal: AbortSignal | undefined;
+  /** Milliseconds spent in each phase (result.json's `timings.phases`). */
+  readonly phases: Record<string, number> = {};
+  /** The first phase that threw. */
+  artifactError: RunFacts["artifactError"] = null;
+
+  constructor(dir: RunDirectory, onEvent: ((event: RecordedEvent) => void) | undefined, signal: AbortSignal | undefined) {
+    this.dir = dir;
+    this.#onEvent = onEvent;
+    this.#signal = signal;
+  }
+
+  emit(event: RunnerEvent): void {
+    const recorded = this.dir.event(event);
+    this.#onEvent?.(recorded);
+  }
+
+  get cancelled(): boolean {
+    return this.#signal?.aborted ?? false;
+  }
+
+  /** Nothing more is started once the run is cancelled or a write to its run directory failed (a full disk). */
+  get halted(): boolean {
+    return this.cancelled || this.dir.writeFailure !== null;
+  }
+
+  /** A write to the run directory that may fail: the failure is kept by the run directory and ends the run. */
+  tryWrite(write: () => void): boolean {
+    try {
+      write();
+      return true;
+    } catch (error) {
+      if (error instanceof ArtifactWriteError) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Runs one phase: checkpoint, events, timing. A throw becomes an artifact error, never a lost run. A checkpoint
+   * that cannot be written halts the run after this phase (a phase that makes something calls `track`, which throws).
+   */
+  async phase<T>(phase: Phase, body: () => Promise<T>): Promise<T | undefined> {
+    this.dir.checkpoint(phase);
+    this.emit({ type: "phase.started", phase });
+    const started = Date.now();
+    try {
+      const value = await body();
+      this.#finishPhase(phase, started, true);
+      return value;
+    } catch (error) {
+      this.#finishPhase(phase, started, false, (error as Error).message);
+      this.artifactError ??= { detail: `${phase}_failed`, message: `${phase} failed: ${(error as Error).message}` };
+      return undefined;
+    }
+  }
+
+  #finishPhase(phase: Phase, started: number, ok: boolean, note?: string): void {
+    const durationMs = Date.now() - started;
+    this.phases[phase] = (this.phases[phase] ?? 0) + durationMs;
+    this.emit({ type: "phase.finished", phase, durationMs, ok, ...(note ? { note } : {}) });
+  }
+}
