@@ -16,6 +16,7 @@ import { buildRunResult } from "../verdict/build-result.js";
 import { minimalResult } from "../verdict/minimal-result.js";
 import type { RunResult } from "../verdict/result.js";
 import { RunDirectory, generateRunId } from "../run-dir/run-dir.js";
+import { Redactor, envSecrets } from "../run-dir/redact.js";
 import { RUN_MARKER_VARIABLE, runNames } from "../run-dir/run-names.js";
 import { sweepCrashedRuns } from "../run-dir/crash-sweep.js";
 import { type CommandRecord, TestLog, commandPassed, runShellCommands } from "../verify/shell-commands.js";
@@ -72,7 +73,7 @@ export class ExternalCodingRunner {
       protect: resolved.protect,
     });
 
-    const runDir = RunDirectory.create(resolved.runsDir, options.runId ?? generateRunId(startedAt));
+    const runDir = RunDirectory.create(resolved.runsDir, options.runId ?? generateRunId(startedAt), new Redactor(envSecrets(resolved.envNames)));
     // Each holdout's files, for the record (result.json names them; their content never leaves memory).
     const holdouts = await Promise.all(resolved.holdouts.map((holdout) => holdoutRecord(sourceTarget(source), holdout)));
     const run = new PipelineRun(runDir, source, resolved, backend, options, startedAt, this.#hooks, dirty, sandbox, { base, inputs, holdouts });
@@ -544,7 +545,8 @@ class PipelineRun {
 
   buildResult(containment: ReturnType<Containment["summary"]>, keep: boolean): RunResult {
     this.facts.runDirWrite = this.dir.writeFailure;
-    return buildRunResult({
+    // Redacted here, not only in the file: `run` returns and --json prints what result.json says.
+    return this.dir.redacted("result.json", buildRunResult({
       runId: this.dir.runId,
       runDir: this.dir.path,
       verdict: decideOutcome(this.facts),
@@ -568,7 +570,7 @@ class PipelineRun {
       startedAt: this.startedAt,
       phases: this.phases,
       workspace: keep ? this.workspace!.workTree : null,
-    });
+    }));
   }
 
   /** backend-result.json: what the backend returned, or `ran: false`; again at the end if it could not be written. */
