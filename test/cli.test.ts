@@ -3,12 +3,16 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { EXIT_CODES } from "../src/verdict/decide.js";
+import { APPLY_OPTIONS, BACKENDS_OPTIONS, RUN_OPTIONS, SHOW_OPTIONS } from "../src/cli/cli.js";
+import { COMMAND_HELP, COMMANDS, HELP } from "../src/cli/help.js";
+import { nearestOption } from "../src/cli/parse-options.js";
 import { type CliOutcome, HANDOFF_BIN, expectUsageError, runCli, startCli } from "./helpers/cli.js";
 import { agentOutputDir, isRunning } from "./helpers/processes.js";
 import { commitFile, FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate } from "./helpers/run.js";
 
 const TASK = "fix the failing test";
+const OPTIONS = { run: RUN_OPTIONS, show: SHOW_OPTIONS, apply: APPLY_OPTIONS, backends: BACKENDS_OPTIONS } as const;
 
 interface CliRun {
   readonly outcome: CliOutcome;
@@ -46,6 +50,57 @@ describe("handoff (no command, help)", () => {
     expect(outcome.stdout).toContain(`handoff ${command}`);
     expect(outcome.stderr).toBe("");
     expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  test.each(COMMANDS)("handoff %s --help lists that command's own options, one line each, and no other command's", async (command) => {
+    const outcome = await runCli([command, "--help"]);
+    expect(outcome.code, outcome.stderr).toBe(0);
+    expect(outcome.stdout).toBe(COMMAND_HELP[command]);
+    expect(outcome.stdout).toMatch(new RegExp(`^Usage: handoff ${command} `));
+    const own = Object.keys(OPTIONS[command]);
+    // An option's own line: `  -C, --repo DIR  …` or `      --verify CMD  …`.
+    const lineOf = (name: string) => new RegExp(`^ {2}(?:-\\w, | {4})--${name}(?![\\w-])`);
+    for (const name of own) expect(outcome.stdout.split("\n").filter((line) => lineOf(name).test(line)), name).toHaveLength(1);
+    const others = COMMANDS.flatMap((other) => Object.keys(OPTIONS[other])).filter((name) => !own.includes(name));
+    for (const name of others) expect(outcome.stdout, name).not.toContain(`--${name} `);
+  });
+
+  test.each(COMMANDS)("handoff help %s prints the same as that command's --help", async (command) => {
+    const outcome = await runCli(["help", command]);
+    expect(outcome.code, outcome.stderr).toBe(0);
+    expect(outcome.stdout).toBe(COMMAND_HELP[command]);
+  });
+
+  test("handoff help and handoff -h print the overview, with every command in it", async () => {
+    for (const args of [["help"], ["-h"]]) {
+      const outcome = await runCli(args);
+      expect(outcome.code, outcome.stderr).toBe(0);
+      expect(outcome.stdout).toBe(HELP);
+      for (const command of COMMANDS) expect(outcome.stdout).toContain(`handoff ${command}`);
+    }
+  });
+
+  test.each([
+    ["run", "--verfy", "unknown option '--verfy' for 'handoff run' (did you mean --verify?)"],
+    ["run", "--max-mem", "unknown option '--max-mem' for 'handoff run' (did you mean --max-memory?)"],
+    ["show", "--jsn", "unknown option '--jsn' for 'handoff show' (did you mean --json?)"],
+    ["apply", "--repos", "unknown option '--repos' for 'handoff apply' (did you mean --repo?)"],
+    ["backends", "--frobnicate", "unknown option '--frobnicate' for 'handoff backends' (see handoff backends --help)"],
+    ["apply", "-x", "unknown option '-x' for 'handoff apply' (see handoff apply --help)"],
+  ])("handoff %s %s: an unknown option is one line that names it and the command, its quotes closed, with the nearest real option", async (command, option, says) => {
+    const outcome = await runCli([command, option, "r"]);
+    expectUsageError(outcome, `handoff: ${says}\n`);
+    expect(outcome.stderr).toBe(`handoff: ${says}\n`);
+  });
+
+  test("a typo suggests the real option only when it is close: within two edits leaving most of the word, or a prefix of three letters or more", () => {
+    expect(nearestOption("--verfy", RUN_OPTIONS)).toBe("--verify");
+    expect(nearestOption("--verif", RUN_OPTIONS)).toBe("--verify");
+    expect(nearestOption("--timout", RUN_OPTIONS)).toBe("--timeout");
+    expect(nearestOption("--x", RUN_OPTIONS)).toBeNull();
+    expect(nearestOption("--ye", RUN_OPTIONS)).toBeNull();
+    expect(nearestOption("--frobnicate", RUN_OPTIONS)).toBeNull();
+    expect(nearestOption("-q", RUN_OPTIONS)).toBeNull();
   });
 
   test("a task that reads '--help' after '--' is task text, not a request for help", async () => {
