@@ -87,6 +87,13 @@ describe("Redactor", () => {
     expect(redactor.text(`cut ${PEM_BEGIN}\nMIIEpAIBAAKCAQEA\nabcdef`)).toBe("cut [redacted: private key block]");
   });
 
+  test("a 70 KB --env value is redacted too, not a crash on a regular expression too large to build", () => {
+    const value = "b".repeat(70_000);
+    const redactor = new Redactor([{ name: "HUGE_VALUE", value }]);
+    expect(redactor.text(`x${value}y`)).toBe("x[redacted: --env HUGE_VALUE]y");
+    expect(redactor.bytes(Buffer.from(`x${value}y`)).toString()).toBe("x[redacted: --env HUGE_VALUE]y");
+  });
+
   test("bytes that are not UTF-8 around a secret stay as they were", () => {
     const redactor = new Redactor([{ name: "TOKEN", value: "s3cret-välue" }]);
     const bytes = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("s3cret-välue"), Buffer.from([0x80])]);

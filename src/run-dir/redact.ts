@@ -15,45 +15,39 @@ export const MIN_REDACTED_LENGTH = 4;
 
 const NONE: ReadonlySet<string> = new Set();
 
-/** One alternative of the redaction pattern and the marker it leaves. */
-interface Alternative {
-  readonly source: string;
-  readonly marker: string;
-}
-
 export interface EnvSecret {
   readonly name: string;
   readonly value: string;
 }
 
+/** The scanner's kinds as one pattern, each kind one capture group, and the marker of each. */
+const KINDS = new RegExp(SECRET_KINDS.map((kind) => `(${(kind.extent ?? kind.pattern).source})`).join("|"), "g");
+const KIND_MARKERS = SECRET_KINDS.map((kind) => `[redacted: ${kind.name}]`);
+
 export class Redactor {
-  readonly #markers: readonly string[];
-  readonly #text: RegExp;
-  /** The same alternatives over bytes read as latin1 (one character a byte), for logs that need not be UTF-8. */
-  readonly #bytes: RegExp;
+  /** Longest first: a value that contains another is removed whole, under its own name. */
+  readonly #values: readonly { readonly text: string; readonly latin1: string; readonly marker: string }[];
 
   /** `secrets`: the `--env` values to remove besides the scanner's kinds; each value is taken as given (see `envSecrets`). */
   constructor(secrets: readonly EnvSecret[] = []) {
-    // Longest first: a value that contains another is removed whole, under its own name.
-    const values = [...secrets].sort((a, b) => b.value.length - a.value.length);
-    const kinds = SECRET_KINDS.map((kind) => ({ source: (kind.extent ?? kind.pattern).source, marker: `[redacted: ${kind.name}]` }));
-    const asText: Alternative[] = [...values.map((secret) => ({ source: escapeRegExp(secret.value), marker: envMarker(secret.name) })), ...kinds];
-    const asBytes: Alternative[] = [
-      ...values.map((secret) => ({ source: escapeRegExp(Buffer.from(secret.value, "utf8").toString("latin1")), marker: envMarker(secret.name) })),
-      ...kinds,
-    ];
-    this.#markers = asText.map((alternative) => alternative.marker);
-    this.#text = combine(asText);
-    this.#bytes = combine(asBytes);
+    this.#values = [...secrets]
+      .sort((a, b) => b.value.length - a.value.length)
+      .map((secret) => ({ text: secret.value, latin1: Buffer.from(secret.value, "utf8").toString("latin1"), marker: `[redacted: --env ${secret.name}]` }));
   }
 
   text(text: string): string {
-    return text.replace(this.#text, (...groups: unknown[]) => this.#markerOf(groups));
+    // Values are replaced as plain text (a regular expression of a 70 KB value would be too large for V8).
+    let redacted = text;
+    for (const value of this.#values) if (redacted.includes(value.text)) redacted = redacted.replaceAll(value.text, value.marker);
+    return redacted.replace(KINDS, markerOfKind);
   }
 
+  /** Bytes read as latin1 (one character a byte), so that output that is not UTF-8 stays as it was around a marker. */
   bytes(bytes: Buffer): Buffer {
     const latin1 = bytes.toString("latin1");
-    const redacted = latin1.replace(this.#bytes, (...groups: unknown[]) => this.#markerOf(groups));
+    let redacted = latin1;
+    for (const value of this.#values) if (redacted.includes(value.latin1)) redacted = redacted.replaceAll(value.latin1, value.marker);
+    redacted = redacted.replace(KINDS, markerOfKind);
     return redacted === latin1 ? bytes : Buffer.from(redacted, "latin1");
   }
 
@@ -77,12 +71,6 @@ export class Redactor {
       return entry;
     });
     return changed ? Object.fromEntries(entries) : value;
-  }
-
-  /** The marker of the alternative that matched: the first capture group that is set (each alternative is one group). */
-  #markerOf(groups: readonly unknown[]): string {
-    const index = groups.slice(1, 1 + this.#markers.length).findIndex((group) => group !== undefined);
-    return this.#markers[index] ?? "[redacted]";
   }
 }
 
@@ -111,14 +99,7 @@ function namesAPlace(value: string): boolean {
   }
 }
 
-function envMarker(name: string): string {
-  return `[redacted: --env ${name}]`;
-}
-
-function combine(alternatives: readonly Alternative[]): RegExp {
-  return new RegExp(alternatives.map((alternative) => `(${alternative.source})`).join("|"), "g");
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+/** The marker of the kind that matched: the first capture group that is set (each kind is one group). */
+function markerOfKind(...groups: unknown[]): string {
+  return KIND_MARKERS[groups.slice(1, 1 + KIND_MARKERS.length).findIndex((group) => group !== undefined)] ?? "[redacted]";
 }
