@@ -349,6 +349,7 @@ export class RunDirectory {
   event(event: RunnerEvent): RecordedEvent {
     // The count of left-out events goes just before run.finished, so that run.finished stays the last line.
     if (event.type === "run.finished") this.#writeLeftOutNote();
+    // Redacted also when it is then left out: the caller (the progress lines) gets the event as the log would hold it.
     const recorded = this.#redactor.json({ seq: ++this.#seq, time: new Date().toISOString(), ...event } as RecordedEvent);
     const ownEvent = RUNNER_EVENT_TYPES.has(event.type);
     // Once the agent's share is full, its events are counted and dropped without being serialised first: a flood
