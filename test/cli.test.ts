@@ -3,12 +3,16 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { EXIT_CODES } from "../src/verdict/decide.js";
+import { APPLY_OPTIONS, BACKENDS_OPTIONS, RUN_OPTIONS, SHOW_OPTIONS } from "../src/cli/cli.js";
+import { COMMAND_HELP, COMMANDS, HELP } from "../src/cli/help.js";
+import { nearestOption } from "../src/cli/parse-options.js";
 import { type CliOutcome, HANDOFF_BIN, expectUsageError, runCli, startCli } from "./helpers/cli.js";
 import { agentOutputDir, isRunning } from "./helpers/processes.js";
 import { commitFile, FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate } from "./helpers/run.js";
 
 const TASK = "fix the failing test";
+const OPTIONS = { run: RUN_OPTIONS, show: SHOW_OPTIONS, apply: APPLY_OPTIONS, backends: BACKENDS_OPTIONS } as const;
 
 interface CliRun {
   readonly outcome: CliOutcome;
@@ -46,6 +50,57 @@ describe("handoff (no command, help)", () => {
     expect(outcome.stdout).toContain(`handoff ${command}`);
     expect(outcome.stderr).toBe("");
     expect(readdirSync(cwd)).toEqual([]);
+  });
+
+  test.each(COMMANDS)("handoff %s --help lists that command's own options, one line each, and no other command's", async (command) => {
+    const outcome = await runCli([command, "--help"]);
+    expect(outcome.code, outcome.stderr).toBe(0);
+    expect(outcome.stdout).toBe(COMMAND_HELP[command]);
+    expect(outcome.stdout).toMatch(new RegExp(`^Usage: handoff ${command} `));
+    const own = Object.keys(OPTIONS[command]);
+    // An option's own line: `  -C, --repo DIR  …` or `      --verify CMD  …`.
+    const lineOf = (name: string) => new RegExp(`^ {2}(?:-\\w, | {4})--${name}(?![\\w-])`);
+    for (const name of own) expect(outcome.stdout.split("\n").filter((line) => lineOf(name).test(line)), name).toHaveLength(1);
+    const others = COMMANDS.flatMap((other) => Object.keys(OPTIONS[other])).filter((name) => !own.includes(name));
+    for (const name of others) expect(outcome.stdout, name).not.toContain(`--${name} `);
+  });
+
+  test.each(COMMANDS)("handoff help %s prints the same as that command's --help", async (command) => {
+    const outcome = await runCli(["help", command]);
+    expect(outcome.code, outcome.stderr).toBe(0);
+    expect(outcome.stdout).toBe(COMMAND_HELP[command]);
+  });
+
+  test("handoff help and handoff -h print the overview, with every command in it", async () => {
+    for (const args of [["help"], ["-h"]]) {
+      const outcome = await runCli(args);
+      expect(outcome.code, outcome.stderr).toBe(0);
+      expect(outcome.stdout).toBe(HELP);
+      for (const command of COMMANDS) expect(outcome.stdout).toContain(`handoff ${command}`);
+    }
+  });
+
+  test.each([
+    ["run", "--verfy", "unknown option '--verfy' for 'handoff run' (did you mean --verify?)"],
+    ["run", "--max-mem", "unknown option '--max-mem' for 'handoff run' (did you mean --max-memory?)"],
+    ["show", "--jsn", "unknown option '--jsn' for 'handoff show' (did you mean --json?)"],
+    ["apply", "--repos", "unknown option '--repos' for 'handoff apply' (did you mean --repo?)"],
+    ["backends", "--frobnicate", "unknown option '--frobnicate' for 'handoff backends' (see handoff backends --help)"],
+    ["apply", "-x", "unknown option '-x' for 'handoff apply' (see handoff apply --help)"],
+  ])("handoff %s %s: an unknown option is one line that names it and the command, its quotes closed, with the nearest real option", async (command, option, says) => {
+    const outcome = await runCli([command, option, "r"]);
+    expectUsageError(outcome, `handoff: ${says}\n`);
+    expect(outcome.stderr).toBe(`handoff: ${says}\n`);
+  });
+
+  test("a typo suggests the real option only when it is close: within two edits leaving most of the word, or a prefix of three letters or more", () => {
+    expect(nearestOption("--verfy", RUN_OPTIONS)).toBe("--verify");
+    expect(nearestOption("--verif", RUN_OPTIONS)).toBe("--verify");
+    expect(nearestOption("--timout", RUN_OPTIONS)).toBe("--timeout");
+    expect(nearestOption("--x", RUN_OPTIONS)).toBeNull();
+    expect(nearestOption("--ye", RUN_OPTIONS)).toBeNull();
+    expect(nearestOption("--frobnicate", RUN_OPTIONS)).toBeNull();
+    expect(nearestOption("-q", RUN_OPTIONS)).toBeNull();
   });
 
   test("a task that reads '--help' after '--' is task text, not a request for help", async () => {
@@ -290,6 +345,74 @@ describe("handoff show", () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const { runDir } = await delegate(repo, agent("does-nothing.sh"), { noVerify: true });
     expectUsageError(await runCli(["show", runDir, "--format", "html"]), /--format must be/);
+  });
+});
+
+/**
+ * `sh -c` running handoff into a pipe whose reader starts a second late (by then handoff has written all it could
+ * and wants to exit), its exit code kept aside: `{ code, bytes }` of what arrived in the file at the far end.
+ */
+function throughSlowPipe(args: readonly string[], env: Record<string, string> = {}): { code: number; bytes: Buffer; stderr: string } {
+  const dir = tempDir("handoff-pipe");
+  const [out, status, err] = [join(dir, "out"), join(dir, "status"), join(dir, "err")];
+  const script = '{ "$@" 2>"$ERR"; echo $? > "$STATUS"; } | { sleep 1; cat > "$OUT"; }';
+  execFileSync("sh", ["-c", script, "sh", process.execPath, HANDOFF_BIN, ...args], { env: { ...process.env, ...env, OUT: out, STATUS: status, ERR: err } });
+  return { code: Number(readFileSync(status, "utf8").trim()), bytes: readFileSync(out), stderr: readFileSync(err, "utf8") };
+}
+
+describe("output through a pipe: no command exits before its output is written", () => {
+  test("a multi-megabyte report in every format piped through cat into a file arrives whole, and show exits 0", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const { runDir } = await delegate(repo, `${agent("fixes-add-with-a-large-new-file.sh")} 600000`, { verify: ["npm test"] });
+    for (const format of ["text", "markdown", "json", "junit"]) {
+      const whole = execFileSync(process.execPath, [HANDOFF_BIN, "show", runDir, "--format", format], { maxBuffer: 64 * 1024 * 1024 });
+      if (format === "text" || format === "markdown") expect(whole.length, format).toBeGreaterThan(4 * 1024 * 1024);
+      const piped = throughSlowPipe(["show", runDir, "--format", format]);
+      expect(piped.code, piped.stderr).toBe(0);
+      expect(piped.bytes.length, format).toBe(whole.length);
+      expect(piped.bytes.equals(whole), format).toBe(true);
+    }
+  });
+
+  test("run --json of a result past a pipe's 64 KiB arrives whole, equal to result.json, and apply's list of files too", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const runsDir = join(tempDir("handoff-pipe-runs"), "runs");
+    const state = tempDir("handoff-pipe-state");
+    const env = { XDG_STATE_HOME: join(state, "xdg"), HANDOFF_WORKSPACE_DIR: join(state, "ws"), HANDOFF_CLI_HOME_DIR: join(state, "homes") };
+    // 2000 files with long names: about 140 KiB of names, listed in result.json and by apply.
+    const writesLongNames = `${agent("fixes-add.sh")} && for i in $(seq 1 2000); do echo x > "a-file-whose-long-name-fills-a-pipe-buffer-sooner-than-short-ones-$i.txt"; done`;
+    const run = throughSlowPipe(
+      ["run", "-C", repo, "-b", "command", "--agent-cmd", writesLongNames, "--max-files", "3000", "--verify", "npm test", "--yes", "--json", "--runs-dir", runsDir, "--run-id", "r", "--", TASK],
+      env,
+    );
+    const resultText = readFileSync(join(runsDir, "r", "result.json"), "utf8");
+    expect(resultText.length).toBeGreaterThan(192 * 1024);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.bytes.toString("utf8")).toBe(resultText);
+
+    const applied = throughSlowPipe(["apply", join(runsDir, "r")], env);
+    expect(applied.code, applied.stderr).toBe(0);
+    const files = applied.bytes.toString("utf8").split("\n").filter(Boolean);
+    expect(applied.bytes.length).toBeGreaterThan(64 * 1024);
+    expect(files).toHaveLength(2001);
+    expect(files).toContain("math.js");
+  });
+
+  test("a usage error through a pipe keeps its exit code and its line", () => {
+    const piped = throughSlowPipe(["show", join(tempDir("handoff-pipe-none"), "no-such-run")]);
+    expect(piped.code).toBe(2);
+    expect(piped.bytes.length).toBe(0);
+    expect(piped.stderr).toMatch(/^handoff: .*no-such-run.*\n$/);
+  });
+
+  test("a reader that stops early (| head) is not a failure: show exits 0, with no EPIPE on stderr", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const { runDir } = await delegate(repo, `${agent("fixes-add-with-a-large-new-file.sh")} 100000`, { verify: ["npm test"] });
+    const dir = tempDir("handoff-pipe-head");
+    const script = '{ "$@" 2>"$ERR"; echo $? > "$STATUS"; } | head -c 100 > /dev/null';
+    execFileSync("sh", ["-c", script, "sh", process.execPath, HANDOFF_BIN, "show", runDir], { env: { ...process.env, STATUS: join(dir, "status"), ERR: join(dir, "err") } });
+    expect(readFileSync(join(dir, "status"), "utf8").trim()).toBe("0");
+    expect(readFileSync(join(dir, "err"), "utf8")).toBe("");
   });
 });
 

@@ -1,10 +1,8 @@
 import { closeSync, openSync } from "node:fs";
-import { type ParseArgsConfig, parseArgs } from "node:util";
 import { askOnTerminal, canAskOnTerminal } from "../approval/terminal-prompt.js";
-
-type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig["options"]>;
 import { applyRun } from "../review/apply.js";
-import { HELP, VERSION } from "./help.js";
+import { COMMAND_HELP, type Command, HELP, VERSION } from "./help.js";
+import { parseOptions } from "./parse-options.js";
 import { ApplyRefusedError, UntrustedArtifactError, UsageError } from "../lib/errors.js";
 import type { RecordedEvent } from "../run/events.js";
 import { killAllProcessGroups } from "../process/process.js";
@@ -28,7 +26,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       case "-h":
       case "--help":
       case "help":
-        process.stdout.write(HELP);
+        // `handoff help run` is `handoff run --help`.
+        process.stdout.write(command === "help" && isCommand(rest[0]) ? COMMAND_HELP[rest[0]] : HELP);
         return command === undefined ? 2 : 0;
       case "-V":
       case "--version":
@@ -39,7 +38,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       case "apply":
       case "backends":
         if (asksForHelp(rest)) {
-          process.stdout.write(HELP);
+          process.stdout.write(COMMAND_HELP[command]);
           return 0;
         }
         return await runSubcommand(command, rest);
@@ -60,13 +59,17 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+function isCommand(word: string | undefined): word is Command {
+  return word !== undefined && Object.hasOwn(COMMAND_HELP, word);
+}
+
 /** `-h` or `--help` among a command's options (not after `--`, where it would be task text). */
 function asksForHelp(args: readonly string[]): boolean {
   const options = args.indexOf("--") === -1 ? args : args.slice(0, args.indexOf("--"));
   return options.includes("--help") || options.includes("-h");
 }
 
-async function runSubcommand(command: "run" | "show" | "apply" | "backends", args: readonly string[]): Promise<number> {
+async function runSubcommand(command: Command, args: readonly string[]): Promise<number> {
   switch (command) {
     case "run":
       return await runCommand(args);
@@ -79,14 +82,6 @@ async function runSubcommand(command: "run" | "show" | "apply" | "backends", arg
   }
 }
 
-function parse<T extends ParseArgsOptionsConfig>(args: readonly string[], options: T) {
-  try {
-    return parseArgs({ args: [...args], options, allowPositionals: true, strict: true } as const);
-  } catch (error) {
-    throw new UsageError("bad_option", (error as Error).message.split("\n")[0]!);
-  }
-}
-
 function seconds(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const number = Number(value);
@@ -94,7 +89,7 @@ function seconds(name: string, value: string | undefined): number | undefined {
   return number * 1000;
 }
 
-const RUN_OPTIONS = {
+export const RUN_OPTIONS = {
   repo: { type: "string", short: "C" },
   backend: { type: "string", short: "b" },
   "agent-cmd": { type: "string" },
@@ -231,7 +226,7 @@ function progressPrinter(json: boolean): (event: RecordedEvent) => void {
 }
 
 async function runCommand(args: readonly string[]): Promise<number> {
-  const { values, positionals } = parse(args, RUN_OPTIONS);
+  const { values, positionals } = parseOptions("run", args, RUN_OPTIONS);
   const task = readTask(positionals, values["task-file"]);
   const interactive = canAskOnTerminal(values["task-file"] === "-");
   const controller = new AbortController();
@@ -308,8 +303,10 @@ async function runCommand(args: readonly string[]): Promise<number> {
   }
 }
 
+export const SHOW_OPTIONS = { format: { type: "string" }, "runs-dir": { type: "string" }, json: { type: "boolean" } } as const;
+
 function showCommand(args: readonly string[]): number {
-  const { values, positionals } = parse(args, { format: { type: "string" }, "runs-dir": { type: "string" }, json: { type: "boolean" } } as const);
+  const { values, positionals } = parseOptions("show", args, SHOW_OPTIONS);
   if (positionals.length !== 1) throw new UsageError("bad_arguments", "usage: handoff show <run-id|run-dir> [--format text|markdown|json|junit]");
   const format = (values.json ? "json" : (values.format ?? "text")) as ReportFormat;
   if (!["text", "markdown", "json", "junit"].includes(format)) throw new UsageError("bad_format", `--format must be text, markdown, json or junit, not '${format}'`);
@@ -317,8 +314,10 @@ function showCommand(args: readonly string[]): number {
   return 0;
 }
 
+export const APPLY_OPTIONS = { repo: { type: "string", short: "C" }, "runs-dir": { type: "string" } } as const;
+
 async function applyCommand(args: readonly string[]): Promise<number> {
-  const { values, positionals } = parse(args, { repo: { type: "string", short: "C" }, "runs-dir": { type: "string" } } as const);
+  const { values, positionals } = parseOptions("apply", args, APPLY_OPTIONS);
   if (positionals.length !== 1) throw new UsageError("bad_arguments", "usage: handoff apply <run-id|run-dir> [-C repo]");
   const run = loadTrustedRun(positionals[0]!, values["runs-dir"]);
   const outcome = await applyRun(run, values.repo);
@@ -348,8 +347,10 @@ function loadTrustedRun(ref: string, runsDir: string | undefined) {
   }
 }
 
+export const BACKENDS_OPTIONS = { json: { type: "boolean" } } as const;
+
 async function backendsCommand(args: readonly string[]): Promise<number> {
-  const { values } = parse(args, { json: { type: "boolean" } } as const);
+  const { values } = parseOptions("backends", args, BACKENDS_OPTIONS);
   const report = await listBackends();
   if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else {

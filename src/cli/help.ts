@@ -2,7 +2,11 @@ import { DEFAULT_BACKEND, backendNamesText } from "../../backends/index.js";
 
 export const VERSION = "0.1.0";
 
-export const HELP = `handoff ${VERSION}: delegate a coding task to an agent CLI on a disposable clone.
+/** The commands that take options, each with its own help (`handoff <command> --help`). */
+export const COMMANDS = ["run", "show", "apply", "backends"] as const;
+export type Command = (typeof COMMANDS)[number];
+
+const OVERVIEW = `handoff ${VERSION}: delegate a coding task to an agent CLI on a disposable clone.
 The agent owns its loop; handoff owns the workspace, the patch and the verdict.
 
 Usage:
@@ -11,8 +15,9 @@ Usage:
   handoff show <run-id|run-dir> [--format text|markdown|json|junit] [--runs-dir DIR]
   handoff apply <run-id|run-dir> [-C repo] [--runs-dir DIR]
                                                  apply a verified run's changes.patch to the source repo
+`;
 
-Run options:
+const RUN_OPTIONS = `Run options:
   -C, --repo DIR          the source repository (default: current directory)
   -b, --backend NAME      ${backendNamesText()} (default: from .handoff.json, else ${DEFAULT_BACKEND})
       --agent-cmd CMD     with --backend command: shell command run as the agent (task on stdin, in $HANDOFF_TASK_FILE, and in $HANDOFF_TASK up to 64 KiB)
@@ -53,10 +58,50 @@ Run options:
       --max-patch-size MIB  largest patch (default 64, at most 1024)
       --max-workspace-entries N  most entries the agent may add to the workspace (default 2000000)
       --max-depth N       deepest new directory in the workspace (default 256)
-
-Exit codes: 0 verified, 1 verification_failed, 2 usage error, 3 no_changes, 4 policy_or_artifact_error,
-5 source_repository_changed, 6 external_agent_error, 124 timeout, 130 user_cancelled.
-handoff apply: 0 applied, 1 refused (says why), 2 usage error.
-
-Docs: docs/ in the handoff repository (gates, containment, run directory, threat model, crash safety).
 `;
+
+const RUN_EXIT_CODES = `Exit codes: 0 verified, 1 verification_failed, 2 usage error, 3 no_changes, 4 policy_or_artifact_error,
+5 source_repository_changed, 6 external_agent_error, 124 timeout, 130 user_cancelled.
+`;
+
+const APPLY_EXIT_CODES = `handoff apply: 0 applied, 1 refused (says why), 2 usage error.
+`;
+
+const DOCS = `Docs: docs/ in the handoff repository (gates, containment, run directory, threat model, crash safety).
+`;
+
+/** `handoff --help`, `handoff help` (and, exit 2, `handoff` alone). */
+export const HELP = `${OVERVIEW}\n${RUN_OPTIONS}\n${RUN_EXIT_CODES}${APPLY_EXIT_CODES}\n${DOCS}`;
+
+/** `handoff <command> --help`: that command's usage, each of its options on one line, its exit codes. */
+export const COMMAND_HELP: Readonly<Record<Command, string>> = {
+  run: `Usage: handoff run [options] [--] <task text...>
+Delegate one task to an agent CLI on a disposable clone (or --task-file FILE, - for stdin).
+
+${RUN_OPTIONS}
+${RUN_EXIT_CODES}`,
+  show: `Usage: handoff show <run-id|run-dir> [options]
+Print a finished run's report: the verdict, the patch, the verification and the timings.
+
+Show options:
+      --format FORMAT     text (default), markdown, json (result.json) or junit (the verdict as JUnit XML)
+      --json              the same as --format json
+      --runs-dir DIR      where a run id is looked up (default: $XDG_STATE_HOME/handoff/runs)
+
+Exit codes: 0 shown, 2 usage error (no such run, a result.json that is missing, invalid or not trusted).
+`,
+  apply: `Usage: handoff apply <run-id|run-dir> [options]
+Apply a verified run's changes.patch to the source repository (work tree and index; nothing is committed).
+
+Apply options:
+  -C, --repo DIR          the repository to apply to (default: the run's source repository)
+      --runs-dir DIR      where a run id is looked up (default: $XDG_STATE_HOME/handoff/runs)
+
+${APPLY_EXIT_CODES}`,
+  backends: `Usage: handoff backends [options]
+Which agent CLIs are installed here, their versions, and whether they are usable (or why not).
+
+Backends options:
+      --json              print the list as JSON
+`,
+};

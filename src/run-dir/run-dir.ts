@@ -23,6 +23,7 @@ import type { Phase, RecordedEvent, RunnerEvent } from "../run/events.js";
 import { generateRunNonce } from "./run-names.js";
 import { processStartTime } from "../containment/survivors.js";
 import type { CheckpointEnding, CheckpointJson } from "./artifacts/checkpoint.js";
+import { Redactor } from "./redact.js";
 
 /** The artifact files every run writes, on every path. */
 export const ARTIFACTS = [
@@ -34,6 +35,11 @@ export const ARTIFACTS = [
   "result.json",
   "backend-result.json",
 ] as const;
+
+/** The artifacts that carry the agent's and the commands' words: written through the run's Redactor (src/run-dir/redact.ts). */
+const REDACTED: ReadonlySet<string> = new Set<(typeof ARTIFACTS)[number]>(["events.jsonl", "backend-result.json", "result.json", "test.log"]);
+/** Keys of an artifact kept exact: handoff's own locators, which `apply` and `show` follow (the patch's paths agree with changes.patch). */
+const VERBATIM_KEYS: Readonly<Record<string, readonly string[]>> = { "result.json": ["runId", "runDir", "repo", "patch", "workspace"] };
 
 const MAX_EVENT_LOG_BYTES = 64 * 1024 * 1024;
 /** Kept for handoff's own events (phases, commands, verdict): an agent's flood cannot push them out of the log. */
@@ -159,19 +165,24 @@ export class RunDirectory {
   #checkpoint: { phase: Phase | null; extra: CheckpointEnding } = { phase: null, extra: {} };
   #failure: ArtifactWriteFailure | null = null;
   #reserve: TempFile | null = null;
+  readonly #redactor: Redactor;
   /** For a reopened directory: the type of the last whole event the crashed run wrote, or null. */
   lastEventType: string | null = null;
 
-  private constructor(path: string, runId: string, nonce: string, eventsFd: number, lastSeq = 0) {
+  private constructor(path: string, runId: string, nonce: string, eventsFd: number, redactor: Redactor, lastSeq = 0) {
     this.path = path;
+    this.#redactor = redactor;
     this.runId = runId;
     this.nonce = nonce;
     this.#seq = lastSeq;
     this.#eventsFd = eventsFd;
   }
 
-  /** Creates `<runsDir>/<runId>`; fails if it exists. A directory that cannot hold the reserve is removed again. */
-  static create(runsDir: string, runId: string): RunDirectory {
+  /**
+   * Creates `<runsDir>/<runId>`; fails if it exists. A directory that cannot hold the reserve is removed again.
+   * `redactor` knows the run's `--env` values; without one, only what the secret scanner recognises is redacted.
+   */
+  static create(runsDir: string, runId: string, redactor = new Redactor()): RunDirectory {
     mkdirSync(runsDir, { recursive: true, mode: 0o700 });
     const path = join(realpathSync(runsDir), runId);
     try {
@@ -185,7 +196,7 @@ export class RunDirectory {
     let dir: RunDirectory | null = null;
     try {
       // A fresh directory: nothing can be planted at events.jsonl yet.
-      dir = new RunDirectory(path, runId, generateRunNonce(), openSync(join(path, "events.jsonl"), APPEND_NO_FOLLOW, 0o600));
+      dir = new RunDirectory(path, runId, generateRunNonce(), openSync(join(path, "events.jsonl"), APPEND_NO_FOLLOW, 0o600), redactor);
       dir.#reserve = dir.#makeReserve();
       return dir;
     } catch (error) {
@@ -198,7 +209,9 @@ export class RunDirectory {
   /**
    * An existing run directory, to finish a run whose handoff died (the crash sweep). Events go on from the last
    * sequence number in events.jsonl; a line the crash cut short is ended first so the next one stands alone. An
-   * events.jsonl that is not a regular file of this user with one name (planted by an agent) is replaced.
+   * events.jsonl that is not a regular file of this user with one name (planted by an agent) is replaced. The
+   * sweep does not know the crashed run's `--env` values (what that run wrote is redacted already): only what the
+   * secret scanner recognises is redacted in what it adds.
    */
   static reopen(path: string, runId: string): RunDirectory {
     const eventsPath = join(path, "events.jsonl");
@@ -210,7 +223,7 @@ export class RunDirectory {
     const tail = readEventsTail(fd);
     const last = lastEvent(tail);
     // The sweep rewrites checkpoint.json itself, keeping the nonce the run recorded: this handle has none of its own.
-    const dir = new RunDirectory(path, runId, "", fd, last?.seq ?? 0);
+    const dir = new RunDirectory(path, runId, "", fd, new Redactor(), last?.seq ?? 0);
     dir.lastEventType = last?.type ?? null;
     if (tail.length > 0 && !tail.endsWith("\n")) dir.#append(Buffer.from("\n"));
     return dir;
@@ -265,8 +278,22 @@ export class RunDirectory {
     }
   }
 
-  /** Writes `name` whole or not at all: on any failure the temp file goes, the old file stays, and the error is thrown. */
+  /**
+   * A JSON value as `name` holds it: with the strings redacted when `name` carries the agent's words, its locator keys
+   * kept exact. The runner takes result.json from here, so what `run` returns and prints is what the file says.
+   */
+  redacted<T>(name: string, value: T): T {
+    return REDACTED.has(name) ? this.#redactor.json(value, VERBATIM_KEYS[name]) : value;
+  }
+
+  /** Writes `name` whole or not at all (redacted when it carries the agent's words; changes.patch never is). */
   writeFile(name: string, content: string | Buffer): void {
+    const bytes = typeof content === "string" ? Buffer.from(content) : content;
+    this.#writeWhole(name, REDACTED.has(name) ? this.#redactor.bytes(bytes) : bytes);
+  }
+
+  /** On any failure the temp file goes, the old file stays, and the error is thrown. */
+  #writeWhole(name: string, bytes: Buffer): void {
     let temp: TempFile;
     try {
       temp = this.#createTemp(name);
@@ -274,7 +301,7 @@ export class RunDirectory {
       throw this.#failed(name, error);
     }
     try {
-      writeWhole(temp.fd, typeof content === "string" ? Buffer.from(content) : content, 0);
+      writeWhole(temp.fd, bytes, 0);
       fsyncSync(temp.fd);
       this.#renameInto(temp, name);
     } catch (error) {
@@ -286,16 +313,17 @@ export class RunDirectory {
   }
 
   writeJson(name: string, value: unknown): void {
-    this.writeFile(name, `${JSON.stringify(value, null, 2)}\n`);
+    this.#writeWhole(name, Buffer.from(`${JSON.stringify(this.redacted(name, value), null, 2)}\n`));
   }
 
   /**
    * Writes `name` (result.json) over the space reserved when the directory was made, so it needs no new space
    * up to RESULT_RESERVE_BYTES. The reserve stays for another try if this one fails; without one, a plain write.
+   * The content is written as given: the runner takes result.json from `redacted` first.
    */
   writeReserved(name: string, content: string): void {
     const reserve = this.#reserve;
-    if (!reserve) return this.writeFile(name, content);
+    if (!reserve) return this.#writeWhole(name, Buffer.from(content));
     const bytes = Buffer.from(content);
     try {
       writeWhole(reserve.fd, bytes, 0);
@@ -317,13 +345,14 @@ export class RunDirectory {
   writeRecordedFile(name: string, content: { readonly bytes: Buffer; readonly sha256: string }): void {
     this.#recorded = { ...this.#recorded, [name]: { bytes: content.bytes.length, sha256: content.sha256 } };
     this.#writeCheckpoint();
-    this.writeFile(name, content.bytes);
+    this.#writeWhole(name, content.bytes);
   }
 
   event(event: RunnerEvent): RecordedEvent {
     // The count of left-out events goes just before run.finished, so that run.finished stays the last line.
     if (event.type === "run.finished") this.#writeLeftOutNote();
-    const recorded = { seq: ++this.#seq, time: new Date().toISOString(), ...event } as RecordedEvent;
+    // Redacted also when it is then left out: the caller (the progress lines) gets the event as the log would hold it.
+    const recorded = this.#redactor.json({ seq: ++this.#seq, time: new Date().toISOString(), ...event } as RecordedEvent);
     const ownEvent = RUNNER_EVENT_TYPES.has(event.type);
     // Once the agent's share is full, its events are counted and dropped without being serialised first: a flood
     // of a gigabyte would otherwise spend a third of handoff's time building lines nobody writes.

@@ -372,7 +372,8 @@ export class PipelineRun {
     const { dir, source, options, backend, startedAt, verificationBase } = this.#setup;
     const facts = this.#facts();
     const patch = this.#gates.attempt?.patch ?? null;
-    return buildRunResult({
+    // Redacted here, not only in the file: `run` returns and --json prints what result.json says.
+    return dir.redacted("result.json", buildRunResult({
       runId: dir.runId,
       runDir: dir.path,
       verdict: decideOutcome(facts),
@@ -396,7 +397,7 @@ export class PipelineRun {
       startedAt,
       phases: this.#record.phases,
       workspace: keep ? this.#gates.clone!.workspace.workTree : null,
-    });
+    }));
   }
 
   // ---- what the run made: its containment, its jails, and their clean-up ----

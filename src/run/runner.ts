@@ -7,6 +7,7 @@ import { DirtySourceError } from "../lib/errors.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
 import { sweepCrashedRuns } from "../run-dir/crash-sweep.js";
 import { RunDirectory, generateRunId } from "../run-dir/run-dir.js";
+import { Redactor, envSecrets } from "../run-dir/redact.js";
 import type { RunResult } from "../verdict/result.js";
 import { readBaseForInputs } from "../verify/changed-inputs.js";
 import { holdoutRecord } from "../verify/holdouts.js";
@@ -49,7 +50,7 @@ export class ExternalCodingRunner {
       protect: options.protect,
     });
 
-    const dir = RunDirectory.create(options.runsDir, options.runId ?? generateRunId(startedAt));
+    const dir = RunDirectory.create(options.runsDir, options.runId ?? generateRunId(startedAt), new Redactor(envSecrets(options.envNames)));
     // Each holdout's files, for the record (result.json names them; their content never leaves memory).
     const holdouts = await Promise.all(options.holdouts.map((holdout) => holdoutRecord(sourceTarget(source), holdout)));
     const warnings = [...(dirty.length > 0 ? [dirtySourceWarning(dirty)] : []), ...(unverified.length > 0 ? [unverifiedFilteredWarning(unverified)] : [])];

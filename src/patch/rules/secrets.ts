@@ -1,11 +1,18 @@
 /** Likely credentials in added lines. Reported by kind and line, never by value. */
-interface SecretKind {
+export interface SecretKind {
   readonly name: string;
   readonly pattern: RegExp;
+  /** What redaction (src/run-dir/redact.ts) removes when it is more than the match: a private key's whole block, not its first line. */
+  readonly extent?: RegExp;
 }
 
-const KINDS: readonly SecretKind[] = [
-  { name: "private key block", pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/ },
+export const SECRET_KINDS: readonly SecretKind[] = [
+  {
+    name: "private key block",
+    pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/,
+    // Up to its END line (a PEM key is at most a few KiB: the search is bounded), or over the base64 lines that follow.
+    extent: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[^]{0,16384}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s]*)/,
+  },
   { name: "AWS access key id", pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/ },
   { name: "GitHub token", pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b/ },
   { name: "Anthropic API key", pattern: /\bsk-ant-[A-Za-z0-9_-]{20,}/ },
@@ -25,7 +32,7 @@ export interface SecretHit {
 export function findSecrets(lines: readonly string[], lineNumbers: readonly number[]): SecretHit[] {
   const hits: SecretHit[] = [];
   lines.forEach((line, i) => {
-    for (const kind of KINDS) {
+    for (const kind of SECRET_KINDS) {
       if (kind.pattern.test(line)) hits.push({ kind: kind.name, line: lineNumbers[i] ?? i + 1 });
     }
   });

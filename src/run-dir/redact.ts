@@ -1,0 +1,105 @@
+import { statSync } from "node:fs";
+import { isAbsolute } from "node:path";
+import { SECRET_KINDS } from "../patch/rules/secrets.js";
+
+/**
+ * Redaction of what the agent and the commands said, before it reaches the run directory: the values of the `--env`
+ * variables the agent was given, and anything the secret scanner recognises (src/patch/rules/secrets.ts), become a
+ * marker such as `[redacted: --env MY_TOKEN]` or `[redacted: AWS access key id]`. The run directory applies it to
+ * events.jsonl, backend-result.json, result.json and test.log; changes.patch is never rewritten (a secret in the
+ * patch is a violation already), and request.json and checkpoint.json hold only what handoff was asked and made.
+ */
+
+/** Shorter `--env` values are left as they are: redacting `1`, `dev` or `yes` would mangle ordinary text, and a credential is longer. */
+export const MIN_REDACTED_LENGTH = 4;
+
+const NONE: ReadonlySet<string> = new Set();
+
+export interface EnvSecret {
+  readonly name: string;
+  readonly value: string;
+}
+
+/** The scanner's kinds as one pattern, each kind one capture group, and the marker of each. */
+const KINDS = new RegExp(SECRET_KINDS.map((kind) => `(${(kind.extent ?? kind.pattern).source})`).join("|"), "g");
+const KIND_MARKERS = SECRET_KINDS.map((kind) => `[redacted: ${kind.name}]`);
+
+export class Redactor {
+  /** Longest first: a value that contains another is removed whole, under its own name. */
+  readonly #values: readonly { readonly text: string; readonly latin1: string; readonly marker: string }[];
+
+  /** `secrets`: the `--env` values to remove besides the scanner's kinds; each value is taken as given (see `envSecrets`). */
+  constructor(secrets: readonly EnvSecret[] = []) {
+    this.#values = [...secrets]
+      .sort((a, b) => b.value.length - a.value.length)
+      .map((secret) => ({ text: secret.value, latin1: Buffer.from(secret.value, "utf8").toString("latin1"), marker: `[redacted: --env ${secret.name}]` }));
+  }
+
+  text(text: string): string {
+    // Values are replaced as plain text (a regular expression of a 70 KB value would be too large for V8).
+    let redacted = text;
+    for (const value of this.#values) if (redacted.includes(value.text)) redacted = redacted.replaceAll(value.text, value.marker);
+    return redacted.replace(KINDS, markerOfKind);
+  }
+
+  /** Bytes read as latin1 (one character a byte), so that output that is not UTF-8 stays as it was around a marker. */
+  bytes(bytes: Buffer): Buffer {
+    const latin1 = bytes.toString("latin1");
+    let redacted = latin1;
+    for (const value of this.#values) if (redacted.includes(value.latin1)) redacted = redacted.replaceAll(value.latin1, value.marker);
+    redacted = redacted.replace(KINDS, markerOfKind);
+    return redacted === latin1 ? bytes : Buffer.from(redacted, "latin1");
+  }
+
+  /** A copy of a JSON value with every string (and key) redacted but under its `verbatim` keys; the value itself when nothing changed. */
+  json<T>(value: T, verbatim: readonly string[] = []): T {
+    return this.#walk(value, new Set(verbatim)) as T;
+  }
+
+  #walk(value: unknown, verbatim: ReadonlySet<string> = NONE): unknown {
+    if (typeof value === "string") return this.text(value);
+    if (Array.isArray(value)) {
+      const items = value.map((item) => this.#walk(item));
+      return items.some((item, i) => item !== value[i]) ? items : value;
+    }
+    if (typeof value !== "object" || value === null) return value;
+    let changed = false;
+    const entries = Object.entries(value).map(([key, item]) => {
+      if (verbatim.has(key)) return [key, item] as const;
+      const entry = [this.text(key), this.#walk(item)] as const;
+      if (entry[0] !== key || entry[1] !== item) changed = true;
+      return entry;
+    });
+    return changed ? Object.fromEntries(entries) : value;
+  }
+}
+
+/**
+ * The `--env` variables as handoff passes them to the agent (from `env`, its own environment), without those
+ * not worth redacting: a value under MIN_REDACTED_LENGTH characters, and one that names an existing file or
+ * directory by absolute path (JAVA_HOME, a credentials file's location: a place, not the secret itself).
+ */
+export function envSecrets(names: readonly string[], env: NodeJS.ProcessEnv = process.env): EnvSecret[] {
+  const secrets: EnvSecret[] = [];
+  for (const name of new Set(names)) {
+    const value = env[name];
+    if (value === undefined || value.length < MIN_REDACTED_LENGTH || namesAPlace(value)) continue;
+    secrets.push({ name, value });
+  }
+  return secrets;
+}
+
+function namesAPlace(value: string): boolean {
+  if (!isAbsolute(value)) return false;
+  try {
+    statSync(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The marker of the kind that matched: the first capture group that is set (each kind is one group). */
+function markerOfKind(...groups: unknown[]): string {
+  return KIND_MARKERS[groups.slice(1, 1 + KIND_MARKERS.length).findIndex((group) => group !== undefined)] ?? "[redacted]";
+}
