@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { type Stats, closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 
 /** Read-only, never through a final symbolic link, never blocking on a FIFO, never taking a terminal. */
 export const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
@@ -14,24 +14,45 @@ export type SafeRead =
  * The size is taken from the open descriptor, so a file swapped after an lstat cannot make handoff read /dev/zero.
  */
 export function readFileSafely(path: string | Buffer, maxBytes: number): SafeRead {
+  return readNoFollow<SafeRead>(
+    path,
+    (code) => (code === "ELOOP" ? { kind: "not_regular" } : { kind: "unreadable", message: code }),
+    (fd, stats) => (stats.isFile() ? boundedBytes(fd, stats.size, maxBytes) : { kind: "not_regular" }),
+  );
+}
+
+/**
+ * Opens `path` with READ_NO_FOLLOW and hands the descriptor and its stat to `read`, closing it after: the checks
+ * and the read use one descriptor, so a file swapped after the checks is not read. A failed open goes to
+ * `openFailed` with its errno code; a failed stat or read is `unreadable`.
+ */
+export function readNoFollow<T>(
+  path: string | Buffer,
+  openFailed: (code: string) => T,
+  read: (fd: number, stats: Stats) => T,
+): T | { readonly kind: "unreadable"; readonly message: string } {
   let fd: number;
   try {
     fd = openSync(path, READ_NO_FOLLOW);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ELOOP") return { kind: "not_regular" };
-    return { kind: "unreadable", message: code ?? String(error) };
+    return openFailed(errorCode(error));
   }
   try {
-    const stats = fstatSync(fd);
-    if (!stats.isFile()) return { kind: "not_regular" };
-    if (stats.size > maxBytes) return { kind: "too_large", size: stats.size };
-    return { kind: "bytes", bytes: readOpenFile(fd, stats.size) };
+    return read(fd, fstatSync(fd));
   } catch (error) {
-    return { kind: "unreadable", message: (error as NodeJS.ErrnoException).code ?? String(error) };
+    return { kind: "unreadable", message: errorCode(error) };
   } finally {
     closeSync(fd);
   }
+}
+
+/** The whole file from an open descriptor, or `too_large` when its size (from the descriptor) is over `maxBytes`. */
+export function boundedBytes(fd: number, size: number, maxBytes: number): { readonly kind: "bytes"; readonly bytes: Buffer } | { readonly kind: "too_large"; readonly size: number } {
+  return size > maxBytes ? { kind: "too_large", size } : { kind: "bytes", bytes: readOpenFile(fd, size) };
+}
+
+function errorCode(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? String(error);
 }
 
 /**

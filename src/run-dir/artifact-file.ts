@@ -1,5 +1,4 @@
-import { closeSync, fstatSync, openSync } from "node:fs";
-import { READ_NO_FOLLOW, readOpenFile } from "../lib/safe-read.js";
+import { boundedBytes, readNoFollow } from "../lib/safe-read.js";
 
 export type ArtifactRead =
   | { readonly kind: "bytes"; readonly bytes: Buffer }
@@ -15,27 +14,19 @@ export type ArtifactRead =
  * The checks and the read use one descriptor: a file swapped after the checks is not read.
  */
 export function readArtifact(path: string, maxBytes: number): ArtifactRead {
-  let fd: number;
-  try {
-    fd = openSync(path, READ_NO_FOLLOW);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT") return { kind: "missing" };
-    if (code === "ELOOP") return { kind: "untrusted", why: "a symbolic link" };
-    if (code === "ENXIO") return { kind: "untrusted", why: "not a regular file" };
-    return { kind: "unreadable", message: code ?? String(error) };
-  }
-  try {
-    const stats = fstatSync(fd);
-    const why = untrustedBecause(stats);
-    if (why) return { kind: "untrusted", why };
-    if (stats.size > maxBytes) return { kind: "too_large", size: stats.size };
-    return { kind: "bytes", bytes: readOpenFile(fd, stats.size) };
-  } catch (error) {
-    return { kind: "unreadable", message: (error as NodeJS.ErrnoException).code ?? String(error) };
-  } finally {
-    closeSync(fd);
-  }
+  return readNoFollow<ArtifactRead>(
+    path,
+    (code) => {
+      if (code === "ENOENT") return { kind: "missing" };
+      if (code === "ELOOP") return { kind: "untrusted", why: "a symbolic link" };
+      if (code === "ENXIO") return { kind: "untrusted", why: "not a regular file" };
+      return { kind: "unreadable", message: code };
+    },
+    (fd, stats) => {
+      const why = untrustedBecause(stats);
+      return why ? { kind: "untrusted", why } : boundedBytes(fd, stats.size, maxBytes);
+    },
+  );
 }
 
 /** Why a file is not one handoff wrote (a regular file of this user, one name, writable by no one else), or null. */
