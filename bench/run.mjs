@@ -14,7 +14,7 @@ import { formatTable, judgeRows } from "./lib/report.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const DEFAULT_ROUNDS = { small: 7, medium: 5, large: 3 };
-const FS_TYPES = { 0x01021994: "tmpfs", 0xef53: "ext4", 0x58465342: "xfs", 0x9123683e: "btrfs", 0x794c7630: "overlayfs" };
+const FS_TYPES = { 16914836: "tmpfs", 61267: "ext4", 1481003842: "xfs", 2435016766: "btrfs", 2035054128: "overlayfs" };
 const USAGE = "usage: npm run bench -- [--sizes small,medium,large] [--rounds N] [--ingest-bytes N] [--dir DIR]";
 
 const log = (line) => process.stderr.write(`bench: ${line}\n`);

@@ -3,7 +3,7 @@
 // test/agent-clis/claude on first use) fixes a failing test in a bundled demo repository, talking to handoff's
 // scripted model on 127.0.0.1; handoff runs all four gates and prints its report.
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";

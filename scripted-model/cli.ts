@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number, got ${values.port}`);
 
-  let script;
+  let script: ReturnType<typeof parseModelScript>;
   try {
     script = parseModelScript(JSON.parse(readFileSync(values.script, "utf8")));
   } catch (error) {

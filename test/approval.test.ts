@@ -7,7 +7,11 @@ const SUBJECT = { backendName: "codex", repo: "/src/project", baseCommit: "01234
 describe("gate 1: approval", () => {
   test("--yes approves without asking", async () => {
     const asked: string[] = [];
-    const approval = await askApproval({ yes: true, ask: async (question) => (asked.push(question), false) }, SUBJECT);
+    const approval = await askApproval({ yes: true, ask: async (question) => {
+          asked.push(question);
+          return false;
+        },
+      }, SUBJECT);
     expect(approval).toEqual({ kind: "not_asked" });
     expect(isApproved(approval)).toBe(true);
     expect(asked).toEqual([]);
@@ -15,7 +19,11 @@ describe("gate 1: approval", () => {
 
   test("the question names the backend, the repository and the base commit, and says the repository stays read-only", async () => {
     const asked: string[] = [];
-    const approval = await askApproval({ ask: async (question) => (asked.push(question), true) }, SUBJECT);
+    const approval = await askApproval({ ask: async (question) => {
+          asked.push(question);
+          return true;
+        },
+      }, SUBJECT);
     expect(approval).toEqual({ kind: "approved" });
     expect(asked).toEqual([approvalQuestion(SUBJECT)]);
     expect(asked[0]).toBe("Let codex edit a disposable clone of /src/project at 0123456789ab? (the repository itself stays read-only)");

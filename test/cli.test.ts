@@ -319,7 +319,7 @@ describe("handoff show", () => {
     expect(markdown.stdout).toContain(`# handoff run ${result.runId}`);
     expect(markdown.stdout).toContain("## Verification (run by handoff, not the agent)");
     expect(markdown.stdout).toContain("## Timings");
-    expect(markdown.stdout).toMatch(/```diff\n[^]*\+ {2}return a \+ b;[^]*```/);
+    expect(markdown.stdout).toMatch(/```diff\n[\s\S]*\+ {2}return a \+ b;[\s\S]*```/);
 
     const json = await runCli(["show", runDir, "--format", "json"]);
     expect(json.code, json.stderr).toBe(0);

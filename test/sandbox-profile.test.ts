@@ -9,8 +9,9 @@ import { tempDir } from "./helpers/repo.js";
 function mounts(args: string[]): string[][] {
   const out: string[][] = [];
   for (let i = 0; i < args.length; i++) {
-    if (args[i] === "--tmpfs") out.push(args.slice(i, (i += 1) + 1));
-    else if (args[i] === "--bind" || args[i] === "--ro-bind") out.push(args.slice(i, (i += 2) + 1));
+    const width = args[i] === "--tmpfs" ? 1 : args[i] === "--bind" || args[i] === "--ro-bind" ? 2 : 0;
+    if (width > 0) out.push(args.slice(i, i + width + 1));
+    i += width;
   }
   return out.slice(1); // the read-only root comes first, always
 }

@@ -26,5 +26,5 @@ export function applyAgentEdit(workTree, plan) {
     const abs = join(workTree, path);
     writeFileSync(abs, editedContent(readFileSync(abs), `agent ${path}`, 1));
   }
-  plan.added.forEach((path, i) => writeFileSync(join(workTree, path), textContent(`agent added ${i}`, 500 + i * 97)));
+  for (const [i, path] of plan.added.entries()) writeFileSync(join(workTree, path), textContent(`agent added ${i}`, 500 + i * 97));
 }

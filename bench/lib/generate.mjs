@@ -113,7 +113,7 @@ async function importHistory(path, spec, files, random) {
     await write(bytes);
     await write("\n");
   };
-  let live = files.slice();
+  const live = files.slice();
   await commit(0, "initial import", async () => {
     await write("M 100644 inline .gitignore\ndata 22\nnode_modules/\n*.log\n\n\n");
     for (const file of live) await put(file);

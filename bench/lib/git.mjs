@@ -10,7 +10,9 @@ export function run(file, args, { cwd, input, env, keep = false } = {}) {
     const out = [];
     let err = "";
     child.stdout.on("data", (chunk) => keep && out.push(chunk));
-    child.stderr.on("data", (chunk) => (err += chunk).length > 8192 && (err = err.slice(-8192)));
+    child.stderr.on("data", (chunk) => {
+      err = (err + chunk).slice(-8192);
+    });
     child.on("error", reject);
     child.on("close", (code) => {
       if (code === 0) resolve(Buffer.concat(out));

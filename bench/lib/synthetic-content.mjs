@@ -33,7 +33,10 @@ function lines() {
   const total = weights.reduce((a, b) => a + b, 0);
   const cdf = [];
   let sum = 0;
-  for (const w of weights) cdf.push((sum += w / total));
+  for (const w of weights) {
+    sum += w / total;
+    cdf.push(sum);
+  }
   const zipf = () => {
     const u = random.next();
     let lo = 0;

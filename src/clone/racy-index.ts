@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { lstatSync } from "node:fs";
+import { type BigIntStats, lstatSync } from "node:fs";
 import { ENTRY_MODE, ENTRY_SIZE, EXTENDED_FLAG, readIndexTable, statsMatchEntry } from "./index-entries.js";
 
 /**
@@ -58,7 +58,7 @@ function racyEntries(bytes: Buffer, indexSeconds: number, hashBytes: number): Ra
 
 /** The file still has the inode, size, mtime and ctime the index recorded, to the nanosecond. */
 function unchangedSinceCheckout(bytes: Buffer, offset: number, path: Buffer): boolean {
-  let stats;
+  let stats: BigIntStats;
   try {
     stats = lstatSync(path, { bigint: true });
   } catch {

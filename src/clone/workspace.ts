@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { type Stats, chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileType, removeTreeNoFollow, walkTree } from "../lib/fs-walk.js";
 import { git } from "../process/git.js";
@@ -131,7 +131,7 @@ async function fillWorkspace(source: SourceRepo, pristine: PristineStore, root: 
 /** Whether `ws/.git` is still the gitfile handoff wrote (not repointed, replaced by a directory or a link). */
 export function gitfileTampered(workspace: Workspace): string | null {
   const path = join(workspace.workTree, ".git");
-  let stats;
+  let stats: Stats;
   try {
     stats = lstatSync(path);
   } catch {

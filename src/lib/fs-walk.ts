@@ -1,4 +1,4 @@
-import { type BigIntStats, chmodSync, lstatSync, mkdtempSync, opendirSync, readdirSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
+import { type BigIntStats, type Stats, chmodSync, lstatSync, mkdtempSync, opendirSync, readdirSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -189,14 +189,17 @@ export function displayPath(bytes: Buffer): string {
  * tree's root. Memory: per level, one path and the names of at most one batch of subdirectories.
  */
 export function removeTreeNoFollow(root: string): void {
-  let rootStats;
+  let rootStats: Stats;
   try {
     rootStats = lstatSync(root);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
     throw error;
   }
-  if (!rootStats.isDirectory()) return unlinkSync(root);
+  if (!rootStats.isDirectory()) {
+    unlinkSync(root);
+    return;
+  }
   const frames: { path: Buffer; subdirs: string[] }[] = [{ path: Buffer.from(root), subdirs: [] }];
   while (frames.length > 0) {
     const frame = frames[frames.length - 1]!;

@@ -4,7 +4,7 @@ import { readBaseTree } from "../clone/base-tree.js";
 import type { PolicyFinding } from "./rules/findings.js";
 import { git, splitNul } from "../process/git.js";
 import { printablePath } from "./rules/path-names.js";
-import { type CompiledPolicy } from "./rules/policy.js";
+import type { CompiledPolicy } from "./rules/policy.js";
 import { addedLinesPerFile, parsePatch } from "./patch.js";
 import { judgeEntries } from "./rules/rule-book.js";
 import { createPrivateGitDir, writeIndexCopy } from "../clone/private-git.js";
@@ -96,7 +96,14 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   const stopStaging = new AbortController();
   const stopListing = new AbortController();
   const cancelled = request.signal;
-  cancelled?.addEventListener("abort", () => (stopStaging.abort(), stopListing.abort()), { once: true });
+  cancelled?.addEventListener(
+    "abort",
+    () => {
+      stopStaging.abort();
+      stopListing.abort();
+    },
+    { once: true },
+  );
   writeBaseIndex();
   const early = preflight.mayStageEarly
     ? { ignored: settle(listIgnored(stopListing.signal)), staged: settle(stage([], stopStaging.signal)) }

@@ -144,7 +144,8 @@ export function parsePatch(bytes: Buffer): ParsedPatch {
   return {
     bytes,
     get sha256() {
-      return (sha256 ??= patchSha256(bytes));
+      sha256 ??= patchSha256(bytes);
+      return sha256;
     },
     files: files.map((file) => (file.binary ? { ...file, additions: 0, deletions: 0 } : file)),
     wellFormed,
@@ -227,7 +228,7 @@ export function hunkCounts(patch: ParsedPatch): number[] {
   return patch.wellFormed ? patch.files.map((file) => file.hunks.length) : [];
 }
 
-const ESCAPES: Record<number, string> = { 7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r", 0x22: '\\"', 0x5c: "\\\\" };
+const ESCAPES: Record<number, string> = { 7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\" };
 
 /** A path as git prints it in a diff header with core.quotePath on: C-style quotes as soon as one byte needs them. */
 export function quoteLikeGit(path: Buffer): string {

@@ -1,7 +1,7 @@
-import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, unlinkSync, writeSync } from "node:fs";
+import { type Dirent, closeSync, lstatSync, openSync, readdirSync, readlinkSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { basename, isAbsolute, join, normalize } from "node:path";
-import { z } from "zod";
+import type { z } from "zod";
 import { type CrashedRun, crashedRunResult } from "./crash-result.js";
 import { RunDirectory, currentOwner, isSafeRunId } from "./run-dir.js";
 import { readArtifact } from "./artifact-file.js";
@@ -391,7 +391,7 @@ function readAgentRecord(path: string): CrashedRun["agent"] {
  * runs directory of thousands of finished runs costs a directory listing and that many small reads. Never throws.
  */
 export async function sweepCrashedRuns(runsDir: string): Promise<SweptRun[]> {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = readdirSync(runsDir, { withFileTypes: true });
   } catch {

@@ -323,7 +323,10 @@ export class RunDirectory {
    */
   writeReserved(name: string, content: string): void {
     const reserve = this.#reserve;
-    if (!reserve) return this.#writeWhole(name, Buffer.from(content));
+    if (!reserve) {
+      this.#writeWhole(name, Buffer.from(content));
+      return;
+    }
     const bytes = Buffer.from(content);
     try {
       writeWhole(reserve.fd, bytes, 0);

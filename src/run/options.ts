@@ -101,7 +101,7 @@ export function defaultMemoryCap(total = totalmem()): number {
 
 /** `$XDG_STATE_HOME/handoff` (absolute only), else `~/.local/state/handoff`. */
 function stateDir(env: NodeJS.ProcessEnv): string {
-  const state = env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith("/") ? env.XDG_STATE_HOME : join(homedir(), ".local", "state");
+  const state = env.XDG_STATE_HOME?.startsWith("/") ? env.XDG_STATE_HOME : join(homedir(), ".local", "state");
   return join(state, "handoff");
 }
 

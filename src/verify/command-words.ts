@@ -49,7 +49,6 @@ export function simpleCommands(command: string, cwd: string | null = "", depth =
     if (typeof entry === "string") {
       words.push(entry);
     } else if ("comment" in entry) {
-      continue;
     } else if (entry.op === "glob") {
       globs.push(entry.pattern);
       words.push(entry.pattern);

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { Containment, JailRole, ProcessJail } from "../containment/containment.js";
 import { buildEnvironment } from "../run/env.js";
 import { type GitTarget, git } from "../process/git.js";
-import { type CommandRecord, TestLog, commandPassed, runShellCommands } from "./shell-commands.js";
+import { type CommandRecord, type TestLog, commandPassed, runShellCommands } from "./shell-commands.js";
 import { writeIndexCopy } from "../clone/private-git.js";
 import { settleRacyEntries } from "../clone/racy-index.js";
 import { stageWorkTree } from "../patch/staging.js";

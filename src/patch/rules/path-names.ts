@@ -131,7 +131,10 @@ function componentKeyer(): (component: string) => string {
   const keys = new Map<string, string>();
   return (component) => {
     let key = keys.get(component);
-    if (key === undefined) keys.set(component, (key = collisionKey(component)));
+    if (key === undefined) {
+      key = collisionKey(component);
+      keys.set(component, key);
+    }
     return key;
   };
 }
