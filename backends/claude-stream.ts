@@ -123,7 +123,9 @@ function describeDenials(denials: ReadonlyArray<{ tool_name: string; tool_input?
     const input = denial.tool_input;
     const target =
       typeof input === "object" && input !== null
-        ? (["file_path", "command", "path", "url", "notebook_path"] as const).map((key) => (input as Record<string, unknown>)[key]).find((value) => typeof value === "string")
+        ? (["file_path", "command", "path", "url", "notebook_path"] as const)
+            .map((key) => (input as Record<string, unknown>)[key])
+            .find((value) => typeof value === "string")
         : undefined;
     return typeof target === "string" ? `${denial.tool_name} ${clip(target, 200)}` : denial.tool_name;
   });
@@ -258,7 +260,8 @@ export function createClaudeParser(chosenSessionId: string | null = null): Strea
       case "api_error": {
         const parsed = ApiError.safeParse(line);
         if (!parsed.success) return [shapeDiagnostic("system/api_error", parsed.error, line)];
-        const said = parsed.data.message ?? (typeof parsed.data.error === "string" ? parsed.data.error : JSON.stringify(parsed.data.error ?? line));
+        const said =
+          parsed.data.message ?? (typeof parsed.data.error === "string" ? parsed.data.error : JSON.stringify(parsed.data.error ?? line));
         return [{ type: "agent.error", message: clip(said, 2000) }];
       }
       default:
@@ -269,7 +272,12 @@ export function createClaudeParser(chosenSessionId: string | null = null): Strea
   function result(line: unknown): AgentEvent[] {
     const parsed = Result.safeParse(line);
     if (!parsed.success) {
-      terminal = { kind: "failed", detail: "malformed_event_stream", message: "claude's final result line had an unexpected shape", hint: null };
+      terminal = {
+        kind: "failed",
+        detail: "malformed_event_stream",
+        message: "claude's final result line had an unexpected shape",
+        hint: null,
+      };
       return [shapeDiagnostic("result", parsed.error, line)];
     }
     const value = parsed.data;
@@ -293,7 +301,12 @@ export function createClaudeParser(chosenSessionId: string | null = null): Strea
       terminal = { kind: "failed", detail: "max_turns", message: said || "claude reached its maximum number of turns", hint: null };
     } else if (!answered) {
       const message = said || `claude ended with ${value.subtype}`;
-      terminal = { kind: "failed", detail: classifyClaudeError(message, value.api_error_status ?? null, lastErrorCode), message, hint: null };
+      terminal = {
+        kind: "failed",
+        detail: classifyClaudeError(message, value.api_error_status ?? null, lastErrorCode),
+        message,
+        hint: null,
+      };
     } else if (denials.length > 0) {
       terminal = { kind: "failed", detail: "permission_denied", message: describeDenials(denials), hint: null };
     } else {

@@ -65,7 +65,9 @@ interface Totals {
 function mcpOutput(result: z.infer<typeof McpToolCall>): string | undefined {
   if (result.error) return result.error.message;
   const parts = result.result?.content ?? [];
-  const texts = parts.flatMap((part) => (typeof part === "object" && part !== null && "text" in part && typeof part.text === "string" ? [part.text] : []));
+  const texts = parts.flatMap((part) =>
+    typeof part === "object" && part !== null && "text" in part && typeof part.text === "string" ? [part.text] : [],
+  );
   return texts.length > 0 ? clip(texts.join("\n")) : undefined;
 }
 
@@ -98,7 +100,13 @@ export function createCodexParser(): StreamParser {
     return [{ type: "agent.tool.started", id, name, input }];
   }
 
-  function tool(phase: ItemPhase, id: string, name: string, input: unknown, finished: () => { ok: boolean; output?: string | undefined }): AgentEvent[] {
+  function tool(
+    phase: ItemPhase,
+    id: string,
+    name: string,
+    input: unknown,
+    finished: () => { ok: boolean; output?: string | undefined },
+  ): AgentEvent[] {
     if (phase === "updated") return []; // progress only; the completed item carries the final state
     const events = startTool(id, name, input);
     if (phase === "completed") {
@@ -147,12 +155,17 @@ export function createCodexParser(): StreamParser {
         });
       case "mcp_tool_call":
         return shaped(McpToolCall, (value) =>
-          tool(phase, id, `mcp:${value.server}/${value.tool}`, value.arguments, () => ({ ok: value.status === "completed" && !value.error, output: mcpOutput(value) })),
+          tool(phase, id, `mcp:${value.server}/${value.tool}`, value.arguments, () => ({
+            ok: value.status === "completed" && !value.error,
+            output: mcpOutput(value),
+          })),
         );
       case "web_search":
         return shaped(WebSearch, (value) => tool(phase, id, "web_search", { query: value.query }, () => ({ ok: true })));
       case "collab_tool_call":
-        return shaped(CollabToolCall, (value) => tool(phase, id, `collab:${value.tool}`, undefined, () => ({ ok: value.status === "completed" })));
+        return shaped(CollabToolCall, (value) =>
+          tool(phase, id, `collab:${value.tool}`, undefined, () => ({ ok: value.status === "completed" })),
+        );
       case "todo_list":
         return shaped(TodoList, (value) => [{ type: "agent.json", data: { todo_list: value.items } }]);
       case "error":
@@ -187,9 +200,15 @@ export function createCodexParser(): StreamParser {
           if (!parsed.success) return [shapeDiagnostic(type, parsed.error, line)];
           if (!parsed.data.usage) return [];
           const now = { inputTokens: parsed.data.usage.input_tokens, outputTokens: parsed.data.usage.output_tokens };
-          const turn = { inputTokens: Math.max(0, now.inputTokens - reported.inputTokens), outputTokens: Math.max(0, now.outputTokens - reported.outputTokens) };
+          const turn = {
+            inputTokens: Math.max(0, now.inputTokens - reported.inputTokens),
+            outputTokens: Math.max(0, now.outputTokens - reported.outputTokens),
+          };
           reported = now;
-          usage = { inputTokens: (usage?.inputTokens ?? 0) + turn.inputTokens, outputTokens: (usage?.outputTokens ?? 0) + turn.outputTokens };
+          usage = {
+            inputTokens: (usage?.inputTokens ?? 0) + turn.inputTokens,
+            outputTokens: (usage?.outputTokens ?? 0) + turn.outputTokens,
+          };
           return [{ type: "agent.usage", ...turn, costUsd: null }];
         }
         case "turn.failed": {
@@ -225,7 +244,12 @@ export function createCodexParser(): StreamParser {
     settledFailure() {
       // With its provider unreachable Codex never gives up (backoff 5, 15, 35 s… even with retries at 0).
       if (networkWaits < CODEX_NETWORK_WAITS) return null;
-      return { kind: "failed", detail: "network_unreachable", message: `codex could not reach its model provider: ${lastError ?? "waiting for network"}`, hint: null };
+      return {
+        kind: "failed",
+        detail: "network_unreachable",
+        message: `codex could not reach its model provider: ${lastError ?? "waiting for network"}`,
+        hint: null,
+      };
     },
     finish() {
       const result: ExternalAgentResult["usage"] = usage ? { ...usage, costUsd: null } : null;

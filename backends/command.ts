@@ -6,7 +6,12 @@ import type { AgentCommand } from "../src/agent/agent-process.js";
  * $HANDOFF_MODEL). Its stdout is read by backends/command-stream.ts; src/agent/command-run.ts runs it. Exit 0 means
  * it finished; anything else is an agent error (src/agent/agent-ending.ts).
  */
-export function buildCommandAgentCommand(agentCmd: string, task: string, model: string | null = null, taskFile: string | null = null): AgentCommand {
+export function buildCommandAgentCommand(
+  agentCmd: string,
+  task: string,
+  model: string | null = null,
+  taskFile: string | null = null,
+): AgentCommand {
   // The kernel caps one environment string at 128 KiB (E2BIG): a larger task is on stdin and in the file only.
   const inline: Record<string, string> = Buffer.byteLength(task) <= MAX_TASK_IN_ENV_BYTES ? { HANDOFF_TASK: task } : {};
   return {

@@ -15,22 +15,32 @@ export type AgentFailureDetail =
   | "malformed_event_stream"
   | "agent_reported_error";
 
-const BROKEN_STREAM = /stream disconnected|^terminated$|econnreset|closed unexpectedly|premature close|stream ended|incomplete (response|stream)|operation timed out/i;
+const BROKEN_STREAM =
+  /stream disconnected|^terminated$|econnreset|closed unexpectedly|premature close|stream ended|incomplete (response|stream)|operation timed out/i;
 
 /** Reads an error the CLI relayed from its model provider: the HTTP status when the CLI gives one, else the words. */
 export function classifyProviderError(message: string, status: number | null = null): AgentFailureDetail {
   if (status === 401 || status === 403) return "auth_failed";
   if (status === 429) return "rate_limited";
-  if (/\b(401|403)\b|unauthori[sz]ed|forbidden|invalid[ _-]?(x-)?api[ _-]?key|authentication|not logged in|please run \/login|missing environment variable|no api key/i.test(message)) {
+  if (
+    /\b(401|403)\b|unauthori[sz]ed|forbidden|invalid[ _-]?(x-)?api[ _-]?key|authentication|not logged in|please run \/login|missing environment variable|no api key/i.test(
+      message,
+    )
+  ) {
     return "auth_failed";
   }
   if (/\b429\b|rate[ _-]?limit|too many requests|quota|usage limit/i.test(message)) return "rate_limited";
   // A stream that broke after the provider answered: before the network words, which such messages also use.
   if (BROKEN_STREAM.test(message.trim())) return "provider_error";
-  if (/connection error|econnrefused|connection ?refused|unable to connect|cannot connect|could not connect|error sending request|enotfound|eai_again|getaddrinfo|fetch failed|network|connection failed|socket hang up/i.test(message)) {
+  if (
+    /connection error|econnrefused|connection ?refused|unable to connect|cannot connect|could not connect|error sending request|enotfound|eai_again|getaddrinfo|fetch failed|network|connection failed|socket hang up/i.test(
+      message,
+    )
+  ) {
     return "network_unreachable";
   }
-  if ((status !== null && status >= 500) || /\b5\d\d\b|server error|overloaded|stream disconnected|internal error/i.test(message)) return "provider_error";
+  if ((status !== null && status >= 500) || /\b5\d\d\b|server error|overloaded|stream disconnected|internal error/i.test(message))
+    return "provider_error";
   return "agent_reported_error";
 }
 

@@ -37,8 +37,10 @@ export const CLI_BACKEND_ROWS = [
     info: {
       testedVersion: "2.1.197",
       install: "npm install -g @anthropic-ai/claude-code@2.1.197",
-      login: "log in with `claude` and /login (handoff links ~/.claude/.credentials.json into the run), or pass a key with --env ANTHROPIC_API_KEY, or a `claude setup-token` token with --env CLAUDE_CODE_OAUTH_TOKEN",
-      unattendedLogin: "For unattended use, create a long-lived token with `claude setup-token` and pass it with --env CLAUDE_CODE_OAUTH_TOKEN.",
+      login:
+        "log in with `claude` and /login (handoff links ~/.claude/.credentials.json into the run), or pass a key with --env ANTHROPIC_API_KEY, or a `claude setup-token` token with --env CLAUDE_CODE_OAUTH_TOKEN",
+      unattendedLogin:
+        "For unattended use, create a long-lived token with `claude setup-token` and pass it with --env CLAUDE_CODE_OAUTH_TOKEN.",
     },
     definition: claudeDefinition,
   },
@@ -47,7 +49,8 @@ export const CLI_BACKEND_ROWS = [
     info: {
       testedVersion: "1.18.33",
       install: "npm install -g opencode-ai@1.18.33",
-      login: "log in with `opencode auth login` (handoff links ~/.local/share/opencode/auth.json into the run), or pass the provider's key with --env",
+      login:
+        "log in with `opencode auth login` (handoff links ~/.local/share/opencode/auth.json into the run), or pass the provider's key with --env",
     },
     definition: opencodeDefinition,
   },
@@ -56,7 +59,8 @@ export const CLI_BACKEND_ROWS = [
     info: {
       testedVersion: "0.73.1",
       install: "npm install -g @mariozechner/pi-coding-agent@0.73.1",
-      login: "log in with `pi` and /login (handoff links ~/.pi/agent/auth.json into the run), or pass the provider's key with --env, e.g. --env ANTHROPIC_API_KEY",
+      login:
+        "log in with `pi` and /login (handoff links ~/.pi/agent/auth.json into the run), or pass the provider's key with --env, e.g. --env ANTHROPIC_API_KEY",
     },
     definition: piDefinition,
   },
@@ -117,7 +121,10 @@ function isCliName(name: string): name is CliName {
 
 export function resolveBackend(choice: BackendChoice): ExternalAgentBackend {
   if (choice.name !== COMMAND_BACKEND && choice.agentCmd) {
-    throw new UsageError("agent_cmd_without_command", `--agent-cmd only applies to --backend command (the ${choice.name} backend runs its own CLI; use --bin to choose its executable)`);
+    throw new UsageError(
+      "agent_cmd_without_command",
+      `--agent-cmd only applies to --backend command (the ${choice.name} backend runs its own CLI; use --bin to choose its executable)`,
+    );
   }
   if (choice.name === COMMAND_BACKEND) {
     if (!choice.agentCmd) throw new UsageError("missing_agent_cmd", "--backend command needs --agent-cmd CMD");

@@ -4,7 +4,9 @@ import type { AgentEvent } from "../src/run/events.js";
 const RAW_LIMIT = 2000;
 
 /** One stdout line as JSON, or the diagnostic event that keeps it (a bad line is never fatal, never dropped). */
-export function readJsonLine(line: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly event: AgentEvent } {
+export function readJsonLine(
+  line: string,
+): { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly event: AgentEvent } {
   try {
     return { ok: true, value: JSON.parse(line) };
   } catch {
@@ -23,7 +25,11 @@ export function shapeDiagnostic(type: string, error: z.ZodError, line: unknown):
 }
 
 export function unknownTypeDiagnostic(type: unknown, line: unknown): AgentEvent {
-  return { type: "diagnostic", message: `an event type handoff does not know: ${JSON.stringify(type)}`, raw: JSON.stringify(line).slice(0, RAW_LIMIT) };
+  return {
+    type: "diagnostic",
+    message: `an event type handoff does not know: ${JSON.stringify(type)}`,
+    raw: JSON.stringify(line).slice(0, RAW_LIMIT),
+  };
 }
 
 /** Output text in events stays bounded: a tool's output can be megabytes. */

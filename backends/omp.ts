@@ -40,7 +40,15 @@ export function ompHome(homeDir: string, userEnv: Readonly<Record<string, string
  * config with `tools.approvalMode: always-ask` (or `write`) would fail every edit (or command); the clone is handoff's to lose.
  */
 export function ompArgs(invocation: Pick<CliInvocation, "model">): string[] {
-  return ["--mode", "json", "--no-title", "--no-extensions", "--approval-mode", "yolo", ...(invocation.model ? ["--model", invocation.model] : [])];
+  return [
+    "--mode",
+    "json",
+    "--no-title",
+    "--no-extensions",
+    "--approval-mode",
+    "yolo",
+    ...(invocation.model ? ["--model", invocation.model] : []),
+  ];
 }
 
 export function ompCommand(invocation: CliInvocation): AgentCommand {

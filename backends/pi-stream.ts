@@ -88,8 +88,18 @@ const AssistantMessage = z.looseObject({
 });
 
 const ToolStart = z.looseObject({ toolCallId: z.string(), toolName: z.string(), args: z.unknown().optional() });
-const ToolEnd = z.looseObject({ toolCallId: z.string(), toolName: z.string(), result: z.unknown().optional(), isError: z.boolean().optional() });
-const RetryStart = z.looseObject({ attempt: z.number(), maxAttempts: z.number(), delayMs: z.number().optional(), errorMessage: z.string().optional() });
+const ToolEnd = z.looseObject({
+  toolCallId: z.string(),
+  toolName: z.string(),
+  result: z.unknown().optional(),
+  isError: z.boolean().optional(),
+});
+const RetryStart = z.looseObject({
+  attempt: z.number(),
+  maxAttempts: z.number(),
+  delayMs: z.number().optional(),
+  errorMessage: z.string().optional(),
+});
 const RetryEnd = z.looseObject({ success: z.boolean(), attempt: z.number(), finalError: z.string().nullish() });
 const AgentEnd = z.looseObject({ willRetry: z.boolean().optional(), isTerminal: z.boolean().optional() });
 const CompactionEnd = z.looseObject({ errorMessage: z.string().nullish() });
@@ -228,7 +238,8 @@ export function createPiStreamParser(options: PiStreamOptions): StreamParser {
         const args = toolArgs.get(toolCallId);
         toolArgs.delete(toolCallId);
         const change = FILE_TOOLS[toolName];
-        if (ok && change && isRecord(args) && typeof args.path === "string") events.push({ type: "agent.file.changed", path: args.path, change });
+        if (ok && change && isRecord(args) && typeof args.path === "string")
+          events.push({ type: "agent.file.changed", path: args.path, change });
         return events;
       }
       case "auto_retry_start": {
@@ -238,7 +249,12 @@ export function createPiStreamParser(options: PiStreamOptions): StreamParser {
         if (!parsed.success) return [shapeDiagnostic(type, parsed.error, line)];
         const { attempt, maxAttempts, delayMs, errorMessage } = parsed.data;
         const wait = delayMs !== undefined ? ` in ${(delayMs / 1000).toFixed(1)} s` : "";
-        return [{ type: "agent.error", message: `${cli} retries (attempt ${attempt} of ${maxAttempts}${wait}) after: ${errorMessage ?? "an error"}` }];
+        return [
+          {
+            type: "agent.error",
+            message: `${cli} retries (attempt ${attempt} of ${maxAttempts}${wait}) after: ${errorMessage ?? "an error"}`,
+          },
+        ];
       }
       case "auto_retry_end": {
         const parsed = RetryEnd.safeParse(line);
@@ -250,7 +266,9 @@ export function createPiStreamParser(options: PiStreamOptions): StreamParser {
       case "auto_compaction_end": {
         const parsed = CompactionEnd.safeParse(line);
         if (!parsed.success) return [shapeDiagnostic(type, parsed.error, line)];
-        return parsed.data.errorMessage ? [{ type: "agent.error", message: `${cli} could not compact the context: ${parsed.data.errorMessage}` }] : [];
+        return parsed.data.errorMessage
+          ? [{ type: "agent.error", message: `${cli} could not compact the context: ${parsed.data.errorMessage}` }]
+          : [];
       }
       case "agent_end": {
         const parsed = AgentEnd.safeParse(line);
@@ -281,7 +299,8 @@ export function createPiStreamParser(options: PiStreamOptions): StreamParser {
     if ((end.stopReason === "error" || end.stopReason === "aborted") && end.errorMessage !== OMP_SILENT_ABORT) {
       const message = end.errorMessage ?? `the model request ended with stopReason '${end.stopReason}'`;
       // omp gives the HTTP status (`errorStatus`); pi only the text, which starts with it ("401 invalid x-api-key").
-      const detail = end.stopReason === "aborted" && !end.errorMessage ? "agent_reported_error" : classifyProviderError(message, end.errorStatus);
+      const detail =
+        end.stopReason === "aborted" && !end.errorMessage ? "agent_reported_error" : classifyProviderError(message, end.errorStatus);
       return { kind: "failed", detail, message: clip(message, 1000), hint: null };
     }
     return { kind: "finished" };

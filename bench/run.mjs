@@ -37,7 +37,11 @@ function options() {
   const unknown = sizes.find((size) => !(size in REPO_SPECS));
   const rounds = values.rounds === undefined ? null : Number(values.rounds);
   const ingestBytes = Number(values["ingest-bytes"]);
-  if (unknown || (rounds !== null && !(Number.isInteger(rounds) && rounds > 0)) || !(Number.isSafeInteger(ingestBytes) && ingestBytes >= 0)) {
+  if (
+    unknown ||
+    (rounds !== null && !(Number.isInteger(rounds) && rounds > 0)) ||
+    !(Number.isSafeInteger(ingestBytes) && ingestBytes >= 0)
+  ) {
     throw new UsageError(unknown ? `unknown size ${unknown} (small, medium, large)` : USAGE);
   }
   return { sizes, rounds, ingestBytes, dir: values.dir ?? process.env.HANDOFF_BENCH_DIR ?? defaultDir() };
@@ -95,7 +99,15 @@ async function main() {
     log(`${name}: ${repo.trackedFiles} tracked files, ${(repo.trackedBytes / 1e6).toFixed(0)} MB; ${rounds} rounds per phase`);
     const measured = await benchRepo({ root: ROOT, repo, workDir: join(opts.dir, "work", name), rounds, log });
     if (!measured.samePatch) log(`  WARNING: handoff's patch differs from git's own diff of the same change`);
-    results.repos.push({ name, spec: REPO_SPECS[name], facts: { trackedFiles: repo.trackedFiles, trackedBytes: repo.trackedBytes, baseCommit: repo.baseCommit }, rounds, samePatch: measured.samePatch, patchBytes: measured.patchBytes, rows: measured.rows });
+    results.repos.push({
+      name,
+      spec: REPO_SPECS[name],
+      facts: { trackedFiles: repo.trackedFiles, trackedBytes: repo.trackedBytes, baseCommit: repo.baseCommit },
+      rounds,
+      samePatch: measured.samePatch,
+      patchBytes: measured.patchBytes,
+      rows: measured.rows,
+    });
   }
 
   if (opts.ingestBytes > 0) {

@@ -3,7 +3,7 @@
 // test/agent-clis/claude on first use) fixes a failing test in a bundled demo repository, talking to handoff's
 // scripted model on 127.0.0.1; handoff runs all four gates and prints its report.
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -52,10 +52,29 @@ const env = {
 };
 const handoff = join(root, "bin", "handoff.js");
 const args = [
-  handoff, "run", "-C", repo, "--backend", "claude", "--bin", claude,
-  "--env", "ANTHROPIC_BASE_URL", "--env", "ANTHROPIC_API_KEY", "--env", "CLAUDE_CODE_MAX_RETRIES",
-  "--verify", "npm test", "--yes", "--runs-dir", runsDir, "--run-id", "demo",
-  "--", "The test in test.js fails: make add() in math.js return the sum. Run npm test to check.",
+  handoff,
+  "run",
+  "-C",
+  repo,
+  "--backend",
+  "claude",
+  "--bin",
+  claude,
+  "--env",
+  "ANTHROPIC_BASE_URL",
+  "--env",
+  "ANTHROPIC_API_KEY",
+  "--env",
+  "CLAUDE_CODE_MAX_RETRIES",
+  "--verify",
+  "npm test",
+  "--yes",
+  "--runs-dir",
+  runsDir,
+  "--run-id",
+  "demo",
+  "--",
+  "The test in test.js fails: make add() in math.js return the sum. Run npm test to check.",
 ];
 say(`handoff ${args.slice(1).join(" ")}`);
 const code = await new Promise((resolvePromise) => {

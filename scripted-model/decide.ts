@@ -44,7 +44,11 @@ export function decide(script: ModelScript, conversation: Conversation, seq: num
   if ("run" in step) return decision(toolAction(index, "run", planRun(step.run, conversation.tools)));
   if ("say" in step) return decision(text(step.say));
   if ("fail" in step) {
-    return decision({ kind: "fail", status: step.fail.status, message: step.fail.message ?? `scripted failure (HTTP ${step.fail.status})` });
+    return decision({
+      kind: "fail",
+      status: step.fail.status,
+      message: step.fail.message ?? `scripted failure (HTTP ${step.fail.status})`,
+    });
   }
   if ("hang" in step) return decision({ kind: "hang" });
   return decision({ kind: "cut", reply: { kind: "text", text: "" } });

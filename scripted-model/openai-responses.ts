@@ -26,7 +26,10 @@ const USAGE = {
 };
 
 /** The finished output item, and the same item as `response.output_item.added` announces it. */
-function outputItem(reply: Reply, context: ReplyContext): { readonly done: Record<string, unknown>; readonly added: Record<string, unknown> } {
+function outputItem(
+  reply: Reply,
+  context: ReplyContext,
+): { readonly done: Record<string, unknown>; readonly added: Record<string, unknown> } {
   const callId = `call_${context.callId}`;
   if (reply.kind === "text") {
     const done = {
@@ -40,7 +43,14 @@ function outputItem(reply: Reply, context: ReplyContext): { readonly done: Recor
   }
   const call = reply.call;
   if (call.kind === "custom") {
-    const done = { type: "custom_tool_call", id: `ctc_${context.seq}`, call_id: callId, name: call.name, input: call.input, status: "completed" };
+    const done = {
+      type: "custom_tool_call",
+      id: `ctc_${context.seq}`,
+      call_id: callId,
+      name: call.name,
+      input: call.input,
+      status: "completed",
+    };
     return { done, added: { ...done, input: "", status: "in_progress" } };
   }
   const done = {
@@ -66,7 +76,8 @@ function itemDeltas(reply: Reply, item: Record<string, unknown>): Record<string,
       { type: "response.content_part.done", ...base, content_index: 0, part: { ...part, text: reply.text } },
     ];
   }
-  const [kind, full] = item.type === "custom_tool_call" ? ["custom_tool_call_input", item.input] : ["function_call_arguments", item.arguments];
+  const [kind, full] =
+    item.type === "custom_tool_call" ? ["custom_tool_call_input", item.input] : ["function_call_arguments", item.arguments];
   const text = typeof full === "string" ? full : "";
   const doneKey = kind === "custom_tool_call_input" ? "input" : "arguments";
   return [
@@ -76,7 +87,15 @@ function itemDeltas(reply: Reply, item: Record<string, unknown>): Record<string,
 }
 
 function responseObject(context: ReplyContext, status: string, output: unknown[], usage: unknown): Record<string, unknown> {
-  return { id: `resp_${context.seq}`, object: "response", created_at: Math.floor(Date.now() / 1000), status, model: context.model, output, usage };
+  return {
+    id: `resp_${context.seq}`,
+    object: "response",
+    created_at: Math.floor(Date.now() / 1000),
+    status,
+    model: context.model,
+    output,
+    usage,
+  };
 }
 
 export const openAiResponses: Protocol = {
@@ -95,7 +114,8 @@ export const openAiResponses: Protocol = {
     const tools: OfferedTool[] = (request.tools ?? []).flatMap((tool): OfferedTool[] => {
       if (!tool.name) return [];
       if (tool.type === "custom") return [{ name: tool.name, kind: "custom", parameters: null }];
-      if (tool.type === "function") return [{ name: tool.name, kind: "function", parameters: isRecord(tool.parameters) ? tool.parameters : null }];
+      if (tool.type === "function")
+        return [{ name: tool.name, kind: "function", parameters: isRecord(tool.parameters) ? tool.parameters : null }];
       return [];
     });
     return {

@@ -80,11 +80,15 @@ export function planRun(step: RunStep, tools: readonly OfferedTool[]): ToolPlan 
  * existing file overwrites it; that is the fallback for content an exact line match could miss (CR, empty).
  */
 export function buildPatch(path: string, content: string, existing: string | null): string {
-  const added = linesOf(content).map((line) => `+${line}\n`).join("");
+  const added = linesOf(content)
+    .map((line) => `+${line}\n`)
+    .join("");
   if (existing === null || existing === "" || existing.includes("\r")) {
     return `*** Begin Patch\n*** Add File: ${path}\n${added}*** End Patch\n`;
   }
-  const removed = linesOf(existing).map((line) => `-${line}\n`).join("");
+  const removed = linesOf(existing)
+    .map((line) => `-${line}\n`)
+    .join("");
   return `*** Begin Patch\n*** Update File: ${path}\n@@\n${removed}${added}*** End Patch\n`;
 }
 

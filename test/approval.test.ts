@@ -7,11 +7,16 @@ const SUBJECT = { backendName: "codex", repo: "/src/project", baseCommit: "01234
 describe("gate 1: approval", () => {
   test("--yes approves without asking", async () => {
     const asked: string[] = [];
-    const approval = await askApproval({ yes: true, ask: async (question) => {
+    const approval = await askApproval(
+      {
+        yes: true,
+        ask: async (question) => {
           asked.push(question);
           return false;
         },
-      }, SUBJECT);
+      },
+      SUBJECT,
+    );
     expect(approval).toEqual({ kind: "not_asked" });
     expect(isApproved(approval)).toBe(true);
     expect(asked).toEqual([]);
@@ -19,11 +24,15 @@ describe("gate 1: approval", () => {
 
   test("the question names the backend, the repository and the base commit, and says the repository stays read-only", async () => {
     const asked: string[] = [];
-    const approval = await askApproval({ ask: async (question) => {
+    const approval = await askApproval(
+      {
+        ask: async (question) => {
           asked.push(question);
           return true;
         },
-      }, SUBJECT);
+      },
+      SUBJECT,
+    );
     expect(approval).toEqual({ kind: "approved" });
     expect(asked).toEqual([approvalQuestion(SUBJECT)]);
     expect(asked[0]).toBe("Let codex edit a disposable clone of /src/project at 0123456789ab? (the repository itself stays read-only)");

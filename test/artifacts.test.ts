@@ -21,10 +21,19 @@ describe("one schema per run-directory artifact, shared by its writer and its re
     expect(run.result.terminalReason).toBe("verified");
     const request = RequestJson.safeParse(json(run.runDir, "request.json"));
     expect(request.success, JSON.stringify(request.error?.issues)).toBe(true);
-    expect(request.data).toMatchObject({ repo: { path: run.result.repo.path, baseCommit: run.result.repo.baseCommit }, backend: { name: "command" }, commands: { verify: ["npm test"] } });
+    expect(request.data).toMatchObject({
+      repo: { path: run.result.repo.path, baseCommit: run.result.repo.baseCommit },
+      backend: { name: "command" },
+      commands: { verify: ["npm test"] },
+    });
     const checkpoint = CheckpointJson.safeParse(json(run.runDir, "checkpoint.json"));
     expect(checkpoint.success, JSON.stringify(checkpoint.error?.issues)).toBe(true);
-    expect(checkpoint.data).toMatchObject({ done: true, terminalReason: "verified", cleanup: "done", artifacts: { "changes.patch": { sha256: run.result.patch?.sha256 } } });
+    expect(checkpoint.data).toMatchObject({
+      done: true,
+      terminalReason: "verified",
+      cleanup: "done",
+      artifacts: { "changes.patch": { sha256: run.result.patch?.sha256 } },
+    });
     const backend = BackendResultJson.safeParse(json(run.runDir, "backend-result.json"));
     expect(backend.success, JSON.stringify(backend.error?.issues)).toBe(true);
     expect(backend.data).toMatchObject({ backend: "command", outcome: { kind: "finished" }, exitCode: 0 });
@@ -41,7 +50,10 @@ describe("one schema per run-directory artifact, shared by its writer and its re
     expect(CheckpointJson.safeParse({ phase: 7, owner: "me" }).success).toBe(false);
     expect(CheckpointJson.safeParse({ phase: "agent", nonce: "../../etc" }).success).toBe(false);
     expect(CheckpointJson.safeParse({ phase: "agent", owner: { pid: -1, startTime: null } }).success).toBe(false);
-    expect(CheckpointJson.safeParse({ phase: "agent", resources: { cgroups: Array.from({ length: 65 }, (_, i) => `/sys/fs/cgroup/${i}`) } }).success).toBe(false);
+    expect(
+      CheckpointJson.safeParse({ phase: "agent", resources: { cgroups: Array.from({ length: 65 }, (_, i) => `/sys/fs/cgroup/${i}`) } })
+        .success,
+    ).toBe(false);
     expect(CheckpointJson.safeParse({ done: true, terminalReason: "escaped" }).success).toBe(false);
     expect(CheckpointJson.safeParse({ runId: "done", phase: "finish", owner: { pid: 1, startTime: null }, done: true }).success).toBe(true);
 
@@ -67,9 +79,18 @@ describe("one schema per run-directory artifact, shared by its writer and its re
       stillAlive: [],
       removed: ["/tmp/handoff/r-0123456789abcdef"],
     });
-    expect(result).toMatchObject({ terminalReason: "user_cancelled", status: "cancelled", detail: "runner_crashed", timings: { durationMs: 3000, phases: {} } });
+    expect(result).toMatchObject({
+      terminalReason: "user_cancelled",
+      status: "cancelled",
+      detail: "runner_crashed",
+      timings: { durationMs: 3000, phases: {} },
+    });
     expect(result.patch?.files).toEqual([{ path: "x", change: "modified", additions: 1, deletions: 1 }]);
-    expect(result.sweep).toEqual({ killed: [{ pid: 12, command: "sleep 100", reason: "marker" }], stillAlive: [], removed: ["/tmp/handoff/r-0123456789abcdef"] });
+    expect(result.sweep).toEqual({
+      killed: [{ pid: 12, command: "sleep 100", reason: "marker" }],
+      stillAlive: [],
+      removed: ["/tmp/handoff/r-0123456789abcdef"],
+    });
     expect(RunResult.parse(JSON.parse(JSON.stringify(result)))).toEqual(result);
     expect(RunResult.safeParse({ ...result, sweep: { killed: "all" } }).success).toBe(false);
   });

@@ -1,11 +1,5 @@
 import { describe, expect, test } from "vitest";
-import {
-  CLAUDE_ALLOWED_TOOLS,
-  claudeArgs,
-  claudeDefinition,
-  claudeHome,
-  userClaudeConfigDir,
-} from "../backends/claude.js";
+import { CLAUDE_ALLOWED_TOOLS, claudeArgs, claudeDefinition, claudeHome, userClaudeConfigDir } from "../backends/claude.js";
 import { classifyClaudeError, createClaudeParser, detailOfErrorCode } from "../backends/claude-stream.js";
 import type { StreamParser } from "../src/agent/agent-process.js";
 import { cliInfo, cliInvocation, lines } from "./helpers/backend-fixtures.js";
@@ -15,7 +9,15 @@ const SESSION = "00000000-0000-4000-8000-000000000000";
 
 const invocation = cliInvocation("/opt/claude/bin/claude", { sessionId: SESSION });
 
-const init = { type: "system", subtype: "init", cwd: "/c", session_id: SESSION, model: "claude-sonnet-4-5", claude_code_version: "2.1.197", tools: ["Bash"] };
+const init = {
+  type: "system",
+  subtype: "init",
+  cwd: "/c",
+  session_id: SESSION,
+  model: "claude-sonnet-4-5",
+  claude_code_version: "2.1.197",
+  tools: ["Bash"],
+};
 const usage = { input_tokens: 200, output_tokens: 40, cache_creation_input_tokens: 10, cache_read_input_tokens: 5 };
 const success = {
   type: "result",
@@ -31,12 +33,21 @@ const success = {
   terminal_reason: "completed",
 };
 function assistant(content: unknown[], extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { type: "assistant", message: { id: "msg_1", role: "assistant", model: "claude-sonnet-4-5", content }, parent_tool_use_id: null, session_id: SESSION, ...extra };
+  return {
+    type: "assistant",
+    message: { id: "msg_1", role: "assistant", model: "claude-sonnet-4-5", content },
+    parent_tool_use_id: null,
+    session_id: SESSION,
+    ...extra,
+  };
 }
 function toolResult(id: string, content: unknown, isError?: boolean, toolUseResult?: unknown): Record<string, unknown> {
   return {
     type: "user",
-    message: { role: "user", content: [{ type: "tool_result", tool_use_id: id, content, ...(isError === undefined ? {} : { is_error: isError }) }] },
+    message: {
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: id, content, ...(isError === undefined ? {} : { is_error: isError }) }],
+    },
     parent_tool_use_id: null,
     session_id: SESSION,
     ...(toolUseResult === undefined ? {} : { tool_use_result: toolUseResult }),
@@ -46,8 +57,19 @@ function toolResult(id: string, content: unknown, isError?: boolean, toolUseResu
 function apiFailure(text: string, code: string, status: number | null): string {
   return lines(
     init,
-    assistant([{ type: "text", text }], { error: code, message: { id: "x", model: "<synthetic>", role: "assistant", content: [{ type: "text", text }] } }),
-    { ...success, is_error: true, api_error_status: status, num_turns: 1, result: text, total_cost_usd: 0, usage: { input_tokens: 0, output_tokens: 0 } },
+    assistant([{ type: "text", text }], {
+      error: code,
+      message: { id: "x", model: "<synthetic>", role: "assistant", content: [{ type: "text", text }] },
+    }),
+    {
+      ...success,
+      is_error: true,
+      api_error_status: status,
+      num_turns: 1,
+      result: text,
+      total_cost_usd: 0,
+      usage: { input_tokens: 0, output_tokens: 0 },
+    },
   );
 }
 
@@ -103,7 +125,9 @@ describe("claude argv, env and home", () => {
     expect(userClaudeConfigDir({ HOME: "/home/ann", CLAUDE_CONFIG_DIR: "/srv/claude" })).toBe("/srv/claude");
     expect(userClaudeConfigDir({ HOME: "/home/ann", CLAUDE_CONFIG_DIR: "" })).toBe("/home/ann/.claude");
     expect(userClaudeConfigDir({ HOME: "/home/ann", CLAUDE_CONFIG_DIR: "rel" })).toBe("/home/ann/.claude");
-    expect(claudeHome("/h", { HOME: "/home/ann", CLAUDE_CONFIG_DIR: "/srv/claude" }).links[0]!.target).toBe("/srv/claude/.credentials.json");
+    expect(claudeHome("/h", { HOME: "/home/ann", CLAUDE_CONFIG_DIR: "/srv/claude" }).links[0]!.target).toBe(
+      "/srv/claude/.credentials.json",
+    );
   });
 });
 
@@ -117,7 +141,12 @@ describe("claude failure messages", () => {
     ["API Error: 500 scripted failure (HTTP 500). This is a server-side issue", 500, "server_error", "provider_error"],
     ["API Error: Repeated 529 Overloaded errors", 529, "overloaded", "provider_error"],
     ["API Error: Unable to connect to API (ConnectionRefused)", null, "server_error", "network_unreachable"],
-    ["API Error: Connection to the API was lost (ECONNRESET). This is usually temporary — try again.", null, "server_error", "provider_error"],
+    [
+      "API Error: Connection to the API was lost (ECONNRESET). This is usually temporary — try again.",
+      null,
+      "server_error",
+      "provider_error",
+    ],
     ["API Error: 400 prompt is too long", 400, "invalid_request", "agent_reported_error"],
   ])("%s (%s, %s) → %s", (message, status, code, detail) => {
     expect(classifyClaudeError(message, status, code)).toBe(detail);
@@ -142,7 +171,11 @@ describe("claude stream parser", () => {
           { type: "text", text: "Let me fix it." },
           { type: "tool_use", id: "toolu_1", name: "Write", input: { file_path: "/c/math.js", content: "x" } },
         ]),
-        toolResult("toolu_1", "File created successfully at: /c/math.js", undefined, { type: "create", filePath: "/c/math.js", content: "x" }),
+        toolResult("toolu_1", "File created successfully at: /c/math.js", undefined, {
+          type: "create",
+          filePath: "/c/math.js",
+          content: "x",
+        }),
         assistant([{ type: "tool_use", id: "toolu_2", name: "Edit", input: { file_path: "/c/b.js" } }]),
         toolResult("toolu_2", [{ type: "text", text: "edited" }], false, { filePath: "/c/b.js", structuredPatch: [] }),
         assistant([{ type: "tool_use", id: "toolu_3", name: "Read", input: { file_path: "/c/b.js" } }]),
@@ -200,7 +233,10 @@ describe("claude stream parser", () => {
       lines(
         assistant([{ type: "tool_use", id: "t1", name: "Write", input: {} }]),
         toolResult("t1", "<tool_use_error>File has not been read yet.</tool_use_error>", true, "Error: File has not been read yet."),
-        toolResult("t2", [{ type: "text", text: "a" }, { type: "image", source: {} }]),
+        toolResult("t2", [
+          { type: "text", text: "a" },
+          { type: "image", source: {} },
+        ]),
       ),
     );
     expect(events.slice(1)).toEqual([
@@ -233,20 +269,32 @@ describe("claude stream parser", () => {
     ["API Error: 500 …", "server_error", 500, "provider_error"],
     ["API Error: Unable to connect to API (ConnectionRefused)", "server_error", null, "network_unreachable"],
     ["API Error: Connection to the API was lost (ECONNRESET).", "server_error", null, "provider_error"],
-  ])("an API failure (%s) ends failed from the stream, not the exit code; its text is an error, not the answer", (text, code, status, detail) => {
-    const { events, finish } = parse(apiFailure(text, code, status));
-    expect(events).toContainEqual({ type: "agent.error", message: text });
-    expect(events.some((event) => event.type === "agent.message")).toBe(false);
-    expect(finish.verdict).toEqual({ kind: "failed", detail, message: text, hint: null });
-    expect(finish.finalMessage).toBeNull();
-    expect(finish.usage).toEqual({ inputTokens: 0, outputTokens: 0, costUsd: 0 });
-  });
+  ])(
+    "an API failure (%s) ends failed from the stream, not the exit code; its text is an error, not the answer",
+    (text, code, status, detail) => {
+      const { events, finish } = parse(apiFailure(text, code, status));
+      expect(events).toContainEqual({ type: "agent.error", message: text });
+      expect(events.some((event) => event.type === "agent.message")).toBe(false);
+      expect(finish.verdict).toEqual({ kind: "failed", detail, message: text, hint: null });
+      expect(finish.finalMessage).toBeNull();
+      expect(finish.usage).toEqual({ inputTokens: 0, outputTokens: 0, costUsd: 0 });
+    },
+  );
 
   test("api_retry lines are non-fatal errors", () => {
     const { events, finish } = parse(
       lines(
         init,
-        { type: "system", subtype: "api_retry", attempt: 1, max_retries: 10, retry_delay_ms: 586.8, error_status: 529, error: "overloaded", session_id: SESSION },
+        {
+          type: "system",
+          subtype: "api_retry",
+          attempt: 1,
+          max_retries: 10,
+          retry_delay_ms: 586.8,
+          error_status: 529,
+          error: "overloaded",
+          session_id: SESSION,
+        },
         { type: "system", subtype: "api_retry", attempt: 2, error_status: null, error: null },
         { type: "system", subtype: "api_error", message: "boom" },
         success,
@@ -262,16 +310,36 @@ describe("claude stream parser", () => {
 
   test("error_max_turns → max_turns, with claude's own words", () => {
     const { finish } = parse(
-      lines(init, { type: "result", subtype: "error_max_turns", is_error: true, num_turns: 2, errors: ["Reached maximum number of turns (1)"], usage, total_cost_usd: 0.001 }),
+      lines(init, {
+        type: "result",
+        subtype: "error_max_turns",
+        is_error: true,
+        num_turns: 2,
+        errors: ["Reached maximum number of turns (1)"],
+        usage,
+        total_cost_usd: 0.001,
+      }),
     );
     expect(finish.verdict).toEqual({ kind: "failed", detail: "max_turns", message: "Reached maximum number of turns (1)", hint: null });
   });
 
   test("other error subtypes are agent errors with their errors[]", () => {
-    const { finish } = parse(lines({ type: "result", subtype: "error_during_execution", is_error: true, errors: ["No conversation found with session ID: x"] }));
-    expect(finish.verdict).toEqual({ kind: "failed", detail: "agent_reported_error", message: "No conversation found with session ID: x", hint: null });
+    const { finish } = parse(
+      lines({ type: "result", subtype: "error_during_execution", is_error: true, errors: ["No conversation found with session ID: x"] }),
+    );
+    expect(finish.verdict).toEqual({
+      kind: "failed",
+      detail: "agent_reported_error",
+      message: "No conversation found with session ID: x",
+      hint: null,
+    });
     const budget = parse(lines({ type: "result", subtype: "error_max_budget_usd", is_error: false }));
-    expect(budget.finish.verdict).toEqual({ kind: "failed", detail: "agent_reported_error", message: "claude ended with error_max_budget_usd", hint: null });
+    expect(budget.finish.verdict).toEqual({
+      kind: "failed",
+      detail: "agent_reported_error",
+      message: "claude ended with error_max_budget_usd",
+      hint: null,
+    });
   });
 
   test("a successful result with permission denials → permission_denied, naming what was refused", () => {
@@ -317,7 +385,9 @@ describe("claude stream parser", () => {
         success,
       ),
     );
-    const diagnostics = events.filter((event) => event.type === "diagnostic").map((event) => (event.type === "diagnostic" ? event.message : ""));
+    const diagnostics = events
+      .filter((event) => event.type === "diagnostic")
+      .map((event) => (event.type === "diagnostic" ? event.message : ""));
     expect(diagnostics).toHaveLength(9);
     expect(diagnostics[0]).toBe("a line that is not JSON");
     expect(diagnostics[1]).toBe('an event type handoff does not know: "mystery"');
@@ -378,7 +448,8 @@ function asRecorded(): StreamParser {
         let sessionId = "";
         try {
           const first: unknown = JSON.parse(line);
-          if (typeof first === "object" && first !== null && "session_id" in first && typeof first.session_id === "string") sessionId = first.session_id;
+          if (typeof first === "object" && first !== null && "session_id" in first && typeof first.session_id === "string")
+            sessionId = first.session_id;
         } catch {
           // not JSON: no id to reuse
         }

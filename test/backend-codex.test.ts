@@ -1,11 +1,5 @@
 import { describe, expect, test } from "vitest";
-import {
-  codexArgs,
-  codexDefinition,
-  codexHome,
-  untrustedProjectOverride,
-  userCodexHome,
-} from "../backends/codex.js";
+import { codexArgs, codexDefinition, codexHome, untrustedProjectOverride, userCodexHome } from "../backends/codex.js";
 import { classifyCodexError, createCodexParser } from "../backends/codex-stream.js";
 import { cliInfo, cliInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
@@ -98,7 +92,12 @@ describe("codex stream parser", () => {
       { type: "agent.message", text: "Done." },
       { type: "agent.usage", inputTokens: 200, outputTokens: 40, costUsd: null },
     ]);
-    expect(finish).toEqual({ verdict: { kind: "finished" }, sessionId: "t-1", finalMessage: "Done.", usage: { inputTokens: 200, outputTokens: 40, costUsd: null } });
+    expect(finish).toEqual({
+      verdict: { kind: "finished" },
+      sessionId: "t-1",
+      finalMessage: "Done.",
+      usage: { inputTokens: 200, outputTokens: 40, costUsd: null },
+    });
   });
 
   test("usage is cumulative per thread: each turn reports the difference", () => {
@@ -119,8 +118,23 @@ describe("codex stream parser", () => {
   });
 
   test("shell commands and file changes become tool events; each changed file is reported once", () => {
-    const command = { id: "item_0", type: "command_execution", command: "/bin/bash -lc 'ls'", aggregated_output: "", exit_code: null, status: "in_progress" };
-    const patch = { id: "item_1", type: "file_change", changes: [{ path: "/c/math.js", kind: "update" }, { path: "/c/new.js", kind: "add" }], status: "in_progress" };
+    const command = {
+      id: "item_0",
+      type: "command_execution",
+      command: "/bin/bash -lc 'ls'",
+      aggregated_output: "",
+      exit_code: null,
+      status: "in_progress",
+    };
+    const patch = {
+      id: "item_1",
+      type: "file_change",
+      changes: [
+        { path: "/c/math.js", kind: "update" },
+        { path: "/c/new.js", kind: "add" },
+      ],
+      status: "in_progress",
+    };
     const { events } = parse(
       lines(
         { type: "item.started", item: command },
@@ -128,7 +142,10 @@ describe("codex stream parser", () => {
         { type: "item.completed", item: { ...command, aggregated_output: "a\nb\n", exit_code: 0, status: "completed" } },
         { type: "item.started", item: patch },
         { type: "item.completed", item: { ...patch, status: "completed" } },
-        { type: "item.completed", item: { id: "item_2", type: "command_execution", command: "false", aggregated_output: "", exit_code: 1, status: "failed" } },
+        {
+          type: "item.completed",
+          item: { id: "item_2", type: "command_execution", command: "false", aggregated_output: "", exit_code: 1, status: "failed" },
+        },
         { type: "item.completed", item: { id: "item_3", type: "file_change", changes: [{ path: "/c/x", kind: "add" }], status: "failed" } },
         { type: "turn.completed", usage: { input_tokens: 1, output_tokens: 1 } },
       ),
@@ -149,7 +166,14 @@ describe("codex stream parser", () => {
   });
 
   test("an item id used again after its item completed (a later turn) starts a tool again: ids are not held for ever", () => {
-    const command = (n: number) => ({ id: "item_0", type: "command_execution", command: `echo ${n}`, aggregated_output: `${n}\n`, exit_code: 0, status: "completed" });
+    const command = (n: number) => ({
+      id: "item_0",
+      type: "command_execution",
+      command: `echo ${n}`,
+      aggregated_output: `${n}\n`,
+      exit_code: 0,
+      status: "completed",
+    });
     const { events } = parse(
       lines(
         { type: "item.completed", item: command(1) },
@@ -165,13 +189,34 @@ describe("codex stream parser", () => {
   });
 
   test("MCP calls, web searches, todo lists and error items", () => {
-    const mcp = { id: "item_3", type: "mcp_tool_call", server: "github", tool: "search_issues", arguments: { q: "is:open" }, status: "in_progress" };
+    const mcp = {
+      id: "item_3",
+      type: "mcp_tool_call",
+      server: "github",
+      tool: "search_issues",
+      arguments: { q: "is:open" },
+      status: "in_progress",
+    };
     const { events, finish } = parse(
       lines(
         { type: "item.completed", item: { id: "item_0", type: "error", message: "Model metadata for `mock-model` not found." } },
         { type: "item.started", item: mcp },
-        { type: "item.completed", item: { ...mcp, result: { content: [{ type: "text", text: "3 issues" }], structured_content: null }, status: "completed" } },
-        { type: "item.completed", item: { id: "item_4", type: "mcp_tool_call", server: "s", tool: "t", arguments: {}, error: { message: "no such tool" }, status: "failed" } },
+        {
+          type: "item.completed",
+          item: { ...mcp, result: { content: [{ type: "text", text: "3 issues" }], structured_content: null }, status: "completed" },
+        },
+        {
+          type: "item.completed",
+          item: {
+            id: "item_4",
+            type: "mcp_tool_call",
+            server: "s",
+            tool: "t",
+            arguments: {},
+            error: { message: "no such tool" },
+            status: "failed",
+          },
+        },
         { type: "item.completed", item: { id: "item_5", type: "web_search", query: "serde flatten enum" } },
         { type: "item.updated", item: { id: "item_6", type: "todo_list", items: [{ text: "Write test", completed: true }] } },
         { type: "turn.completed", usage: { input_tokens: 1, output_tokens: 1 } },

@@ -84,7 +84,22 @@ describe("a misbehaving CLI through the whole pipeline", () => {
   test("ends external_agent_error with exit 6 and the CLI's own words in result.json", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const runsDir = join(tempDir("handoff-runs"), "runs");
-    const outcome = await runCli(["run", "-C", repo, "--backend", "claude", "--bin", join(FAKES, "exits-before-output.sh"), "--yes", "--json", "--no-verify", "--runs-dir", runsDir, "--", "fix it"]);
+    const outcome = await runCli([
+      "run",
+      "-C",
+      repo,
+      "--backend",
+      "claude",
+      "--bin",
+      join(FAKES, "exits-before-output.sh"),
+      "--yes",
+      "--json",
+      "--no-verify",
+      "--runs-dir",
+      runsDir,
+      "--",
+      "fix it",
+    ]);
     expect(outcome.code).toBe(6);
     const result = JSON.parse(outcome.stdout);
     expect(result.terminalReason).toBe("external_agent_error");

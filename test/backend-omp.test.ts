@@ -25,7 +25,9 @@ describe("omp argv, env and home", () => {
     expect(home.env).toEqual({ PI_CODING_AGENT_DIR: "/var/handoff/homes/run-1/omp" });
     expect(home.dirs).toEqual(["/var/handoff/homes/run-1/omp"]);
     expect(OMP_LOGIN_FILES).toEqual(["agent.db", "models.yml", "models.yaml", "models.json", "config.yml", "config.yaml"]);
-    expect(home.links).toEqual(OMP_LOGIN_FILES.map((name) => ({ at: `/var/handoff/homes/run-1/omp/${name}`, target: `/home/ann/.omp/agent/${name}` })));
+    expect(home.links).toEqual(
+      OMP_LOGIN_FILES.map((name) => ({ at: `/var/handoff/homes/run-1/omp/${name}`, target: `/home/ann/.omp/agent/${name}` })),
+    );
   });
 
   test("the user's $PI_CODING_AGENT_DIR (absolute) wins, then $PI_CONFIG_DIR renames ~/.omp", () => {
@@ -40,7 +42,13 @@ describe("omp argv, env and home", () => {
 // The parser is shared with pi (backends/pi-stream.ts, tested in backend-pi.test.ts); here what only omp writes.
 describe("omp stream specifics", () => {
   const parse = (text: string) => replay(text, ompDefinition.parser(invocation, cliInfo("omp")));
-  const session = { type: "session", version: 3, id: "01a22937-613b-7418-be2c-82f42f45397c", timestamp: "2026-11-29T21:30:24.955Z", cwd: "/w" };
+  const session = {
+    type: "session",
+    version: 3,
+    id: "01a22937-613b-7418-be2c-82f42f45397c",
+    timestamp: "2026-11-29T21:30:24.955Z",
+    cwd: "/w",
+  };
 
   test("omp's informational events are skipped, not diagnosed; a fallback model switch is passed on", () => {
     const fallback = { type: "retry_fallback_applied", from: "a/x", to: "b/y", role: "default" };
@@ -60,7 +68,10 @@ describe("omp stream specifics", () => {
         fallback,
       ),
     );
-    expect(events).toEqual([{ type: "agent.session", sessionId: session.id }, { type: "agent.json", data: fallback }]);
+    expect(events).toEqual([
+      { type: "agent.session", sessionId: session.id },
+      { type: "agent.json", data: fallback },
+    ]);
   });
 
   test("omp exits 1 on a 401 and says so in the stream too: errorStatus classifies it", () => {
@@ -72,7 +83,10 @@ describe("omp stream specifics", () => {
 
 describe("omp failing before its agent starts", () => {
   test("the header and omp's pre-start advisor line are not an agent run", () => {
-    const { finish } = replay(lines({ type: "session", version: 3, id: "s1", timestamp: "t", cwd: "/w" }, { type: "advisor_cost_changed" }), ompDefinition.parser(invocation, cliInfo("omp")));
+    const { finish } = replay(
+      lines({ type: "session", version: 3, id: "s1", timestamp: "t", cwd: "/w" }, { type: "advisor_cost_changed" }),
+      ompDefinition.parser(invocation, cliInfo("omp")),
+    );
     expect(finish.verdict).toEqual({ kind: "incomplete" });
   });
 });

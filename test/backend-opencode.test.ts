@@ -9,9 +9,13 @@ const invocation = cliInvocation("/opt/opencode/bin/opencode");
 const SES = "ses_dd6c9795affeGSMYxBzP4W058I";
 const line = (type: string, rest: Record<string, unknown> = {}) => ({ type, timestamp: 1795987770277, sessionID: SES, ...rest });
 const stepStart = () => line("step_start", { part: { id: "prt_1", messageID: "msg_1", sessionID: SES, type: "step-start" } });
-const text = (value: string) => line("text", { part: { id: "prt_2", messageID: "msg_1", sessionID: SES, type: "text", text: value, time: { start: 1, end: 2 } } });
-const stepFinish = (reason: string, tokens = { total: 120, input: 100, output: 20, reasoning: 0, cache: { write: 0, read: 0 } }, cost = 0) =>
-  line("step_finish", { part: { id: "prt_3", reason, messageID: "msg_1", sessionID: SES, type: "step-finish", tokens, cost } });
+const text = (value: string) =>
+  line("text", { part: { id: "prt_2", messageID: "msg_1", sessionID: SES, type: "text", text: value, time: { start: 1, end: 2 } } });
+const stepFinish = (
+  reason: string,
+  tokens = { total: 120, input: 100, output: 20, reasoning: 0, cache: { write: 0, read: 0 } },
+  cost = 0,
+) => line("step_finish", { part: { id: "prt_3", reason, messageID: "msg_1", sessionID: SES, type: "step-finish", tokens, cost } });
 const tool = (name: string, state: Record<string, unknown>, callID = "call_1") =>
   line("tool_use", { part: { type: "tool", tool: name, callID, state, id: "prt_4", sessionID: SES, messageID: "msg_1" } });
 const apiError = (data: Record<string, unknown>, name = "APIError") => line("error", { error: { name, data } });
@@ -27,7 +31,15 @@ describe("opencode argv, env and home", () => {
   });
 
   test("passes --model through as -m provider/model", () => {
-    expect(opencodeArgs({ cwd: "/c", model: "anthropic/claude-sonnet-4-5" })).toEqual(["run", "--format", "json", "--dir", "/c", "-m", "anthropic/claude-sonnet-4-5"]);
+    expect(opencodeArgs({ cwd: "/c", model: "anthropic/claude-sonnet-4-5" })).toEqual([
+      "run",
+      "--format",
+      "json",
+      "--dir",
+      "/c",
+      "-m",
+      "anthropic/claude-sonnet-4-5",
+    ]);
   });
 
   test("a private XDG home under the run's home dir, project config off, offline switches on", () => {
@@ -99,7 +111,12 @@ describe("opencode stream parser", () => {
     const { events, finish } = parse(
       lines(
         stepStart(),
-        tool("write", { status: "completed", input: { filePath: "/c/math.js", content: "x" }, output: "Wrote file successfully.", title: "math.js" }),
+        tool("write", {
+          status: "completed",
+          input: { filePath: "/c/math.js", content: "x" },
+          output: "Wrote file successfully.",
+          title: "math.js",
+        }),
         stepFinish("tool-calls"),
         stepStart(),
         text("Fixed add(). All tests pass."),
@@ -123,7 +140,9 @@ describe("opencode stream parser", () => {
   });
 
   test("reasoning parts become reasoning events; the last text is the final message", () => {
-    const { events, finish } = parse(lines(line("reasoning", { part: { type: "reasoning", text: "Thinking..." } }), text("first"), text("second"), stepFinish("stop")));
+    const { events, finish } = parse(
+      lines(line("reasoning", { part: { type: "reasoning", text: "Thinking..." } }), text("first"), text("second"), stepFinish("stop")),
+    );
     expect(events.slice(1, 4)).toEqual([
       { type: "agent.reasoning", text: "Thinking..." },
       { type: "agent.message", text: "first" },
@@ -136,11 +155,20 @@ describe("opencode stream parser", () => {
     const { events, finish } = parse(
       lines(
         stepStart(),
-        tool("write", { status: "error", input: { filePath: "/tmp/outside.txt", content: "x\n" }, error: "The user rejected permission to use this specific tool call." }),
+        tool("write", {
+          status: "error",
+          input: { filePath: "/tmp/outside.txt", content: "x\n" },
+          error: "The user rejected permission to use this specific tool call.",
+        }),
         stepFinish("tool-calls"),
       ),
     );
-    expect(events).toContainEqual({ type: "agent.tool.finished", id: "call_1", ok: false, output: "The user rejected permission to use this specific tool call." });
+    expect(events).toContainEqual({
+      type: "agent.tool.finished",
+      id: "call_1",
+      ok: false,
+      output: "The user rejected permission to use this specific tool call.",
+    });
     expect(finish.verdict).toEqual({
       kind: "failed",
       detail: "permission_denied",
@@ -150,7 +178,17 @@ describe("opencode stream parser", () => {
   });
 
   test("a rejection wins even if the stream then reaches a stop step", () => {
-    const { finish } = parse(lines(tool("bash", { status: "error", input: { command: "cat /etc/x" }, error: "The user rejected permission to use this specific tool call." }), text("ok"), stepFinish("stop")));
+    const { finish } = parse(
+      lines(
+        tool("bash", {
+          status: "error",
+          input: { command: "cat /etc/x" },
+          error: "The user rejected permission to use this specific tool call.",
+        }),
+        text("ok"),
+        stepFinish("stop"),
+      ),
+    );
     expect(finish.verdict).toMatchObject({ kind: "failed", detail: "permission_denied" });
   });
 
@@ -158,26 +196,49 @@ describe("opencode stream parser", () => {
     const { events, finish } = parse(
       lines(
         tool("edit", { status: "error", input: { filePath: "/c/a" }, error: "oldString not found in content" }),
-        tool("read", { status: "error", input: { filePath: "/c/.env" }, error: "The user has specified a rule which prevents you from using this specific tool call." }, "call_2"),
+        tool(
+          "read",
+          {
+            status: "error",
+            input: { filePath: "/c/.env" },
+            error: "The user has specified a rule which prevents you from using this specific tool call.",
+          },
+          "call_2",
+        ),
         stepFinish("tool-calls"),
         text("Could not edit."),
         stepFinish("stop"),
       ),
     );
-    expect(events.filter((event) => event.type === "agent.tool.finished").map((event) => event.type === "agent.tool.finished" && event.ok)).toEqual([false, false]);
+    expect(
+      events.filter((event) => event.type === "agent.tool.finished").map((event) => event.type === "agent.tool.finished" && event.ok),
+    ).toEqual([false, false]);
     expect(finish.verdict).toEqual({ kind: "finished" });
   });
 
   test("an error line fails the run, classified by its HTTP status, and is reported as agent.error", () => {
     const { events, finish } = parse(
-      lines(apiError({ message: "scripted failure (HTTP 429)", statusCode: 429, isRetryable: true, responseHeaders: { "retry-after": "0" }, metadata: { url: "http://127.0.0.1:1/v1/chat/completions" } })),
+      lines(
+        apiError({
+          message: "scripted failure (HTTP 429)",
+          statusCode: 429,
+          isRetryable: true,
+          responseHeaders: { "retry-after": "0" },
+          metadata: { url: "http://127.0.0.1:1/v1/chat/completions" },
+        }),
+      ),
     );
     expect(events).toEqual([
       { type: "agent.session", sessionId: SES },
       { type: "agent.error", message: "APIError (HTTP 429): scripted failure (HTTP 429)" },
     ]);
     expect(finish).toEqual({
-      verdict: { kind: "failed", detail: "rate_limited", message: "opencode reported APIError (HTTP 429): scripted failure (HTTP 429)", hint: null },
+      verdict: {
+        kind: "failed",
+        detail: "rate_limited",
+        message: "opencode reported APIError (HTTP 429): scripted failure (HTTP 429)",
+        hint: null,
+      },
       sessionId: SES,
       finalMessage: null,
       usage: null,
@@ -186,19 +247,51 @@ describe("opencode stream parser", () => {
 
   test("a cut stream: step_starts of the retries, then a connection error → provider_error", () => {
     const { finish } = parse(
-      lines(stepStart(), stepStart(), apiError({ message: "Connection reset by server", isRetryable: true, metadata: { code: "ECONNRESET", syscall: "", message: "The socket connection was closed unexpectedly." } })),
+      lines(
+        stepStart(),
+        stepStart(),
+        apiError({
+          message: "Connection reset by server",
+          isRetryable: true,
+          metadata: { code: "ECONNRESET", syscall: "", message: "The socket connection was closed unexpectedly." },
+        }),
+      ),
     );
-    expect(finish.verdict).toMatchObject({ kind: "failed", detail: "provider_error", message: "opencode reported APIError: Connection reset by server" });
+    expect(finish.verdict).toMatchObject({
+      kind: "failed",
+      detail: "provider_error",
+      message: "opencode reported APIError: Connection reset by server",
+    });
   });
 
   test("the first error decides; an error after a finished step still fails the run", () => {
-    const { finish } = parse(lines(text("hi"), stepFinish("stop"), apiError({ message: "Incorrect API key provided", statusCode: 401 }), apiError({ message: "later", statusCode: 500 })));
+    const { finish } = parse(
+      lines(
+        text("hi"),
+        stepFinish("stop"),
+        apiError({ message: "Incorrect API key provided", statusCode: 401 }),
+        apiError({ message: "later", statusCode: 500 }),
+      ),
+    );
     expect(finish.verdict).toMatchObject({ kind: "failed", detail: "auth_failed" });
   });
 
   test("OpenCode's catch-all error (an unknown model) gets a hint about the model, not a provider verdict", () => {
-    const { finish } = parse(lines(line("error", { error: { name: "UnknownError", data: { message: "Unexpected server error. Check server logs for details.", ref: "err_4e8cfb16" } } })));
-    expect(finish.verdict).toMatchObject({ kind: "failed", detail: "agent_reported_error", hint: expect.stringContaining("opencode models") });
+    const { finish } = parse(
+      lines(
+        line("error", {
+          error: {
+            name: "UnknownError",
+            data: { message: "Unexpected server error. Check server logs for details.", ref: "err_4e8cfb16" },
+          },
+        }),
+      ),
+    );
+    expect(finish.verdict).toMatchObject({
+      kind: "failed",
+      detail: "agent_reported_error",
+      hint: expect.stringContaining("opencode models"),
+    });
   });
 
   test("an error line of an unexpected shape is a diagnostic and still a failure", () => {
@@ -210,7 +303,9 @@ describe("opencode stream parser", () => {
   test("no step_finish, or a last step that asked for tools, is incomplete", () => {
     expect(parse("").finish.verdict).toEqual({ kind: "incomplete" });
     expect(parse(lines(stepStart(), text("partial"))).finish.verdict).toEqual({ kind: "incomplete" });
-    const toolCalls = parse(lines(stepStart(), tool("bash", { status: "completed", input: { command: "ls" }, output: "a\n" }), stepFinish("tool-calls")));
+    const toolCalls = parse(
+      lines(stepStart(), tool("bash", { status: "completed", input: { command: "ls" }, output: "a\n" }), stepFinish("tool-calls")),
+    );
     expect(toolCalls.finish.verdict).toEqual({ kind: "incomplete" });
     expect(toolCalls.finish.sessionId).toBe(SES);
   });

@@ -7,18 +7,43 @@ import { goldenTranscriptTests, replay } from "./helpers/golden.js";
 
 const invocation = cliInvocation("/opt/pi/bin/pi");
 
-const SESSION = { type: "session", version: 3, id: "01a22937-4151-73c7-9371-6215e08c4a45", timestamp: "2026-11-29T21:30:16.785Z", cwd: "/work/clone/ws" };
+const SESSION = {
+  type: "session",
+  version: 3,
+  id: "01a22937-4151-73c7-9371-6215e08c4a45",
+  timestamp: "2026-11-29T21:30:16.785Z",
+  cwd: "/work/clone/ws",
+};
 
 function usage(input: number, output: number, total = 0, cacheRead = 0) {
-  return { input, output, cacheRead, cacheWrite: 0, totalTokens: input + output + cacheRead, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total } };
+  return {
+    input,
+    output,
+    cacheRead,
+    cacheWrite: 0,
+    totalTokens: input + output + cacheRead,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total },
+  };
 }
 
 function assistant(content: unknown[], extra: Record<string, unknown> = {}) {
-  return { role: "assistant", content, api: "openai-completions", provider: "mock", model: "mock-model", usage: usage(100, 20), stopReason: "stop", timestamp: 1, ...extra };
+  return {
+    role: "assistant",
+    content,
+    api: "openai-completions",
+    provider: "mock",
+    model: "mock-model",
+    usage: usage(100, 20),
+    stopReason: "stop",
+    timestamp: 1,
+    ...extra,
+  };
 }
 
-const failed = (errorMessage: string, extra: Record<string, unknown> = {}) =>
-  ({ type: "message_end", message: assistant([], { usage: usage(0, 0), stopReason: "error", errorMessage, ...extra }) });
+const failed = (errorMessage: string, extra: Record<string, unknown> = {}) => ({
+  type: "message_end",
+  message: assistant([], { usage: usage(0, 0), stopReason: "error", errorMessage, ...extra }),
+});
 
 describe("pi argv, env and home", () => {
   test("json mode, no extensions, sessions in the private home, the prompt on stdin", () => {
@@ -68,7 +93,11 @@ describe("pi-family failure messages", () => {
     ["scripted failure", 503, "provider_error"],
     // a stream that broke mid-response: pi (undici) and omp (bun)
     ["terminated", null, "provider_error"],
-    ["ECONNRESET: The socket connection was closed unexpectedly. For more information, pass `verbose: true` in the second argument to fetch()", null, "provider_error"],
+    [
+      "ECONNRESET: The socket connection was closed unexpectedly. For more information, pass `verbose: true` in the second argument to fetch()",
+      null,
+      "provider_error",
+    ],
     // nothing answered
     ["Connection error.", null, "network_unreachable"],
     ["ECONNREFUSED: Unable to connect. Is the computer able to access the url?", null, "network_unreachable"],
@@ -93,17 +122,36 @@ describe("pi-family stream parser", () => {
         { type: "message_update", assistantMessageEvent: { type: "text_delta", delta: "Fix", partial: {} }, message: {} },
         {
           type: "message_end",
-          message: assistant([{ type: "thinking", thinking: "add subtracts" }, { type: "text", text: "Fixing it." }, { type: "toolCall", id: "call_1", name: "write", arguments: { path: "math.js", content: "x" } }], {
-            stopReason: "toolUse",
-            usage: usage(100, 20, 0.25, 50),
-          }),
+          message: assistant(
+            [
+              { type: "thinking", thinking: "add subtracts" },
+              { type: "text", text: "Fixing it." },
+              { type: "toolCall", id: "call_1", name: "write", arguments: { path: "math.js", content: "x" } },
+            ],
+            {
+              stopReason: "toolUse",
+              usage: usage(100, 20, 0.25, 50),
+            },
+          ),
         },
         { type: "tool_execution_start", toolCallId: "call_1", toolName: "write", args: { path: "math.js", content: "x" } },
         { type: "tool_execution_update", toolCallId: "call_1", toolName: "write", args: {}, partialResult: {} },
-        { type: "tool_execution_end", toolCallId: "call_1", toolName: "write", result: { content: [{ type: "text", text: "Successfully wrote 1 bytes to math.js" }] }, isError: false },
-        { type: "message_end", message: { role: "toolResult", toolCallId: "call_1", toolName: "write", content: [{ type: "text", text: "ok" }], isError: false } },
+        {
+          type: "tool_execution_end",
+          toolCallId: "call_1",
+          toolName: "write",
+          result: { content: [{ type: "text", text: "Successfully wrote 1 bytes to math.js" }] },
+          isError: false,
+        },
+        {
+          type: "message_end",
+          message: { role: "toolResult", toolCallId: "call_1", toolName: "write", content: [{ type: "text", text: "ok" }], isError: false },
+        },
         { type: "turn_end", message: assistant([]), toolResults: [] },
-        { type: "message_end", message: assistant([{ type: "text", text: "Fixed add(). All tests pass." }], { usage: usage(100, 20, 0.5) }) },
+        {
+          type: "message_end",
+          message: assistant([{ type: "text", text: "Fixed add(). All tests pass." }], { usage: usage(100, 20, 0.5) }),
+        },
         { type: "turn_end", message: assistant([]), toolResults: [] },
         { type: "agent_end", messages: [] },
       ),
@@ -133,7 +181,13 @@ describe("pi-family stream parser", () => {
         SESSION,
         { type: "agent_start" },
         { type: "tool_execution_start", toolCallId: "t1", toolName: "edit", args: { path: "a.js" } },
-        { type: "tool_execution_end", toolCallId: "t1", toolName: "edit", result: { content: [{ type: "text", text: "old text not found" }] }, isError: true },
+        {
+          type: "tool_execution_end",
+          toolCallId: "t1",
+          toolName: "edit",
+          result: { content: [{ type: "text", text: "old text not found" }] },
+          isError: true,
+        },
         { type: "tool_execution_start", toolCallId: "t2", toolName: "custom" },
         { type: "tool_execution_end", toolCallId: "t2", toolName: "custom", result: { answer: 42 } },
       ),
@@ -147,7 +201,9 @@ describe("pi-family stream parser", () => {
   });
 
   test("pi exits 0 on a 401: the last assistant message's stopReason decides, classified from its errorMessage", () => {
-    const { events, finish } = parse(lines(SESSION, { type: "agent_start" }, failed("401 invalid x-api-key"), { type: "agent_end", messages: [] }));
+    const { events, finish } = parse(
+      lines(SESSION, { type: "agent_start" }, failed("401 invalid x-api-key"), { type: "agent_end", messages: [] }),
+    );
     expect(events).toContainEqual({ type: "agent.error", message: "401 invalid x-api-key" });
     expect(finish.verdict).toEqual({ kind: "failed", detail: "auth_failed", message: "401 invalid x-api-key", hint: null });
     expect(finish.usage).toEqual({ inputTokens: 0, outputTokens: 0, costUsd: 0 });
@@ -155,23 +211,45 @@ describe("pi-family stream parser", () => {
   });
 
   test("omp's errorStatus is used when the text has no status", () => {
-    const { finish } = parse(lines(SESSION, { type: "agent_start" }, failed("rate limited upstream", { errorStatus: 429 }), { type: "agent_end", messages: [] }));
+    const { finish } = parse(
+      lines(SESSION, { type: "agent_start" }, failed("rate limited upstream", { errorStatus: 429 }), { type: "agent_end", messages: [] }),
+    );
     expect(finish.verdict).toMatchObject({ kind: "failed", detail: "rate_limited" });
   });
 
   test("an aborted turn is a failure; omp's own silent abort is not", () => {
-    const aborted = parse(lines(SESSION, { type: "agent_start" }, { type: "message_end", message: assistant([], { stopReason: "aborted" }) }, { type: "agent_end", messages: [] }));
+    const aborted = parse(
+      lines(
+        SESSION,
+        { type: "agent_start" },
+        { type: "message_end", message: assistant([], { stopReason: "aborted" }) },
+        { type: "agent_end", messages: [] },
+      ),
+    );
     expect(aborted.finish.verdict).toMatchObject({ kind: "failed", detail: "agent_reported_error" });
-    const deadline = parse(lines(SESSION, { type: "agent_start" }, failed("Deadline exceeded", { stopReason: "aborted" }), { type: "agent_end", messages: [] }));
+    const deadline = parse(
+      lines(SESSION, { type: "agent_start" }, failed("Deadline exceeded", { stopReason: "aborted" }), { type: "agent_end", messages: [] }),
+    );
     expect(deadline.finish.verdict).toMatchObject({ kind: "failed", detail: "agent_reported_error", message: "Deadline exceeded" });
-    const silent = parse(lines(SESSION, { type: "agent_start" }, failed("__omp.silent_abort__", { stopReason: "aborted" }), { type: "agent_end", messages: [] }));
+    const silent = parse(
+      lines(SESSION, { type: "agent_start" }, failed("__omp.silent_abort__", { stopReason: "aborted" }), {
+        type: "agent_end",
+        messages: [],
+      }),
+    );
     expect(silent.finish.verdict).toEqual({ kind: "finished" });
     expect(silent.events.some((event) => event.type === "agent.error")).toBe(false);
   });
 
   test("a recovered error is not the verdict: only the last assistant message counts", () => {
     const { finish } = parse(
-      lines(SESSION, { type: "agent_start" }, failed("500 boom"), { type: "message_end", message: assistant([{ type: "text", text: "done" }]) }, { type: "agent_end", messages: [] }),
+      lines(
+        SESSION,
+        { type: "agent_start" },
+        failed("500 boom"),
+        { type: "message_end", message: assistant([{ type: "text", text: "done" }]) },
+        { type: "agent_end", messages: [] },
+      ),
     );
     expect(finish.verdict).toEqual({ kind: "finished" });
     expect(finish.finalMessage).toBe("done");
@@ -181,14 +259,33 @@ describe("pi-family stream parser", () => {
     const retry = { type: "auto_retry_start", attempt: 1, maxAttempts: 3, delayMs: 2000, errorMessage: "500 Internal server error" };
     const head = [SESSION, { type: "agent_start" }, failed("500 Internal server error"), { type: "agent_end", messages: [] }, retry];
     const cut = parse(lines(...head));
-    expect(cut.events).toContainEqual({ type: "agent.error", message: "pi retries (attempt 1 of 3 in 2.0 s) after: 500 Internal server error" });
+    expect(cut.events).toContainEqual({
+      type: "agent.error",
+      message: "pi retries (attempt 1 of 3 in 2.0 s) after: 500 Internal server error",
+    });
     expect(cut.finish.verdict).toEqual({ kind: "incomplete" });
 
-    const gaveUp = parse(lines(...head, { type: "agent_start" }, failed("500 Internal server error"), { type: "agent_end", messages: [] }, { type: "auto_retry_end", success: false, attempt: 3, finalError: "500 Internal server error" }));
+    const gaveUp = parse(
+      lines(
+        ...head,
+        { type: "agent_start" },
+        failed("500 Internal server error"),
+        { type: "agent_end", messages: [] },
+        { type: "auto_retry_end", success: false, attempt: 3, finalError: "500 Internal server error" },
+      ),
+    );
     expect(gaveUp.events).toContainEqual({ type: "agent.error", message: "pi gave up retrying: 500 Internal server error" });
     expect(gaveUp.finish.verdict).toMatchObject({ kind: "failed", detail: "provider_error" });
 
-    const recovered = parse(lines(...head, { type: "agent_start" }, { type: "message_end", message: assistant([{ type: "text", text: "ok" }]) }, { type: "agent_end", messages: [] }, { type: "auto_retry_end", success: true, attempt: 1 }));
+    const recovered = parse(
+      lines(
+        ...head,
+        { type: "agent_start" },
+        { type: "message_end", message: assistant([{ type: "text", text: "ok" }]) },
+        { type: "agent_end", messages: [] },
+        { type: "auto_retry_end", success: true, attempt: 1 },
+      ),
+    );
     expect(recovered.finish.verdict).toEqual({ kind: "finished" });
   });
 
@@ -214,7 +311,9 @@ describe("pi-family stream parser", () => {
     );
     expect(settled.finish.verdict).toEqual({ kind: "finished" });
     expect(settled.events.filter((event) => event.type === "diagnostic")).toEqual([]);
-    expect(parse(lines(SESSION, { type: "agent_start" }, failed("401 no"), { type: "agent_settled", aborted: false })).finish.verdict).toMatchObject({ detail: "auth_failed" });
+    expect(
+      parse(lines(SESSION, { type: "agent_start" }, failed("401 no"), { type: "agent_settled", aborted: false })).finish.verdict,
+    ).toMatchObject({ detail: "auth_failed" });
   });
 
   test("omp: agent_end with isTerminal:false is a continuation; notices pass on as JSON, informational types are skipped", () => {
@@ -236,7 +335,10 @@ describe("pi-family stream parser", () => {
   });
 
   test("a stream that stops before agent_end is incomplete, an empty or unreadable one too", () => {
-    expect(parse(lines(SESSION, { type: "agent_start" }, { type: "message_end", message: assistant([{ type: "text", text: "hi" }]) })).finish.verdict).toEqual({ kind: "incomplete" });
+    expect(
+      parse(lines(SESSION, { type: "agent_start" }, { type: "message_end", message: assistant([{ type: "text", text: "hi" }]) })).finish
+        .verdict,
+    ).toEqual({ kind: "incomplete" });
     expect(parse("").finish.verdict).toEqual({ kind: "incomplete" });
     expect(parse(lines("garbage", { type: "nope" })).finish.verdict).toEqual({ kind: "incomplete" });
   });
@@ -252,11 +354,16 @@ describe("pi-family stream parser", () => {
   });
 
   test("agent_end without any model response is an error", () => {
-    expect(parse(lines(SESSION, { type: "agent_start" }, { type: "agent_end", messages: [] })).finish.verdict).toMatchObject({ kind: "failed", detail: "agent_reported_error" });
+    expect(parse(lines(SESSION, { type: "agent_start" }, { type: "agent_end", messages: [] })).finish.verdict).toMatchObject({
+      kind: "failed",
+      detail: "agent_reported_error",
+    });
   });
 
   test("compaction failures are errors, not the end", () => {
-    const { events } = parse(lines(SESSION, { type: "compaction_end", reason: "overflow", aborted: false, willRetry: false, errorMessage: "too big" }));
+    const { events } = parse(
+      lines(SESSION, { type: "compaction_end", reason: "overflow", aborted: false, willRetry: false, errorMessage: "too big" }),
+    );
     expect(events).toContainEqual({ type: "agent.error", message: "pi could not compact the context: too big" });
   });
 
@@ -285,7 +392,9 @@ describe("pi-family stream parser", () => {
     const diagnostics = events.filter((event) => event.type === "diagnostic");
     expect(diagnostics).toHaveLength(12);
     expect(diagnostics[0]).toMatchObject({ message: "a line that is not JSON", raw: "not json" });
-    expect(diagnostics.map((event) => (event.type === "diagnostic" ? event.message : ""))).toContain('an event type handoff does not know: "brand_new_event"');
+    expect(diagnostics.map((event) => (event.type === "diagnostic" ? event.message : ""))).toContain(
+      'an event type handoff does not know: "brand_new_event"',
+    );
     expect(events.filter((event) => event.type === "agent.session")).toHaveLength(1);
     expect(finish.verdict).toEqual({ kind: "finished" });
     expect(finish.finalMessage).toBe("still fine");

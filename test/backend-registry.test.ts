@@ -21,7 +21,13 @@ describe("the backend registry", () => {
 
 /** A sixth agent CLI, as a new backend file pair would define it: argv/env/home, and a parser for its JSON lines. */
 const sixth: CliBackendDefinition = {
-  info: { name: "sixth", executable: "sixth", testedVersion: "1.0.0", install: "npm install -g sixth@1.0.0", login: "log in with `sixth login`" },
+  info: {
+    name: "sixth",
+    executable: "sixth",
+    testedVersion: "1.0.0",
+    install: "npm install -g sixth@1.0.0",
+    login: "log in with `sixth login`",
+  },
   home: (homeDir) => ({ env: { SIXTH_HOME: join(homeDir, "sixth") }, dirs: [join(homeDir, "sixth")], links: [] }),
   command: (invocation) => ({ file: invocation.executable, args: ["run", "--json"], stdin: invocation.task }),
   parser: (_invocation, info): StreamParser => {
@@ -68,6 +74,9 @@ describe("adding a backend", () => {
       message: "sixth exited with code 1 before writing any event: Error: 401 Unauthorized",
       hint: "log in with `sixth login`",
     });
-    expect((await runBackend(backend)).result.outcome).toMatchObject({ detail: "executable_unavailable", message: "sixth could not be started: 'sixth' is not on PATH" });
+    expect((await runBackend(backend)).result.outcome).toMatchObject({
+      detail: "executable_unavailable",
+      message: "sixth could not be started: 'sixth' is not on PATH",
+    });
   });
 });

@@ -25,7 +25,10 @@ function pinnedVersion(name: CliName): string {
     return typeof bin === "object" && name in bin;
   };
   const pinned = pins.length === 1 ? pins : pins.filter(providesCli);
-  expect(pinned.map(([dependency]) => dependency), `the package test/agent-clis/${name} pins for ${name}`).toHaveLength(1);
+  expect(
+    pinned.map(([dependency]) => dependency),
+    `the package test/agent-clis/${name} pins for ${name}`,
+  ).toHaveLength(1);
   return pinned[0]![1];
 }
 
@@ -45,16 +48,19 @@ async function backendsJson(path: string): Promise<Entry[]> {
 }
 
 describe("handoff backends", () => {
-  test.runIf(allInstalled || process.env.HANDOFF_CONFORMANCE === "required")("lists all five pinned CLIs as usable, with their versions", async () => {
-    const report = await backendsJson(`${agentCliPath()}:${process.env.PATH}`);
-    for (const { name, testedVersion } of CLI_INFOS) {
-      const version = pinnedVersion(name);
-      expect(testedVersion, `${name}'s testedVersion in backends/index.ts`).toBe(version);
-      const entry = report.find((candidate) => candidate.name === name)!;
-      expect(entry, name).toMatchObject({ usable: true, version, testedVersion: version });
-      expect(entry.executable).toContain(join("agent-clis", name));
-    }
-  });
+  test.runIf(allInstalled || process.env.HANDOFF_CONFORMANCE === "required")(
+    "lists all five pinned CLIs as usable, with their versions",
+    async () => {
+      const report = await backendsJson(`${agentCliPath()}:${process.env.PATH}`);
+      for (const { name, testedVersion } of CLI_INFOS) {
+        const version = pinnedVersion(name);
+        expect(testedVersion, `${name}'s testedVersion in backends/index.ts`).toBe(version);
+        const entry = report.find((candidate) => candidate.name === name)!;
+        expect(entry, name).toMatchObject({ usable: true, version, testedVersion: version });
+        expect(entry.executable).toContain(join("agent-clis", name));
+      }
+    },
+  );
 
   test("says how to install each CLI when none is on PATH, and command stays usable", async () => {
     const report = await backendsJson(`${resolve("/nonexistent")}:${process.execPath.replace(/\/node$/, "")}`);

@@ -198,7 +198,13 @@ describe("directory depth in the thousands", () => {
 
   test("the lstat walk never hands the kernel a path past PATH_MAX: it reports the path instead", () => {
     const dir = tempDir("long");
-    execFileSync("/bin/sh", ["-c", `cd -P "$1" && for i in $(seq 1 17); do mkdir "$2" && cd -P "$2" || exit 1; done`, "sh", dir, "n".repeat(250)]);
+    execFileSync("/bin/sh", [
+      "-c",
+      `cd -P "$1" && for i in $(seq 1 17); do mkdir "$2" && cd -P "$2" || exit 1; done`,
+      "sh",
+      dir,
+      "n".repeat(250),
+    ]);
     try {
       const summary = walkTree(dir, { onEntry: () => {} });
       expect(summary.tooLong).toHaveLength(1);
@@ -218,7 +224,13 @@ describe("directory depth in the thousands", () => {
     mkdirSync(tree);
     // 3000 levels, 500 (a 1000-byte path) at a time, then a link out, a FIFO and an unlistable directory at the bottom.
     const levels = `p=d; i=1; while [ $i -lt 500 ]; do p="$p/d"; i=$((i+1)); done; for c in 1 2 3 4 5 6; do mkdir -p "$p" && cd -P "$p" || exit 1; done`;
-    execFileSync("/bin/sh", ["-c", `cd -P "$1" && ${levels} && ln -s "$2" up && mkfifo pipe && mkdir locked && touch locked/x && chmod 000 locked`, "sh", tree, outside]);
+    execFileSync("/bin/sh", [
+      "-c",
+      `cd -P "$1" && ${levels} && ln -s "$2" up && mkfifo pipe && mkdir locked && touch locked/x && chmod 000 locked`,
+      "sh",
+      tree,
+      outside,
+    ]);
     symlinkSync(outside, join(tree, "link"));
     removeTreeNoFollow(tree);
     expect(existsSync(tree)).toBe(false);
@@ -275,7 +287,8 @@ describe("names with every hostile byte", () => {
     expect(patchPaths(run)).toEqual(expect.arrayContaining(["names/-rf", "names/--output=pwned", "math.js"]));
     // Paths are escaped wherever handoff records them: no control character (ESC, newline) in any of them.
     const findings = [...run.result.policy.violations, ...run.result.policy.warnings];
-    for (const path of [...findings.map((finding) => finding.path), ...patchPaths(run)]) expect(path).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/u);
+    for (const path of [...findings.map((finding) => finding.path), ...patchPaths(run)])
+      expect(path).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/u);
   });
 });
 
@@ -358,18 +371,21 @@ describe("an entry handoff cannot read", () => {
   // `mktemp -d` is).
   const withoutDacCapabilities = ["--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"];
   const canDropCapabilities = process.getuid?.() === 0 && existsSync("/usr/bin/setpriv");
-  test.skipIf(!canDropCapabilities)("a directory the user cannot read ends unreadable_path instead of leaving its files silently out of the patch", () => {
-    const root = tempDir("handoff-unreadable");
-    const ws = join(root, "ws");
-    mkdirSync(join(ws, "secret"), { recursive: true, mode: 0o755 });
-    writeFileSync(join(ws, "math.js"), FAILING_ADD_PROJECT["math.js"]!);
-    writeFileSync(join(ws, "secret", "new.js"), "export const hidden = true;\n");
-    chmodSync(join(ws, "secret"), 0);
-    const scan = `import(${JSON.stringify(resolve(import.meta.dirname, "../dist/src/patch/workspace-scan.js"))}).then(async (m) => {
+  test.skipIf(!canDropCapabilities)(
+    "a directory the user cannot read ends unreadable_path instead of leaving its files silently out of the patch",
+    () => {
+      const root = tempDir("handoff-unreadable");
+      const ws = join(root, "ws");
+      mkdirSync(join(ws, "secret"), { recursive: true, mode: 0o755 });
+      writeFileSync(join(ws, "math.js"), FAILING_ADD_PROJECT["math.js"]!);
+      writeFileSync(join(ws, "secret", "new.js"), "export const hidden = true;\n");
+      chmodSync(join(ws, "secret"), 0);
+      const scan = `import(${JSON.stringify(resolve(import.meta.dirname, "../dist/src/patch/workspace-scan.js"))}).then(async (m) => {
       const { fatal } = await m.scanWorkspace(process.argv[1], { maxWorkspaceEntries: 1000, maxDepth: 50, maxFileBytes: 1e6 });
       console.log(JSON.stringify(fatal && { rule: fatal.rule, path: fatal.path }));
     })`;
-    const out = execFileSync("setpriv", [...withoutDacCapabilities, process.execPath, "-e", scan, ws], { encoding: "utf8" });
-    expect(JSON.parse(out)).toEqual({ rule: "unreadable_path", path: "secret" });
-  });
+      const out = execFileSync("setpriv", [...withoutDacCapabilities, process.execPath, "-e", scan, ws], { encoding: "utf8" });
+      expect(JSON.parse(out)).toEqual({ rule: "unreadable_path", path: "secret" });
+    },
+  );
 });

@@ -14,11 +14,12 @@ const stats = (path: string) => lstatSync(path, { bigint: true });
 
 describe("what the base checkout held, read from its index", () => {
   test("counts the base's files and knows its directories", async () => {
-    const repo = await makeRepo({ "a.js": "", "a-b/x": "", "a/b/c/d.txt": "", "a/b/e.txt": "", "a/bc/f": "", "b/g": "", "z": "" });
+    const repo = await makeRepo({ "a.js": "", "a-b/x": "", "a/b/c/d.txt": "", "a/b/e.txt": "", "a/bc/f": "", "b/g": "", z: "" });
     const base = baseOf(repo);
     expect(base.entries).toBe(7);
     for (const dir of ["a", "a/b", "a/b/c", "a/bc", "a-b", "b"]) expect(base.hasDirectory(Buffer.from(dir)), dir).toBe(true);
-    for (const notDir of ["a.js", "a/b/e.txt", "a/b/c/d", "c", "a/", "b/g"]) expect(base.hasDirectory(Buffer.from(notDir)), notDir).toBe(false);
+    for (const notDir of ["a.js", "a/b/e.txt", "a/b/c/d", "c", "a/", "b/g"])
+      expect(base.hasDirectory(Buffer.from(notDir)), notDir).toBe(false);
   });
 
   test("knows the base's submodules (gitlinks)", async () => {

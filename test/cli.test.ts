@@ -43,14 +43,17 @@ describe("handoff (no command, help)", () => {
     expect(outcome.stderr).toBe("");
   });
 
-  test.each(["run", "show", "apply", "backends"])("handoff %s --help prints the usage and exits 0 instead of an unknown-option error", async (command) => {
-    const cwd = tempDir();
-    const outcome = await runCli([command, "--help"], { cwd });
-    expect(outcome.code, outcome.stderr).toBe(0);
-    expect(outcome.stdout).toContain(`handoff ${command}`);
-    expect(outcome.stderr).toBe("");
-    expect(readdirSync(cwd)).toEqual([]);
-  });
+  test.each(["run", "show", "apply", "backends"])(
+    "handoff %s --help prints the usage and exits 0 instead of an unknown-option error",
+    async (command) => {
+      const cwd = tempDir();
+      const outcome = await runCli([command, "--help"], { cwd });
+      expect(outcome.code, outcome.stderr).toBe(0);
+      expect(outcome.stdout).toContain(`handoff ${command}`);
+      expect(outcome.stderr).toBe("");
+      expect(readdirSync(cwd)).toEqual([]);
+    },
+  );
 
   test.each(COMMANDS)("handoff %s --help lists that command's own options, one line each, and no other command's", async (command) => {
     const outcome = await runCli([command, "--help"]);
@@ -60,7 +63,11 @@ describe("handoff (no command, help)", () => {
     const own = Object.keys(OPTIONS[command]);
     // An option's own line: `  -C, --repo DIR  …` or `      --verify CMD  …`.
     const lineOf = (name: string) => new RegExp(`^ {2}(?:-\\w, | {4})--${name}(?![\\w-])`);
-    for (const name of own) expect(outcome.stdout.split("\n").filter((line) => lineOf(name).test(line)), name).toHaveLength(1);
+    for (const name of own)
+      expect(
+        outcome.stdout.split("\n").filter((line) => lineOf(name).test(line)),
+        name,
+      ).toHaveLength(1);
     const others = COMMANDS.flatMap((other) => Object.keys(OPTIONS[other])).filter((name) => !own.includes(name));
     for (const name of others) expect(outcome.stdout, name).not.toContain(`--${name} `);
   });
@@ -87,11 +94,14 @@ describe("handoff (no command, help)", () => {
     ["apply", "--repos", "unknown option '--repos' for 'handoff apply' (did you mean --repo?)"],
     ["backends", "--frobnicate", "unknown option '--frobnicate' for 'handoff backends' (see handoff backends --help)"],
     ["apply", "-x", "unknown option '-x' for 'handoff apply' (see handoff apply --help)"],
-  ])("handoff %s %s: an unknown option is one line that names it and the command, its quotes closed, with the nearest real option", async (command, option, says) => {
-    const outcome = await runCli([command, option, "r"]);
-    expectUsageError(outcome, `handoff: ${says}\n`);
-    expect(outcome.stderr).toBe(`handoff: ${says}\n`);
-  });
+  ])(
+    "handoff %s %s: an unknown option is one line that names it and the command, its quotes closed, with the nearest real option",
+    async (command, option, says) => {
+      const outcome = await runCli([command, option, "r"]);
+      expectUsageError(outcome, `handoff: ${says}\n`);
+      expect(outcome.stderr).toBe(`handoff: ${says}\n`);
+    },
+  );
 
   test("a typo suggests the real option only when it is close: within two edits leaving most of the word, or a prefix of three letters or more", () => {
     expect(nearestOption("--verfy", RUN_OPTIONS)).toBe("--verify");
@@ -113,7 +123,21 @@ describe("handoff run", () => {
   test("without --yes and without a TTY it refuses with exit 2, one line, and no run directory", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const runsDir = join(tempDir(), "runs");
-    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", agent("fixes-add.sh"), "--verify", "npm test", "--runs-dir", runsDir, "--", TASK]);
+    const outcome = await runCli([
+      "run",
+      "-C",
+      repo,
+      "-b",
+      "command",
+      "--agent-cmd",
+      agent("fixes-add.sh"),
+      "--verify",
+      "npm test",
+      "--runs-dir",
+      runsDir,
+      "--",
+      TASK,
+    ]);
     expectUsageError(outcome, /approval needed.*--yes/);
     expect(existsSync(runsDir)).toBe(false);
   });
@@ -134,7 +158,11 @@ describe("handoff run", () => {
     ["external_agent_error", agent("exits-nonzero.sh"), []],
     ["policy_or_artifact_error", agent("fixes-add.sh"), ["--deny", "math.js"]],
     // Without the sandbox: the agent must reach the source, and its sleeper's pid must be a host pid.
-    ["source_repository_changed", `${agent("fixes-add-and-writes-source.sh")} test.js`, ["--env", "HANDOFF_TEST_SOURCE", "--sandbox", "none"]],
+    [
+      "source_repository_changed",
+      `${agent("fixes-add-and-writes-source.sh")} test.js`,
+      ["--env", "HANDOFF_TEST_SOURCE", "--sandbox", "none"],
+    ],
     ["timeout", agent("spawns-sleeper-and-waits.sh"), ["--env", "HANDOFF_TEST_OUT", "--timeout", "2", "--sandbox", "none"]],
   ] as const)("a run ending %s exits with its contract code and says so on stdout", async (reason, agentCmd, extra) => {
     const out = agentOutputDir();
@@ -147,25 +175,48 @@ describe("handoff run", () => {
     if (reason === "timeout") expect(isRunning(await out.sleeperPid())).toBe(false);
   });
 
-  test.each(["SIGINT", "SIGTERM"] as const)("%s mid-agent exits 130, result.json says user_cancelled, and no process is left", async (signal) => {
-    const out = agentOutputDir();
-    const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const runsDir = join(tempDir(), "runs");
-    const cli = startCli(
-      // --sandbox none: the process-group kill alone must leave nothing (the sandbox's PID namespace is tested in containment).
-      ["run", "-C", repo, "-b", "command", "--agent-cmd", agent("spawns-sleeper-and-waits.sh"), "--env", "HANDOFF_TEST_OUT", "--yes", "--no-verify", "--sandbox", "none", "--runs-dir", runsDir, "--run-id", "r", "--", TASK],
-      { env: { HANDOFF_TEST_OUT: out.dir } },
-    );
-    const sleeper = await out.sleeperPid();
-    cli.child.kill(signal);
-    const outcome = await cli.done;
+  test.each(["SIGINT", "SIGTERM"] as const)(
+    "%s mid-agent exits 130, result.json says user_cancelled, and no process is left",
+    async (signal) => {
+      const out = agentOutputDir();
+      const repo = await makeRepo(FAILING_ADD_PROJECT);
+      const runsDir = join(tempDir(), "runs");
+      const cli = startCli(
+        // --sandbox none: the process-group kill alone must leave nothing (the sandbox's PID namespace is tested in containment).
+        [
+          "run",
+          "-C",
+          repo,
+          "-b",
+          "command",
+          "--agent-cmd",
+          agent("spawns-sleeper-and-waits.sh"),
+          "--env",
+          "HANDOFF_TEST_OUT",
+          "--yes",
+          "--no-verify",
+          "--sandbox",
+          "none",
+          "--runs-dir",
+          runsDir,
+          "--run-id",
+          "r",
+          "--",
+          TASK,
+        ],
+        { env: { HANDOFF_TEST_OUT: out.dir } },
+      );
+      const sleeper = await out.sleeperPid();
+      cli.child.kill(signal);
+      const outcome = await cli.done;
 
-    expect(outcome.code, outcome.stderr).toBe(130);
-    expect(outcome.stderr).toContain("interrupted");
-    const result = JSON.parse(readFileSync(join(runsDir, "r", "result.json"), "utf8"));
-    expect(result).toMatchObject({ terminalReason: "user_cancelled", detail: "interrupted", status: "cancelled" });
-    expect(isRunning(sleeper)).toBe(false);
-  });
+      expect(outcome.code, outcome.stderr).toBe(130);
+      expect(outcome.stderr).toContain("interrupted");
+      const result = JSON.parse(readFileSync(join(runsDir, "r", "result.json"), "utf8"));
+      expect(result).toMatchObject({ terminalReason: "user_cancelled", detail: "interrupted", status: "cancelled" });
+      expect(isRunning(sleeper)).toBe(false);
+    },
+  );
 
   test.each([
     ["an unknown option", ["--frobnicate"], /--frobnicate/],
@@ -174,7 +225,21 @@ describe("handoff run", () => {
   ])("%s is a usage error: exit 2, one line, no run directory", async (_what, extra, says) => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const runsDir = join(tempDir(), "runs");
-    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", runsDir, ...extra, "--", TASK]);
+    const outcome = await runCli([
+      "run",
+      "-C",
+      repo,
+      "-b",
+      "command",
+      "--agent-cmd",
+      "true",
+      "--yes",
+      "--runs-dir",
+      runsDir,
+      ...extra,
+      "--",
+      TASK,
+    ]);
     expectUsageError(outcome, says);
     expect(existsSync(runsDir)).toBe(false);
     expect(existsSync(join(runsDir, "..", "x"))).toBe(false);
@@ -183,14 +248,40 @@ describe("handoff run", () => {
   test("a directory that is not a git repository is a usage error", async () => {
     const notRepo = tempDir("handoff-not-a-repo");
     const runsDir = join(tempDir(), "runs");
-    const outcome = await runCli(["run", "-C", notRepo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", runsDir, "--", TASK]);
+    const outcome = await runCli([
+      "run",
+      "-C",
+      notRepo,
+      "-b",
+      "command",
+      "--agent-cmd",
+      "true",
+      "--yes",
+      "--runs-dir",
+      runsDir,
+      "--",
+      TASK,
+    ]);
     expectUsageError(outcome, /not inside a git repository/);
     expect(existsSync(runsDir)).toBe(false);
   });
 
   test("a runs directory inside the source repository is a usage error", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", join(repo, "runs"), "--", TASK]);
+    const outcome = await runCli([
+      "run",
+      "-C",
+      repo,
+      "-b",
+      "command",
+      "--agent-cmd",
+      "true",
+      "--yes",
+      "--runs-dir",
+      join(repo, "runs"),
+      "--",
+      TASK,
+    ]);
     expectUsageError(outcome, /inside the source repository/);
     expect(existsSync(join(repo, "runs"))).toBe(false);
   });
@@ -199,7 +290,22 @@ describe("handoff run", () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     writeFileSync(join(repo, "math.js"), "// mine\n");
     const runsDir = join(tempDir(), "runs");
-    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--verify", "npm test", "--runs-dir", runsDir, "--", TASK]);
+    const outcome = await runCli([
+      "run",
+      "-C",
+      repo,
+      "-b",
+      "command",
+      "--agent-cmd",
+      "true",
+      "--yes",
+      "--verify",
+      "npm test",
+      "--runs-dir",
+      runsDir,
+      "--",
+      TASK,
+    ]);
     expectUsageError(outcome, /uncommitted changes \(math\.js\).*--allow-dirty/);
     expect(existsSync(runsDir)).toBe(false);
   });
@@ -260,7 +366,21 @@ describe("handoff run: the patch and workspace limits", () => {
   ])("a bad limit (%s) is a usage error: exit 2, one line, no run directory", async (_what, extra, says) => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const runsDir = join(tempDir(), "runs");
-    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", runsDir, ...extra, "--", TASK]);
+    const outcome = await runCli([
+      "run",
+      "-C",
+      repo,
+      "-b",
+      "command",
+      "--agent-cmd",
+      "true",
+      "--yes",
+      "--runs-dir",
+      runsDir,
+      ...extra,
+      "--",
+      TASK,
+    ]);
     expectUsageError(outcome, says);
     expect(existsSync(runsDir)).toBe(false);
   });
@@ -286,7 +406,13 @@ describe("handoff run: the patch and workspace limits", () => {
     const fromOption = await cliRun(repo, writesOneAndAHalfMiB, ["--max-file-size", "2", "--max-depth", "40", "--no-verify"]);
     expect(fromOption.outcome.code, fromOption.outcome.stdout).toBe(0);
     const request = JSON.parse(readFileSync(join(fromOption.runDir, "request.json"), "utf8"));
-    expect(request.policy).toMatchObject({ maxFiles: 5, maxFileBytes: 2 * 1024 * 1024, maxPatchBytes: 64 * 1024 * 1024, maxWorkspaceEntries: 2_000_000, maxDepth: 40 });
+    expect(request.policy).toMatchObject({
+      maxFiles: 5,
+      maxFileBytes: 2 * 1024 * 1024,
+      maxPatchBytes: 64 * 1024 * 1024,
+      maxWorkspaceEntries: 2_000_000,
+      maxDepth: 40,
+    });
   });
 });
 
@@ -297,7 +423,9 @@ describe("handoff show", () => {
     const whole = execFileSync(process.execPath, [HANDOFF_BIN, "show", runDir]);
     expect(whole.length).toBeGreaterThan(512 * 1024);
     // The reader starts only after a second: by then handoff has written all it could and wants to exit.
-    const piped = execFileSync("sh", ["-c", '"$0" "$1" show "$2" | { sleep 1; wc -c; }', process.execPath, HANDOFF_BIN, runDir], { encoding: "utf8" });
+    const piped = execFileSync("sh", ["-c", '"$0" "$1" show "$2" | { sleep 1; wc -c; }', process.execPath, HANDOFF_BIN, runDir], {
+      encoding: "utf8",
+    });
     expect(Number(piped.trim())).toBe(whole.length);
   });
 
@@ -356,7 +484,9 @@ function throughSlowPipe(args: readonly string[], env: Record<string, string> = 
   const dir = tempDir("handoff-pipe");
   const [out, status, err] = [join(dir, "out"), join(dir, "status"), join(dir, "err")];
   const script = '{ "$@" 2>"$ERR"; echo $? > "$STATUS"; } | { sleep 1; cat > "$OUT"; }';
-  execFileSync("sh", ["-c", script, "sh", process.execPath, HANDOFF_BIN, ...args], { env: { ...process.env, ...env, OUT: out, STATUS: status, ERR: err } });
+  execFileSync("sh", ["-c", script, "sh", process.execPath, HANDOFF_BIN, ...args], {
+    env: { ...process.env, ...env, OUT: out, STATUS: status, ERR: err },
+  });
   return { code: Number(readFileSync(status, "utf8").trim()), bytes: readFileSync(out), stderr: readFileSync(err, "utf8") };
 }
 
@@ -378,11 +508,35 @@ describe("output through a pipe: no command exits before its output is written",
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const runsDir = join(tempDir("handoff-pipe-runs"), "runs");
     const state = tempDir("handoff-pipe-state");
-    const env = { XDG_STATE_HOME: join(state, "xdg"), HANDOFF_WORKSPACE_DIR: join(state, "ws"), HANDOFF_CLI_HOME_DIR: join(state, "homes") };
+    const env = {
+      XDG_STATE_HOME: join(state, "xdg"),
+      HANDOFF_WORKSPACE_DIR: join(state, "ws"),
+      HANDOFF_CLI_HOME_DIR: join(state, "homes"),
+    };
     // 2000 files with long names: about 140 KiB of names, listed in result.json and by apply.
     const writesLongNames = `${agent("fixes-add.sh")} && for i in $(seq 1 2000); do echo x > "a-file-whose-long-name-fills-a-pipe-buffer-sooner-than-short-ones-$i.txt"; done`;
     const run = throughSlowPipe(
-      ["run", "-C", repo, "-b", "command", "--agent-cmd", writesLongNames, "--max-files", "3000", "--verify", "npm test", "--yes", "--json", "--runs-dir", runsDir, "--run-id", "r", "--", TASK],
+      [
+        "run",
+        "-C",
+        repo,
+        "-b",
+        "command",
+        "--agent-cmd",
+        writesLongNames,
+        "--max-files",
+        "3000",
+        "--verify",
+        "npm test",
+        "--yes",
+        "--json",
+        "--runs-dir",
+        runsDir,
+        "--run-id",
+        "r",
+        "--",
+        TASK,
+      ],
       env,
     );
     const resultText = readFileSync(join(runsDir, "r", "result.json"), "utf8");
@@ -410,7 +564,9 @@ describe("output through a pipe: no command exits before its output is written",
     const { runDir } = await delegate(repo, `${agent("fixes-add-with-a-large-new-file.sh")} 100000`, { verify: ["npm test"] });
     const dir = tempDir("handoff-pipe-head");
     const script = '{ "$@" 2>"$ERR"; echo $? > "$STATUS"; } | head -c 100 > /dev/null';
-    execFileSync("sh", ["-c", script, "sh", process.execPath, HANDOFF_BIN, "show", runDir], { env: { ...process.env, STATUS: join(dir, "status"), ERR: join(dir, "err") } });
+    execFileSync("sh", ["-c", script, "sh", process.execPath, HANDOFF_BIN, "show", runDir], {
+      env: { ...process.env, STATUS: join(dir, "status"), ERR: join(dir, "err") },
+    });
     expect(readFileSync(join(dir, "status"), "utf8").trim()).toBe("0");
     expect(readFileSync(join(dir, "err"), "utf8")).toBe("");
   });

@@ -85,7 +85,9 @@ describe.skipIf(!bwrap.ok)("with the sandbox (bubblewrap)", () => {
     expect(run.result.terminalReason).toBe("verified");
     expect(run.patch).not.toContain("sk-live-from-dotenv");
     // The one write reported is the agent's: not the mount point bubblewrap made for math.js.
-    expect(run.result.containment?.events.filter((e) => e.kind === "blocked_write")).toEqual([expect.objectContaining({ path: join(repo, "owned.txt") })]);
+    expect(run.result.containment?.events.filter((e) => e.kind === "blocked_write")).toEqual([
+      expect.objectContaining({ path: join(repo, "owned.txt") }),
+    ]);
     expect(run.sourceChanged).toEqual([]);
   });
 
@@ -193,7 +195,9 @@ describe.skipIf(!bwrap.ok)("with the sandbox (bubblewrap)", () => {
     const run = await delegate(repo, agent("fixes-add.sh"), { verify: ["npm test", `echo owned >> '${join(repo, "test.js")}'`] });
     expect(run.result.terminalReason).toBe("verified");
     expect(run.sourceChanged).toEqual([]);
-    expect(run.result.containment?.events).toContainEqual(expect.objectContaining({ kind: "blocked_write", role: "verify", path: join(repo, "test.js") }));
+    expect(run.result.containment?.events).toContainEqual(
+      expect.objectContaining({ kind: "blocked_write", role: "verify", path: join(repo, "test.js") }),
+    );
   });
 
   test("a library backend that spawns outside the jail it was given is reported as running outside the sandbox", async () => {
@@ -202,7 +206,18 @@ describe.skipIf(!bwrap.ok)("with the sandbox (bubblewrap)", () => {
       name: "careless",
       async run(_task, context) {
         writeFileSync(join(context.cwd, "math.js"), FAILING_ADD_PROJECT["math.js"]!.replace("a - b", "a + b"));
-        return { outcome: { kind: "finished" }, executable: null, version: null, sessionId: null, exitCode: 0, signal: null, finalMessage: null, usage: null, stderrTail: "", durationMs: 0 };
+        return {
+          outcome: { kind: "finished" },
+          executable: null,
+          version: null,
+          sessionId: null,
+          exitCode: 0,
+          signal: null,
+          finalMessage: null,
+          usage: null,
+          stderrTail: "",
+          durationMs: 0,
+        };
       },
     };
     const run = await delegate(repo, "", { ...VERIFY, backend });
@@ -219,7 +234,10 @@ describe.skipIf(!bwrap.ok)("with the sandbox (bubblewrap)", () => {
 
   test("P1: a wall-clock timeout leaves no process of the run behind", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, `setsid sleep 300 & sleep 300 & ${agent("does-nothing.sh")}; sleep 300`, { timeoutMs: 1500, noVerify: true });
+    const run = await delegate(repo, `setsid sleep 300 & sleep 300 & ${agent("does-nothing.sh")}; sleep 300`, {
+      timeoutMs: 1500,
+      noVerify: true,
+    });
     expect(run.result).toMatchObject({ terminalReason: "timeout", detail: "wall_timeout" });
     expect(processesOfRun(run.result.runId)).toEqual([]);
   });
@@ -255,7 +273,10 @@ describe.skipIf(!bwrap.ok || cgroups.kind === "unavailable")("resource caps (cgr
     const run = await delegate(repo, agent("fixes-add.sh"), { verify: ["npm test", bomb], caps: { memoryBytes: 256 * 1024 * 1024 } });
     expect(run.result.terminalReason).toBe("verification_failed");
     expect(run.result.verification.commands[1]).toMatchObject({ limitHit: "memory" });
-    expect(run.result.containment?.caps).toMatchObject({ memoryBytes: 256 * 1024 * 1024, enforcedBy: expect.stringMatching(/^cgroup_v[12]$/) });
+    expect(run.result.containment?.caps).toMatchObject({
+      memoryBytes: 256 * 1024 * 1024,
+      enforcedBy: expect.stringMatching(/^cgroup_v[12]$/),
+    });
   });
 });
 
@@ -264,7 +285,9 @@ describe.skipIf(cgroups.kind === "unavailable")("resource caps without the sandb
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const run = await delegateWithoutSandbox(repo, agent("fixes-add-and-leaves-an-escaped-daemon.sh"), VERIFY);
     expect(run.result.terminalReason).toBe("verified");
-    expect(run.result.containment?.events).toContainEqual(expect.objectContaining({ kind: "leftover_killed", found: "in_cgroup", command: "sleep 300" }));
+    expect(run.result.containment?.events).toContainEqual(
+      expect.objectContaining({ kind: "leftover_killed", found: "in_cgroup", command: "sleep 300" }),
+    );
   });
 
   test("P2: the caps hold without bubblewrap too: a fork bomb in verification ends at the process cap", async () => {
@@ -291,7 +314,9 @@ describe("without the sandbox (--sandbox none)", () => {
     const run = await delegateWithoutSandbox(repo, agent("fixes-add-and-leaves-a-late-writer.sh"), VERIFY);
     expect(run.result.terminalReason).toBe("verified");
     expect(run.patch).toContain(FIX_LINE);
-    expect(run.result.policy.warnings).toContainEqual(expect.objectContaining({ rule: "leftover_process_killed", message: expect.stringContaining("marker") }));
+    expect(run.result.policy.warnings).toContainEqual(
+      expect.objectContaining({ rule: "leftover_process_killed", message: expect.stringContaining("marker") }),
+    );
     expect(processesOfRun(run.result.runId)).toEqual([]);
   });
 
@@ -315,13 +340,19 @@ describe("choosing the sandbox", () => {
     const auto = await runCli([...base, "--runs-dir", join(tempDir(), "runs"), "--", "fix it"], { env });
     expect(auto.code, auto.stderr).toBe(0);
     const result = JSON.parse(auto.stdout);
-    expect(result.containment).toMatchObject({ sandbox: "none", requested: "auto", reason: expect.stringContaining("No permissions to creating new namespace") });
+    expect(result.containment).toMatchObject({
+      sandbox: "none",
+      requested: "auto",
+      reason: expect.stringContaining("No permissions to creating new namespace"),
+    });
     expect(result.policy.warnings).toContainEqual(expect.objectContaining({ rule: "no_sandbox" }));
 
     const runsDir = join(tempDir(), "runs");
     const strict = await runCli([...base, "--sandbox", "bwrap", "--runs-dir", runsDir, "--", "fix it"], { env });
     expect(strict.code).toBe(2);
-    expect(strict.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^handoff: --sandbox bwrap was asked for, but bubblewrap cannot run here: /)]);
+    expect(strict.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/^handoff: --sandbox bwrap was asked for, but bubblewrap cannot run here: /),
+    ]);
     expect(existsSync(runsDir)).toBe(false);
   });
 

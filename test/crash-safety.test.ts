@@ -34,9 +34,29 @@ function makeDirs(): Dirs {
 /** Crash safety is not about verification: `checks` is `--no-verify` unless a test needs a verify command. */
 function runArgs(repo: string, dirs: Dirs, runId: string, agentCmd: string, checks: readonly string[] = ["--no-verify"]): string[] {
   return [
-    "run", "-C", repo, "-b", "command", "--agent-cmd", agentCmd, "--env", "HANDOFF_TEST_OUT", "--yes", "--sandbox", "none",
-    "--runs-dir", dirs.runsDir, "--run-id", runId, "--workspace-dir", dirs.workspacesDir, "--cli-home-dir", dirs.cliHomesDir,
-    ...checks, "--", TASK,
+    "run",
+    "-C",
+    repo,
+    "-b",
+    "command",
+    "--agent-cmd",
+    agentCmd,
+    "--env",
+    "HANDOFF_TEST_OUT",
+    "--yes",
+    "--sandbox",
+    "none",
+    "--runs-dir",
+    dirs.runsDir,
+    "--run-id",
+    runId,
+    "--workspace-dir",
+    dirs.workspacesDir,
+    "--cli-home-dir",
+    dirs.cliHomesDir,
+    ...checks,
+    "--",
+    TASK,
   ];
 }
 
@@ -54,7 +74,11 @@ function entriesOf(dir: string, runId: string): string[] {
 
 /** A long-lived process killed when the test ends; it waits until the process has exec'd `sleep`. */
 async function startSleeper(options: { cwd?: string; env?: Record<string, string> } = {}): Promise<number> {
-  const child: ChildProcess = spawn("sleep", ["300"], { cwd: options.cwd ?? "/", env: { PATH: "/usr/bin:/bin", ...options.env }, stdio: "ignore" });
+  const child: ChildProcess = spawn("sleep", ["300"], {
+    cwd: options.cwd ?? "/",
+    env: { PATH: "/usr/bin:/bin", ...options.env },
+    stdio: "ignore",
+  });
   onTestFinished(() => {
     try {
       process.kill(child.pid!, "SIGKILL");
@@ -76,15 +100,36 @@ async function startSleeper(options: { cwd?: string; env?: Record<string, string
 const FAKE_NONCE = "0123456789abcdef";
 
 /** A run directory as a handoff mid-run leaves it: request, events, a checkpoint not done, owned by `owner`. */
-function fakeRunInProgress(dirs: Dirs, runId: string, owner: Record<string, unknown>, resources: Record<string, unknown> = {}, nonce: string | null = FAKE_NONCE): string {
+function fakeRunInProgress(
+  dirs: Dirs,
+  runId: string,
+  owner: Record<string, unknown>,
+  resources: Record<string, unknown> = {},
+  nonce: string | null = FAKE_NONCE,
+): string {
   const runDir = join(dirs.runsDir, runId);
   mkdirSync(runDir, { mode: 0o700 });
-  const request = { runId, task: TASK, repo: { path: "/src/repo", baseCommit: "0".repeat(40) }, backend: { name: "command" }, workspacesDir: dirs.workspacesDir, cliHomesDir: dirs.cliHomesDir };
+  const request = {
+    runId,
+    task: TASK,
+    repo: { path: "/src/repo", baseCommit: "0".repeat(40) },
+    backend: { name: "command" },
+    workspacesDir: dirs.workspacesDir,
+    cliHomesDir: dirs.cliHomesDir,
+  };
   writeFileSync(join(runDir, "request.json"), JSON.stringify(request));
   writeFileSync(join(runDir, "events.jsonl"), `${JSON.stringify({ seq: 1, time: new Date().toISOString(), type: "run.started" })}\n`);
   writeFileSync(join(runDir, "changes.patch"), "");
   writeFileSync(join(runDir, "test.log"), "");
-  const checkpoint = { runId, ...(nonce === null ? {} : { nonce }), phase: "agent", pid: owner.pid, owner, resources, updatedAt: new Date().toISOString() };
+  const checkpoint = {
+    runId,
+    ...(nonce === null ? {} : { nonce }),
+    phase: "agent",
+    pid: owner.pid,
+    owner,
+    resources,
+    updatedAt: new Date().toISOString(),
+  };
   writeFileSync(join(runDir, "checkpoint.json"), JSON.stringify(checkpoint));
   return runDir;
 }
@@ -102,7 +147,9 @@ describe("crash safety", () => {
     const dirs = makeDirs();
     const crashed = startCli(runArgs(repo, dirs, "crashed", agent("leaves-daemons-and-waits.sh")), { env: { HANDOFF_TEST_OUT: out.dir } });
     const exited = new Promise((resolve) => crashed.child.once("exit", resolve));
-    const pids = await Promise.all(["agent.pid", "marker.pid", "unmarked.pid"].map(async (name) => Number((await waitForFile(join(out.dir, name))).trim())));
+    const pids = await Promise.all(
+      ["agent.pid", "marker.pid", "unmarked.pid"].map(async (name) => Number((await waitForFile(join(out.dir, name))).trim())),
+    );
     const checkpointPath = join(dirs.runsDir, "crashed", "checkpoint.json");
     await waitFor("checkpoint at agent", () => readJson(checkpointPath).phase === "agent");
 
@@ -123,8 +170,16 @@ describe("crash safety", () => {
     expect(result).toMatchObject({ terminalReason: "user_cancelled", status: "cancelled", detail: "runner_crashed", patch: null });
     expect(result.summary).toContain(`during the agent phase (pid ${crashed.child.pid})`);
     expect(result.repo).toEqual((readJson(join(dirs.runsDir, "crashed", "request.json")) as { repo: unknown }).repo);
-    expect(readJson(checkpointPath)).toMatchObject({ phase: "agent", done: true, terminalReason: "user_cancelled", detail: "runner_crashed" });
-    const events = readFileSync(join(dirs.runsDir, "crashed", "events.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(readJson(checkpointPath)).toMatchObject({
+      phase: "agent",
+      done: true,
+      terminalReason: "user_cancelled",
+      detail: "runner_crashed",
+    });
+    const events = readFileSync(join(dirs.runsDir, "crashed", "events.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(events.at(-1)).toMatchObject({ type: "run.finished", terminalReason: "user_cancelled", detail: "runner_crashed" });
     expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => i + 1));
     expect(existsSync(join(dirs.runsDir, "crashed", "backend-result.json"))).toBe(true);
@@ -146,7 +201,8 @@ describe("crash safety", () => {
     // Where cgroups are writable (root here), the run's cgroup was tracked and went with the sweep.
     const trackedCgroups = (checkpoint.resources as { cgroups?: string[] } | undefined)?.cgroups ?? [];
     expect(checkpoint.nonce).toMatch(/^[0-9a-f]{16}$/);
-    if (detectCgroupSupport().kind !== "unavailable") expect(trackedCgroups).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`/handoff-crashed-${checkpoint.nonce}$`))]));
+    if (detectCgroupSupport().kind !== "unavailable")
+      expect(trackedCgroups).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`/handoff-crashed-${checkpoint.nonce}$`))]));
     for (const cgroup of trackedCgroups) expect(existsSync(cgroup), cgroup).toBe(false);
 
     const shown = await runCli(["show", "crashed", "--runs-dir", dirs.runsDir]);
@@ -210,7 +266,8 @@ describe("crash safety", () => {
     symlinkSync(linked, join(dirs.runsDir, "linked"));
 
     expect(await sweepCrashedRuns(dirs.runsDir)).toEqual([]);
-    for (const runDir of [done, garbage, wrongShape, badNonce, directory, fifo, huge, linked]) expect(existsSync(join(runDir, "result.json")), runDir).toBe(false);
+    for (const runDir of [done, garbage, wrongShape, badNonce, directory, fifo, huge, linked])
+      expect(existsSync(join(runDir, "result.json")), runDir).toBe(false);
     expect(await sweepCrashedRuns(join(dirs.runsDir, "missing"))).toEqual([]);
   });
 
@@ -231,7 +288,12 @@ describe("crash safety", () => {
     const sameIdOtherRun = join(dirs.workspacesDir, runNames("r", generateRunNonce()).workspace);
     const sameIdMkdtemp = join(dirs.workspacesDir, "r-abc123");
     for (const dir of [sameIdOtherRun, sameIdMkdtemp]) mkdirSync(dir);
-    fakeRunInProgress(dirs, "r", reusedPidOwner(), { workspaceRoot: workspace, scratch: linkedScratch, cliHome, cgroups: ["/sys/fs/cgroup/user.slice"] });
+    fakeRunInProgress(dirs, "r", reusedPidOwner(), {
+      workspaceRoot: workspace,
+      scratch: linkedScratch,
+      cliHome,
+      cgroups: ["/sys/fs/cgroup/user.slice"],
+    });
     // Recorded, but not under this run's nonce's names (a doctored checkpoint): kept.
     const trackedElsewhere = tempDir("handoff-crash-tracked");
     const otherNonceScratch = join(dirs.workspacesDir, runNames("s", generateRunNonce()).scratch);
@@ -245,7 +307,8 @@ describe("crash safety", () => {
       ["s", []],
     ]);
     expect(readFileSync(join(outside, "precious.txt"), "utf8")).toBe("keep me\n");
-    for (const kept of [trackedElsewhere, otherNonceScratch, wrongKind, sameIdOtherRun, sameIdMkdtemp]) expect(existsSync(kept), kept).toBe(true);
+    for (const kept of [trackedElsewhere, otherNonceScratch, wrongKind, sameIdOtherRun, sameIdMkdtemp])
+      expect(existsSync(kept), kept).toBe(true);
     expect(existsSync(join(dirs.runsDir, "r", "result.json"))).toBe(true);
   });
 
@@ -294,7 +357,13 @@ describe("crash safety", () => {
     writeFileSync(join(runDir, "changes.patch"), patch);
     // The run recorded the patch in its checkpoint before writing it: only a file that matches is taken.
     const checkpoint = readJson(join(runDir, "checkpoint.json"));
-    writeFileSync(join(runDir, "checkpoint.json"), JSON.stringify({ ...checkpoint, artifacts: { "changes.patch": { bytes: patch.length, sha256: createHash("sha256").update(patch).digest("hex") } } }));
+    writeFileSync(
+      join(runDir, "checkpoint.json"),
+      JSON.stringify({
+        ...checkpoint,
+        artifacts: { "changes.patch": { bytes: patch.length, sha256: createHash("sha256").update(patch).digest("hex") } },
+      }),
+    );
 
     await sweepCrashedRuns(dirs.runsDir);
     const result = RunResult.parse(readJson(join(runDir, "result.json")));
@@ -339,10 +408,16 @@ describe("crash safety", () => {
   test("events go on from the crashed run's last sequence number, after a line the crash cut short", async () => {
     const dirs = makeDirs();
     const runDir = fakeRunInProgress(dirs, "cut", reusedPidOwner());
-    writeFileSync(join(runDir, "events.jsonl"), `${JSON.stringify({ seq: 1, type: "run.started" })}\n${JSON.stringify({ seq: 2, type: "phase.started", phase: "agent" })}\n{"seq":3,"ty`);
+    writeFileSync(
+      join(runDir, "events.jsonl"),
+      `${JSON.stringify({ seq: 1, type: "run.started" })}\n${JSON.stringify({ seq: 2, type: "phase.started", phase: "agent" })}\n{"seq":3,"ty`,
+    );
     writeFileSync(join(runDir, ".checkpoint.json.4242.tmp"), "{ half");
     const checkpoint = readJson(join(runDir, "checkpoint.json"));
-    writeFileSync(join(runDir, "checkpoint.json"), JSON.stringify({ ...checkpoint, pid: 4242, owner: { ...(checkpoint.owner as object), pid: 4242, startTime: 1 } }));
+    writeFileSync(
+      join(runDir, "checkpoint.json"),
+      JSON.stringify({ ...checkpoint, pid: 4242, owner: { ...(checkpoint.owner as object), pid: 4242, startTime: 1 } }),
+    );
 
     await sweepCrashedRuns(dirs.runsDir);
     const lines = readFileSync(join(runDir, "events.jsonl"), "utf8").trim().split("\n");
@@ -362,13 +437,24 @@ describe("crash safety", () => {
 
     dir.checkpoint("clone");
     expect(dir.nonce).toMatch(/^[0-9a-f]{16}$/);
-    expect(read()).toMatchObject({ runId: "tracked", nonce: dir.nonce, phase: "clone", pid: process.pid, owner: { pid: process.pid, startTime: processStartTime(process.pid) }, resources: {} });
+    expect(read()).toMatchObject({
+      runId: "tracked",
+      nonce: dir.nonce,
+      phase: "clone",
+      pid: process.pid,
+      owner: { pid: process.pid, startTime: processStartTime(process.pid) },
+      resources: {},
+    });
     dir.track({ scratch: "/tmp/ws/tracked-handoff-aaaaaa" });
     dir.track({ workspaceRoot: "/tmp/ws/tracked-bbbbbb", cgroups: ["/sys/fs/cgroup/handoff-tracked-agent-1"] });
     dir.track({ cgroups: ["/sys/fs/cgroup/handoff-tracked-verify-2", "/sys/fs/cgroup/handoff-tracked-agent-1"] });
     expect(read()).toMatchObject({
       phase: "clone",
-      resources: { scratch: "/tmp/ws/tracked-handoff-aaaaaa", workspaceRoot: "/tmp/ws/tracked-bbbbbb", cgroups: ["/sys/fs/cgroup/handoff-tracked-agent-1", "/sys/fs/cgroup/handoff-tracked-verify-2"] },
+      resources: {
+        scratch: "/tmp/ws/tracked-handoff-aaaaaa",
+        workspaceRoot: "/tmp/ws/tracked-bbbbbb",
+        cgroups: ["/sys/fs/cgroup/handoff-tracked-agent-1", "/sys/fs/cgroup/handoff-tracked-verify-2"],
+      },
     });
     dir.checkpoint("agent");
     expect(read()).toMatchObject({ phase: "agent", resources: { scratch: "/tmp/ws/tracked-handoff-aaaaaa" } });
@@ -389,7 +475,9 @@ describe("one run id in two runs directories on one host", () => {
 
   /** The agent of `leaves-a-daemon-and-fixes-add-when-told.sh` and its daemon, once both run. */
   async function agentAndDaemon(out: string): Promise<{ readonly agent: number; readonly daemon: number }> {
-    const [agentPid, daemon] = await Promise.all(["agent.pid", "daemon.pid"].map(async (name) => Number((await waitForFile(join(out, name))).trim())));
+    const [agentPid, daemon] = await Promise.all(
+      ["agent.pid", "daemon.pid"].map(async (name) => Number((await waitForFile(join(out, name))).trim())),
+    );
     return { agent: agentPid!, daemon: daemon! };
   }
 
@@ -436,7 +524,9 @@ describe("one run id in two runs directories on one host", () => {
     const outLive = tempDir("handoff-out-live");
     const crashed = startCli(runArgs(repo, a, "pr-123", agent("leaves-daemons-and-waits.sh")), { env: { HANDOFF_TEST_OUT: outCrashed } });
     const exited = new Promise((resolve) => crashed.child.once("exit", resolve));
-    const leftovers = await Promise.all(["agent.pid", "marker.pid", "unmarked.pid"].map(async (name) => Number((await waitForFile(join(outCrashed, name))).trim())));
+    const leftovers = await Promise.all(
+      ["agent.pid", "marker.pid", "unmarked.pid"].map(async (name) => Number((await waitForFile(join(outCrashed, name))).trim())),
+    );
     await waitFor("checkpoint at agent", () => readJson(join(a.runsDir, "pr-123", "checkpoint.json")).phase === "agent");
     crashed.child.kill("SIGKILL");
     await exited;

@@ -28,11 +28,33 @@ interface Attempt {
 }
 
 /** `handoff run` of the command backend, approved, as run id `r`, with its runs and workspace dirs in a fresh temp dir. */
-async function attempt(repo: string, agentCmd: string, extra: readonly string[] = [], task: string | null = TASK, env: Record<string, string> = {}): Promise<Attempt> {
+async function attempt(
+  repo: string,
+  agentCmd: string,
+  extra: readonly string[] = [],
+  task: string | null = TASK,
+  env: Record<string, string> = {},
+): Promise<Attempt> {
   const root = tempDir("handoff-input");
   const runsDir = join(root, "runs");
   const workspacesDir = join(root, "ws");
-  const args = ["run", "-C", repo, "-b", "command", "--agent-cmd", agentCmd, "--yes", "--runs-dir", runsDir, "--workspace-dir", workspacesDir, "--run-id", "r", ...extra];
+  const args = [
+    "run",
+    "-C",
+    repo,
+    "-b",
+    "command",
+    "--agent-cmd",
+    agentCmd,
+    "--yes",
+    "--runs-dir",
+    runsDir,
+    "--workspace-dir",
+    workspacesDir,
+    "--run-id",
+    "r",
+    ...extra,
+  ];
   const outcome = await runCli(task === null ? args : [...args, "--", task], { env });
   const resultPath = join(runsDir, "r", "result.json");
   return { outcome, runsDir, workspacesDir, result: existsSync(resultPath) ? JSON.parse(readFileSync(resultPath, "utf8")) : null };
@@ -49,13 +71,62 @@ describe("a process that cannot be spawned ends the run at once, with its own de
     const root = tempDir("handoff-e2big");
     const repo = join(root, "repo");
     execFileSync("git", ["init", "-q", repo]);
-    execFileSync("git", ["-C", repo, "-c", "user.name=F", "-c", "user.email=f@example.invalid", "commit", "-q", "--allow-empty", "-m", "base"]);
+    execFileSync("git", [
+      "-C",
+      repo,
+      "-c",
+      "user.name=F",
+      "-c",
+      "user.email=f@example.invalid",
+      "commit",
+      "-q",
+      "--allow-empty",
+      "-m",
+      "base",
+    ]);
     writeFileSync(join(root, "task.txt"), "a".repeat(61_000));
     const runsDir = join(root, "runs");
-    const args = ["run", "-C", repo, "-b", "command", "--agent-cmd", "echo hi > f", "--env", "HUGE_VALUE", "--task-file", join(root, "task.txt")];
-    const quoted = [HANDOFF_BIN, ...args, "--sandbox", "none", "--no-verify", "--yes", "--timeout", "600", "--runs-dir", runsDir, "--run-id", "r"].map((arg) => `'${arg}'`).join(" ");
-    const env = { ...process.env, HUGE_VALUE: "b".repeat(70_000), XDG_STATE_HOME: join(root, "xdg"), HANDOFF_WORKSPACE_DIR: join(root, "ws"), HANDOFF_CLI_HOME_DIR: join(root, "homes") };
-    const child = spawnSync("/bin/sh", ["-c", `ulimit -s 512 && exec '${process.execPath}' ${quoted}`], { env, encoding: "utf8", timeout: 60_000 });
+    const args = [
+      "run",
+      "-C",
+      repo,
+      "-b",
+      "command",
+      "--agent-cmd",
+      "echo hi > f",
+      "--env",
+      "HUGE_VALUE",
+      "--task-file",
+      join(root, "task.txt"),
+    ];
+    const quoted = [
+      HANDOFF_BIN,
+      ...args,
+      "--sandbox",
+      "none",
+      "--no-verify",
+      "--yes",
+      "--timeout",
+      "600",
+      "--runs-dir",
+      runsDir,
+      "--run-id",
+      "r",
+    ]
+      .map((arg) => `'${arg}'`)
+      .join(" ");
+    const env = {
+      ...process.env,
+      HUGE_VALUE: "b".repeat(70_000),
+      XDG_STATE_HOME: join(root, "xdg"),
+      HANDOFF_WORKSPACE_DIR: join(root, "ws"),
+      HANDOFF_CLI_HOME_DIR: join(root, "homes"),
+    };
+    const child = spawnSync("/bin/sh", ["-c", `ulimit -s 512 && exec '${process.execPath}' ${quoted}`], {
+      env,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
     expect(child.status, child.stderr).toBe(6);
     const result = JSON.parse(readFileSync(join(runsDir, "r", "result.json"), "utf8"));
     expect(result).toMatchObject({ terminalReason: "external_agent_error", detail: "agent_not_started" });
@@ -65,7 +136,13 @@ describe("a process that cannot be spawned ends the run at once, with its own de
 
   test("a verify command the kernel refuses to start (E2BIG) is recorded as not started, at once, and ends command_not_started (exit 4), never verified", async () => {
     const log = new TestLog(() => {});
-    const records = await runShellCommands([`echo ${"x".repeat(140_000)}`], { phase: "verify", cwd: tempDir(), env: { PATH: "/usr/bin:/bin" }, timeoutMs: 600_000, log });
+    const records = await runShellCommands([`echo ${"x".repeat(140_000)}`], {
+      phase: "verify",
+      cwd: tempDir(),
+      env: { PATH: "/usr/bin:/bin" },
+      timeoutMs: 600_000,
+      log,
+    });
     expect(records).toHaveLength(1);
     expect(records[0]!.spawnError).toMatch(/^E2BIG/);
     expect(commandPassed(records[0]!)).toBe(false);
@@ -88,7 +165,9 @@ describe("a process that cannot be spawned ends the run at once, with its own de
       setupFailed: null,
     };
     expect(decideOutcome(facts)).toMatchObject({ terminalReason: "policy_or_artifact_error", detail: "command_not_started" });
-    expect(decideOutcome({ ...facts, verification: null, patch: null, setupFailed: records[0]! })).toMatchObject({ detail: "command_not_started" });
+    expect(decideOutcome({ ...facts, verification: null, patch: null, setupFailed: records[0]! })).toMatchObject({
+      detail: "command_not_started",
+    });
   });
 });
 
@@ -96,7 +175,10 @@ describe("tasks and commands no process can be handed are refused before anythin
   test("a 140,000-character verify command in .handoff.json is refused before anything is created", async () => {
     const repo = await makeRepo({ ...FAILING_ADD_PROJECT, ".handoff.json": JSON.stringify({ verify: [`test ${"x".repeat(140_000)}`] }) });
     const run = await attempt(repo, agent("fixes-add.sh"));
-    expectUsageError(run.outcome, /verify command \(from \.handoff\.json\) is 140005 bytes; one argument to a process is at most 131071 bytes/);
+    expectUsageError(
+      run.outcome,
+      /verify command \(from \.handoff\.json\) is 140005 bytes; one argument to a process is at most 131071 bytes/,
+    );
     expectNothingCreated(run);
   });
 
@@ -112,8 +194,12 @@ describe("tasks and commands no process can be handed are refused before anythin
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const harness = makeHarness();
     const base = { repo, task: TASK, backend: "command", agentCmd: "true", yes: true, ...harness };
-    await expect(new ExternalCodingRunner().run({ ...base, verify: [`test ${"y".repeat(140_000)}`] })).rejects.toThrow(/the verify command is 140005 bytes/);
-    await expect(new ExternalCodingRunner().run({ ...base, agentCmd: `true ${"z".repeat(140_000)}` })).rejects.toThrow(/--agent-cmd is 140005 bytes/);
+    await expect(new ExternalCodingRunner().run({ ...base, verify: [`test ${"y".repeat(140_000)}`] })).rejects.toThrow(
+      /the verify command is 140005 bytes/,
+    );
+    await expect(new ExternalCodingRunner().run({ ...base, agentCmd: `true ${"z".repeat(140_000)}` })).rejects.toThrow(
+      /--agent-cmd is 140005 bytes/,
+    );
     await expect(new ExternalCodingRunner().run({ ...base, task: "fix\0it" })).rejects.toThrow(/the task holds a NUL byte/);
     expect(existsSync(harness.runsDir)).toBe(false);
     expect(existsSync(harness.workspacesDir)).toBe(false);
@@ -169,19 +255,26 @@ describe("bad input is a one-line error before anything is created, or works", (
     expectNothingCreated(run);
   });
 
-  test.skipIf(process.getuid?.() !== 0)("a repository owned by another user is refused as git refuses it (dubious ownership), and safe.directory in the user's config does not change that", async () => {
-    const repo = await makeRepo(FAILING_ADD_PROJECT);
-    execFileSync("chown", ["-R", "65534:65534", repo]);
-    const home = tempDir("handoff-home");
-    writeFileSync(join(home, ".gitconfig"), `[safe]\n\tdirectory = *\n`);
-    const run = await attempt(repo, "true", [], TASK, { HOME: home });
-    expectUsageError(run.outcome, /belongs to another user, and git refuses to work in it \(dubious ownership\); handoff does not honour safe\.directory/);
-    expectNothingCreated(run);
-    // Made the user's own again, the same repository is accepted.
-    execFileSync("chown", ["-R", `${process.getuid!()}:${process.getgid!()}`, repo]);
-    const mine = await attempt(repo, "true", ["--sandbox", "none", "--no-verify"], TASK, { HOME: home });
-    expect(mine.outcome.code, mine.outcome.stderr).toBe(3);
-  }, 60_000);
+  test.skipIf(process.getuid?.() !== 0)(
+    "a repository owned by another user is refused as git refuses it (dubious ownership), and safe.directory in the user's config does not change that",
+    async () => {
+      const repo = await makeRepo(FAILING_ADD_PROJECT);
+      execFileSync("chown", ["-R", "65534:65534", repo]);
+      const home = tempDir("handoff-home");
+      writeFileSync(join(home, ".gitconfig"), `[safe]\n\tdirectory = *\n`);
+      const run = await attempt(repo, "true", [], TASK, { HOME: home });
+      expectUsageError(
+        run.outcome,
+        /belongs to another user, and git refuses to work in it \(dubious ownership\); handoff does not honour safe\.directory/,
+      );
+      expectNothingCreated(run);
+      // Made the user's own again, the same repository is accepted.
+      execFileSync("chown", ["-R", `${process.getuid!()}:${process.getgid!()}`, repo]);
+      const mine = await attempt(repo, "true", ["--sandbox", "none", "--no-verify"], TASK, { HOME: home });
+      expect(mine.outcome.code, mine.outcome.stderr).toBe(3);
+    },
+    60_000,
+  );
 
   test("a source whose path holds a newline is run like any other, not an internal error", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT, { dir: join(tempDir("handoff-src"), "new\nline") });
@@ -207,15 +300,35 @@ describe("bad input is a one-line error before anything is created, or works", (
     expect(readFileSync(file, "utf8")).toBe("");
   });
 
-  test.skipIf(!canMountTmpfs)("a runs directory on a read-only file system is a one-line error before anything is created (skipped where tmpfs cannot be mounted)", async () => {
-    const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const mount = smallFileSystem(1, { readOnly: true });
-    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", join(mount, "runs"), "--", TASK]);
-    expectUsageError(outcome, /the runs directory .*runs cannot be used: .* is on a read-only file system/);
-  });
+  test.skipIf(!canMountTmpfs)(
+    "a runs directory on a read-only file system is a one-line error before anything is created (skipped where tmpfs cannot be mounted)",
+    async () => {
+      const repo = await makeRepo(FAILING_ADD_PROJECT);
+      const mount = smallFileSystem(1, { readOnly: true });
+      const outcome = await runCli([
+        "run",
+        "-C",
+        repo,
+        "-b",
+        "command",
+        "--agent-cmd",
+        "true",
+        "--yes",
+        "--runs-dir",
+        join(mount, "runs"),
+        "--",
+        TASK,
+      ]);
+      expectUsageError(outcome, /the runs directory .*runs cannot be used: .* is on a read-only file system/);
+    },
+  );
 
   test.each([
-    ["--timeout of 25 days, past Node's timers (it would fire after 1 ms)", ["--timeout", String(25 * 24 * 3600)], /--timeout must be at most 2073600 seconds/],
+    [
+      "--timeout of 25 days, past Node's timers (it would fire after 1 ms)",
+      ["--timeout", String(25 * 24 * 3600)],
+      /--timeout must be at most 2073600 seconds/,
+    ],
     ["--verify-timeout of 30 days", ["--verify-timeout", String(30 * 24 * 3600)], /--verify-timeout must be at most 2073600 seconds/],
     ["--max-processes 1e30, which pids.max cannot hold", ["--max-processes", "1e30"], /--max-processes must be at most 4194304/],
     ["--max-memory 1e30 (MiB), which memory.max cannot hold", ["--max-memory", "1e30"], /--max-memory must be at most 8589934591 MiB/],
@@ -237,16 +350,25 @@ describe("bad input is a one-line error before anything is created, or works", (
 const bwrap = await probeBubblewrap();
 
 describe("the agent's and commands' standard streams", () => {
-  test.each(bwrap.ok ? ["none", "bwrap"] : ["none"])("`> /dev/stderr`, `> /dev/stdout` and `cat /dev/stdin` work inside the agent and verify commands (--sandbox %s)", async (sandbox) => {
-    const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const agentCmd = `cat /dev/stdin > stdin.txt && echo to-stderr > /dev/stderr && echo to-stdout > /dev/stdout && ${agent("fixes-add.sh")}`;
-    const run = await attempt(repo, agentCmd, ["--verify", "echo verify-stderr > /dev/stderr && npm test > /dev/stdout", "--sandbox", sandbox]);
-    expect(run.outcome.code, `${run.outcome.stderr}\n${JSON.stringify(run.result)}`).toBe(0);
-    expect(run.result).toMatchObject({ terminalReason: "verified" });
-    const testLog = readFileSync(join(run.runsDir, "r", "test.log"), "utf8");
-    expect(testLog).toContain("verify-stderr");
-    const backend = JSON.parse(readFileSync(join(run.runsDir, "r", "backend-result.json"), "utf8"));
-    expect(backend.stderrTail).toContain("to-stderr");
-    expect(readFileSync(join(run.runsDir, "r", "changes.patch"), "utf8")).toContain(`+${TASK}`);
-  }, 60_000);
+  test.each(bwrap.ok ? ["none", "bwrap"] : ["none"])(
+    "`> /dev/stderr`, `> /dev/stdout` and `cat /dev/stdin` work inside the agent and verify commands (--sandbox %s)",
+    async (sandbox) => {
+      const repo = await makeRepo(FAILING_ADD_PROJECT);
+      const agentCmd = `cat /dev/stdin > stdin.txt && echo to-stderr > /dev/stderr && echo to-stdout > /dev/stdout && ${agent("fixes-add.sh")}`;
+      const run = await attempt(repo, agentCmd, [
+        "--verify",
+        "echo verify-stderr > /dev/stderr && npm test > /dev/stdout",
+        "--sandbox",
+        sandbox,
+      ]);
+      expect(run.outcome.code, `${run.outcome.stderr}\n${JSON.stringify(run.result)}`).toBe(0);
+      expect(run.result).toMatchObject({ terminalReason: "verified" });
+      const testLog = readFileSync(join(run.runsDir, "r", "test.log"), "utf8");
+      expect(testLog).toContain("verify-stderr");
+      const backend = JSON.parse(readFileSync(join(run.runsDir, "r", "backend-result.json"), "utf8"));
+      expect(backend.stderrTail).toContain("to-stderr");
+      expect(readFileSync(join(run.runsDir, "r", "changes.patch"), "utf8")).toContain(`+${TASK}`);
+    },
+    60_000,
+  );
 });

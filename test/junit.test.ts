@@ -31,7 +31,7 @@ function parsed(bytes: Buffer | string): Map<string, TestStatus> {
 function junitXml(cases: Record<string, TestStatus>, suite = "suite"): string {
   const body = Object.entries(cases)
     .map(([name, status]) => {
-      const inner = status === "failed" ? "<failure message=\"no\">stack</failure>" : status === "skipped" ? "<skipped/>" : "";
+      const inner = status === "failed" ? '<failure message="no">stack</failure>' : status === "skipped" ? "<skipped/>" : "";
       return `<testcase classname="${suite}" name="${name}">${inner}</testcase>`;
     })
     .join("\n");
@@ -168,7 +168,9 @@ describe("parseJunit: the shapes real tools write", () => {
   });
 
   test("J5: a test name of 100,000 characters is cut to 500, and markup in names is decoded, not dropped", () => {
-    const tests = parsed(`<testsuite name="s"><testcase classname="c" name="${"n".repeat(100_000)}"/><testcase classname="c" name="a &lt;&amp;&gt; &quot;b&quot;"/></testsuite>`);
+    const tests = parsed(
+      `<testsuite name="s"><testcase classname="c" name="${"n".repeat(100_000)}"/><testcase classname="c" name="a &lt;&amp;&gt; &quot;b&quot;"/></testsuite>`,
+    );
     const [long, marked] = [...tests.keys()];
     expect(long).toHaveLength(500);
     expect(long!.endsWith("…")).toBe(true);
@@ -183,7 +185,10 @@ describe("parseJunit: the shapes real tools write", () => {
     expect(heap.length).toBeLessThan(2000);
     // One entity of 1,000 characters used 10,000 times (quadratic blow-up) is refused by the length bound.
     const quadratic = `<!DOCTYPE x [<!ENTITY big "${"a".repeat(1000)}">]><testsuite name="s"><testcase name="${"&big;".repeat(10_000)}"/></testsuite>`;
-    expect(parseJunit(Buffer.from(quadratic))).toEqual({ kind: "malformed", diagnostic: expect.stringMatching(/over the XML parser's limits/) });
+    expect(parseJunit(Buffer.from(quadratic))).toEqual({
+      kind: "malformed",
+      diagnostic: expect.stringMatching(/over the XML parser's limits/),
+    });
   });
 
   test("J3: a report nested 100,000 suites deep is a diagnostic, not a stack overflow", () => {
@@ -198,7 +203,10 @@ describe("parseJunit: the shapes real tools write", () => {
     const diagnostic = outcome.kind === "malformed" ? outcome.diagnostic : "";
     expect(diagnostic).toMatch(/^not well-formed XML \(\w+ at line \d+, column \d+\)$/);
     expect(diagnostic).not.toContain(secret);
-    expect(parseJunit(Buffer.from("<html><body>ok</body></html>"))).toEqual({ kind: "malformed", diagnostic: expect.stringMatching(/not JUnit XML/) });
+    expect(parseJunit(Buffer.from("<html><body>ok</body></html>"))).toEqual({
+      kind: "malformed",
+      diagnostic: expect.stringMatching(/not JUnit XML/),
+    });
     expect(parseJunit(Buffer.from([0xff, 0xfe, 0x00, 0x3c]))).toMatchObject({ kind: "malformed" });
   });
 });
@@ -208,7 +216,10 @@ describe("readJunitEvidence: what the checkout wrote, read as hostile input", ()
     const dir = checkout({ "junit.xml": "" });
     truncateSync(join(dir, "junit.xml"), 100 * 1024 * 1024);
     expect(JUNIT_MAX_BYTES).toBe(32 * 1024 * 1024);
-    expect(readJunitEvidence(dir, ["junit.xml"])).toEqual({ kind: "none", diagnostics: ["junit.xml is 104857600 bytes, over the 32 MiB handoff reads"] });
+    expect(readJunitEvidence(dir, ["junit.xml"])).toEqual({
+      kind: "none",
+      diagnostics: ["junit.xml is 104857600 bytes, over the 32 MiB handoff reads"],
+    });
   });
 
   test("J2: a junit.xml that is a symlink to a report outside the checkout is not followed", () => {
@@ -216,13 +227,19 @@ describe("readJunitEvidence: what the checkout wrote, read as hostile input", ()
     writeFileSync(outside, junitXml({ planted: "passed" }));
     const dir = checkout();
     symlinkSync(outside, join(dir, "junit.xml"));
-    expect(readJunitEvidence(dir, ["junit.xml"])).toEqual({ kind: "none", diagnostics: [expect.stringMatching(/^junit\.xml: not a regular file/)] });
+    expect(readJunitEvidence(dir, ["junit.xml"])).toEqual({
+      kind: "none",
+      diagnostics: [expect.stringMatching(/^junit\.xml: not a regular file/)],
+    });
   });
 
   test("J2: a junit.xml that is a FIFO does not block the reader", () => {
     const dir = checkout();
     execFileSync("mkfifo", [join(dir, "junit.xml")]);
-    expect(readJunitEvidence(dir, ["junit.xml"])).toEqual({ kind: "none", diagnostics: [expect.stringMatching(/^junit\.xml: not a regular file/)] });
+    expect(readJunitEvidence(dir, ["junit.xml"])).toEqual({
+      kind: "none",
+      diagnostics: [expect.stringMatching(/^junit\.xml: not a regular file/)],
+    });
   });
 
   test("J2: a report path through a symlinked directory that leads out of the checkout is refused, and so is ..", () => {
@@ -274,8 +291,20 @@ describe("readJunitEvidence: what the checkout wrote, read as hostile input", ()
 });
 
 describe("compareTestResults: what the patch did, test by test", () => {
-  const base = parsed(junitXml({ fixedIt: "failed", brokeIt: "passed", deletedIt: "passed", skippedIt: "passed", stillRed: "failed", goneRed: "failed", same: "passed" }));
-  const patched = parsed(junitXml({ fixedIt: "passed", brokeIt: "failed", skippedIt: "skipped", stillRed: "failed", same: "passed", brandNew: "passed" }));
+  const base = parsed(
+    junitXml({
+      fixedIt: "failed",
+      brokeIt: "passed",
+      deletedIt: "passed",
+      skippedIt: "passed",
+      stillRed: "failed",
+      goneRed: "failed",
+      same: "passed",
+    }),
+  );
+  const patched = parsed(
+    junitXml({ fixedIt: "passed", brokeIt: "failed", skippedIt: "skipped", stillRed: "failed", same: "passed", brandNew: "passed" }),
+  );
 
   test("J7: each of the four transitions: failed → passed (fixed), passed → failed, passed → missing, passed → skipped", () => {
     const transitions = compareTestResults(base, patched);
@@ -314,7 +343,10 @@ describe("compareTestResults: what the patch did, test by test", () => {
     const noBase = testEvidenceRecord(read(Object.fromEntries(patched)), null, ["junit.xml"]);
     expect(noBase).toMatchObject({ patched: { passed: 3 }, base: null, fixed: { count: 0, names: [] }, vanished: { count: 0, names: [] } });
     const baseUnread = testEvidenceRecord(read(Object.fromEntries(patched)), none, ["junit.xml"]);
-    expect(baseUnread).toMatchObject({ base: null, diagnostics: ["on the base: junit.xml: not found (the verify command did not write it)"] });
+    expect(baseUnread).toMatchObject({
+      base: null,
+      diagnostics: ["on the base: junit.xml: not found (the verify command did not write it)"],
+    });
     const patchedUnread = testEvidenceRecord(none, read(Object.fromEntries(base)), ["junit.xml"]);
     expect(patchedUnread).toMatchObject({ patched: null, base: { passed: 4 }, vanished: { count: 0 } });
   });
@@ -334,7 +366,9 @@ describe("handoff show with test evidence, and --format junit", () => {
     return runDir;
   }
 
-  const onTheBase = parsed(junitXml({ "adds two numbers": "failed", "adds zero": "passed", "adds strings": "passed", subtracts: "passed" }, "math"));
+  const onTheBase = parsed(
+    junitXml({ "adds two numbers": "failed", "adds zero": "passed", "adds strings": "passed", subtracts: "passed" }, "math"),
+  );
   const withThePatch = parsed(junitXml({ "adds two numbers": "passed", "adds strings": "skipped", subtracts: "failed" }, "math"));
   const evidence = testEvidenceRecord(read(Object.fromEntries(withThePatch)), read(Object.fromEntries(onTheBase)), ["junit.xml"]);
 
@@ -344,7 +378,9 @@ describe("handoff show with test evidence, and --format junit", () => {
     expect(text.code, text.stderr).toBe(0);
     const lines = text.stdout.split("\n");
     const at = (prefix: string) => lines.findIndex((line) => line.startsWith(`  ${prefix}`));
-    expect(lines[at("tests (JUnit)")]).toBe("  tests (JUnit): 1 passed, 1 failed, 1 skipped with the patch; 3 passed, 1 failed, 0 skipped on the base");
+    expect(lines[at("tests (JUnit)")]).toBe(
+      "  tests (JUnit): 1 passed, 1 failed, 1 skipped with the patch; 3 passed, 1 failed, 0 skipped on the base",
+    );
     expect(lines[at("VANISHED")]).toBe("  VANISHED 1 (passed on the base, missing now): math > adds zero");
     expect(lines[at("NEWLY SKIPPED")]).toBe("  NEWLY SKIPPED 1 (passed on the base, skipped now): math > adds strings");
     expect(lines[at("broke")]).toBe("  broke 1 (passed on the base, fail now): math > subtracts");
@@ -385,7 +421,7 @@ describe("handoff show with test evidence, and --format junit", () => {
   test("J6: a verdict whose test names carry controls, markup, ]]>, U+FFFE and lone surrogates is still XML that parses back", async () => {
     const runDir = await runWithEvidence("fixes-add.sh", null);
     const result = RunResult.parse(readJson(join(runDir, "result.json")));
-    const hostile = ["a\u0000b\u001b[31m", "<tag attr=\"x\">&amp;", "]]>--><!--", "bad\ufffe\uffff", "half\ud800pair", "ok 🎉"];
+    const hostile = ["a\u0000b\u001b[31m", '<tag attr="x">&amp;', "]]>--><!--", "bad\ufffe\uffff", "half\ud800pair", "ok 🎉"];
     const withNames = {
       ...result,
       summary: "line one\nline two\u0007",

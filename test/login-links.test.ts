@@ -49,7 +49,11 @@ describe("the user's CLI login in a run's private home", () => {
     expect(result.outcome.kind).toBe("finished");
     expect(readFileSync(join(userHome, ".claude", ".credentials.json"), "utf8")).toBe('{"old":true}\n');
     expect(result.warnings).toEqual([
-      expect.objectContaining({ rule: "cli_login_replaced", path: join(userHome, ".claude", ".credentials.json"), message: expect.stringContaining("claude setup-token") }),
+      expect.objectContaining({
+        rule: "cli_login_replaced",
+        path: join(userHome, ".claude", ".credentials.json"),
+        message: expect.stringContaining("claude setup-token"),
+      }),
     ]);
   });
 });
@@ -59,7 +63,10 @@ describe("what the sandbox shows of the user's CLI login and install", () => {
     const user = tempDir();
     const home = tempDir();
     for (const name of ["auth.json", "config.toml", ".credentials.json", "settings.json"]) writeFileSync(join(user, name), "{}");
-    const links = ["auth.json", "config.toml", ".credentials.json", "settings.json", "agent.db"].map((name) => ({ at: join(home, name), target: join(user, name) }));
+    const links = ["auth.json", "config.toml", ".credentials.json", "settings.json", "agent.db"].map((name) => ({
+      at: join(home, name),
+      target: join(user, name),
+    }));
     const mounts = loginMounts(links, linkLogins(links));
     expect(mounts.writable.sort()).toEqual([join(user, ".credentials.json"), join(user, "auth.json")]);
     expect(mounts.readOnly.sort()).toEqual([join(user, "config.toml"), join(user, "settings.json")]);
@@ -73,7 +80,9 @@ describe("what the sandbox shows of the user's CLI login and install", () => {
     writeFileSync(join(pkg, "bin", "agent.js"), "#!/usr/bin/env node\n", { mode: 0o755 });
     symlinkSync(join(pkg, "bin", "agent.js"), join(prefix, "bin", "agent"));
     const { readOnly } = installMounts(join(prefix, "bin", "agent"), `${join(prefix, "bin")}:/usr/bin:relative/dir`);
-    expect(readOnly).toEqual(expect.arrayContaining([join(prefix, "bin"), join(prefix, "lib"), join(prefix, "lib", "node_modules"), "/usr/bin"]));
+    expect(readOnly).toEqual(
+      expect.arrayContaining([join(prefix, "bin"), join(prefix, "lib"), join(prefix, "lib", "node_modules"), "/usr/bin"]),
+    );
     expect(readOnly).not.toContain("relative/dir");
   });
 });

@@ -12,7 +12,8 @@ import { agent, makeHarness, readJson } from "./helpers/run.js";
  * nothing checked the patch.
  */
 const TASK = "fix the failing test";
-const NOTHING_CHECKED = "NOTHING WAS CHECKED (--no-verify): the patch is valid and applies to the base commit, but no verification command ran";
+const NOTHING_CHECKED =
+  "NOTHING WAS CHECKED (--no-verify): the patch is valid and applies to the base commit, but no verification command ran";
 
 interface Attempt {
   readonly outcome: CliOutcome;
@@ -26,7 +27,25 @@ async function attempt(repo: string, agentCmd: string, extra: readonly string[])
   const root = tempDir("handoff-no-verify");
   const runsDir = join(root, "runs");
   const workspacesDir = join(root, "ws");
-  const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", agentCmd, "--yes", "--runs-dir", runsDir, "--workspace-dir", workspacesDir, "--run-id", "r", ...extra, "--", TASK]);
+  const outcome = await runCli([
+    "run",
+    "-C",
+    repo,
+    "-b",
+    "command",
+    "--agent-cmd",
+    agentCmd,
+    "--yes",
+    "--runs-dir",
+    runsDir,
+    "--workspace-dir",
+    workspacesDir,
+    "--run-id",
+    "r",
+    ...extra,
+    "--",
+    TASK,
+  ]);
   return { outcome, runsDir, workspacesDir, runDir: join(runsDir, "r") };
 }
 
@@ -39,7 +58,10 @@ describe("a run needs a verify command or an explicit --no-verify", () => {
   test("a run with no verify command and no --no-verify is refused before anything is created", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const run = await attempt(repo, agent("fixes-add.sh"), []);
-    expectUsageError(run.outcome, /^handoff: no verify command: pass --verify CMD \(or set "verify" in \.handoff\.json\), or --no-verify to accept a patch that nothing checks\n$/);
+    expectUsageError(
+      run.outcome,
+      /^handoff: no verify command: pass --verify CMD \(or set "verify" in \.handoff\.json\), or --no-verify to accept a patch that nothing checks\n$/,
+    );
     expectNothingCreated(run);
   });
 
@@ -53,7 +75,14 @@ describe("a run needs a verify command or an explicit --no-verify", () => {
   test("a library caller without verify and without noVerify gets a UsageError no_verify_command, and nothing is created", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const harness = makeHarness();
-    const running = new ExternalCodingRunner().run({ repo, task: TASK, backend: "command", agentCmd: agent("fixes-add.sh"), yes: true, ...harness });
+    const running = new ExternalCodingRunner().run({
+      repo,
+      task: TASK,
+      backend: "command",
+      agentCmd: agent("fixes-add.sh"),
+      yes: true,
+      ...harness,
+    });
     await expect(running).rejects.toMatchObject({ name: "UsageError", code: "no_verify_command" });
     expect(existsSync(harness.runsDir)).toBe(false);
     expect(existsSync(harness.workspacesDir)).toBe(false);
@@ -93,7 +122,16 @@ describe("--no-verify says that nothing was checked", () => {
     expect(run.outcome.stdout).toMatch(/^hint: .*--verify CMD/m);
     const result = readJson(join(run.runDir, "result.json"));
     expect(result).toMatchObject({ terminalReason: "verified", detail: "nothing_checked", summary: NOTHING_CHECKED });
-    expect(result.verification).toMatchObject({ ran: false, passed: null, skipped: "no_verify", commands: [], baseline: null, heldToBase: null, holdouts: [], tests: null });
+    expect(result.verification).toMatchObject({
+      ran: false,
+      passed: null,
+      skipped: "no_verify",
+      commands: [],
+      baseline: null,
+      heldToBase: null,
+      holdouts: [],
+      tests: null,
+    });
     expect(readJson(join(run.runDir, "request.json"))).toMatchObject({ noVerify: true, commands: { verify: [] } });
     expect(readFileSync(join(run.runDir, "test.log"), "utf8")).toBe("");
   });
@@ -104,7 +142,11 @@ describe("--no-verify says that nothing was checked", () => {
     const run = await attempt(repo, agent("fixes-add.sh"), ["--no-verify"]);
     expect(run.outcome.code, run.outcome.stderr).toBe(0);
     const result = readJson(join(run.runDir, "result.json"));
-    expect(result).toMatchObject({ terminalReason: "verified", detail: "nothing_checked", verification: { ran: false, skipped: "no_verify", commands: [] } });
+    expect(result).toMatchObject({
+      terminalReason: "verified",
+      detail: "nothing_checked",
+      verification: { ran: false, skipped: "no_verify", commands: [] },
+    });
     expect(result.summary).toBe(`${NOTHING_CHECKED} (the 1 verify command in .handoff.json was skipped)`);
     expect(run.outcome.stderr).not.toContain("[verify]");
   });
@@ -118,7 +160,9 @@ describe("--no-verify says that nothing was checked", () => {
       expect(shown.code, shown.stderr).toBe(0);
       expect(shown.stdout).toContain(NOTHING_CHECKED);
       const verification = shown.stdout.slice(shown.stdout.indexOf("Verification (run by handoff"));
-      expect(verification.split("\n").slice(0, 3).join("\n")).toContain("NOTHING WAS CHECKED (--no-verify): no verification command ran on this patch");
+      expect(verification.split("\n").slice(0, 3).join("\n")).toContain(
+        "NOTHING WAS CHECKED (--no-verify): no verification command ran on this patch",
+      );
     }
   });
 
@@ -147,6 +191,10 @@ describe("--no-verify says that nothing was checked", () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const run = await attempt(repo, agent("fixes-add.sh"), ["--no-verify", "--setup", "grep -q 'a - b' math.js"]);
     expect(run.outcome.code, run.outcome.stdout).toBe(1);
-    expect(readJson(join(run.runDir, "result.json"))).toMatchObject({ terminalReason: "verification_failed", detail: "setup_failed", verification: { ran: false, passed: false, skipped: "no_verify" } });
+    expect(readJson(join(run.runDir, "result.json"))).toMatchObject({
+      terminalReason: "verification_failed",
+      detail: "setup_failed",
+      verification: { ran: false, passed: false, skipped: "no_verify" },
+    });
   });
 });

@@ -20,7 +20,12 @@ function bothCounts(repo: string, base: string) {
   const withNumstat = parseRawWithNumstat(diff(["--raw", "--numstat", "-z", "--no-abbrev"]));
   const rawOnly = parseRawWithNumstat(diff(["--raw", "-z", "--no-abbrev"]));
   const patch = diff(["--binary", "--full-index", "--src-prefix=a/", "--dst-prefix=b/"]);
-  return { git: withNumstat.map(({ additions, deletions }) => ({ additions, deletions })), handoff: countsFromPatch(rawOnly, parsePatch(patch)), patch, rawOnly };
+  return {
+    git: withNumstat.map(({ additions, deletions }) => ({ additions, deletions })),
+    handoff: countsFromPatch(rawOnly, parsePatch(patch)),
+    patch,
+    rawOnly,
+  };
 }
 
 describe("line counts read from the patch", () => {

@@ -4,23 +4,42 @@ import { checkPathName, collisionKey, escapeControls, findCollisions, windowsNam
 const rulesOf = (name: string | Buffer) => checkPathName(typeof name === "string" ? Buffer.from(name, "utf8") : name).map((f) => f.rule);
 
 describe("checkPathName", () => {
-  test.each(["math.js", "src/a b/c.ts", "café.txt", "-rf", "--output=x", ".gitignore", ".github/x.yml", "git", ".gitx/a", "a.git/b", "x~1", "日本語/ファイル.md"])(
-    "accepts %s",
-    (name) => {
-      expect(rulesOf(name)).toEqual([]);
-    },
-  );
+  test.each([
+    "math.js",
+    "src/a b/c.ts",
+    "café.txt",
+    "-rf",
+    "--output=x",
+    ".gitignore",
+    ".github/x.yml",
+    "git",
+    ".gitx/a",
+    "a.git/b",
+    "x~1",
+    "日本語/ファイル.md",
+  ])("accepts %s", (name) => {
+    expect(rulesOf(name)).toEqual([]);
+  });
 
   test.each(["../x", "a/../../b", "/etc/passwd", "a//b", "./a", "a/.", "a/", ""])("N1: %j is an unsafe path", (name) => {
     expect(rulesOf(name)).toContain("unsafe_path");
   });
 
-  test.each([".git", ".git/hooks/pre-commit", ".GIT/config", "sub/.Git/HEAD", "git~1/config", "GIT~1", ".git.", ".git. . ", ".git ", ".git::$INDEX_ALLOCATION/x", ".git:stream"])(
-    "N2: %j reads as .git",
-    (name) => {
-      expect(rulesOf(name)).toContain("git_metadata_path");
-    },
-  );
+  test.each([
+    ".git",
+    ".git/hooks/pre-commit",
+    ".GIT/config",
+    "sub/.Git/HEAD",
+    "git~1/config",
+    "GIT~1",
+    ".git.",
+    ".git. . ",
+    ".git ",
+    ".git::$INDEX_ALLOCATION/x",
+    ".git:stream",
+  ])("N2: %j reads as .git", (name) => {
+    expect(rulesOf(name)).toContain("git_metadata_path");
+  });
 
   test.each(["200b", "200c", "200d", "200e", "200f", "202a", "202e", "2060", "206f", "feff", "00ad"])(
     "N3: U+%s is invisible, and .g<it>it reads as .git",
@@ -54,12 +73,29 @@ describe("checkPathName", () => {
 });
 
 describe("windowsNameWarnings", () => {
-  test.each(["..\\..\\evil.txt", "CON", "con.txt", "src/aux.c", "NUL", "com1.log", "LPT9", "COM¹", "x:stream", "a<b", 'q"uote', "p|pe", "what?", "star*", "trailing.", "trailing ", "dir./x"])(
-    "N5: %j is flagged",
-    (path) => {
-      expect(windowsNameWarnings(path)).toEqual([{ path, rule: "windows_unsafe_name", message: "this name is unsafe or unusable on Windows" }]);
-    },
-  );
+  test.each([
+    "..\\..\\evil.txt",
+    "CON",
+    "con.txt",
+    "src/aux.c",
+    "NUL",
+    "com1.log",
+    "LPT9",
+    "COM¹",
+    "x:stream",
+    "a<b",
+    'q"uote',
+    "p|pe",
+    "what?",
+    "star*",
+    "trailing.",
+    "trailing ",
+    "dir./x",
+  ])("N5: %j is flagged", (path) => {
+    expect(windowsNameWarnings(path)).toEqual([
+      { path, rule: "windows_unsafe_name", message: "this name is unsafe or unusable on Windows" },
+    ]);
+  });
 
   test.each(["console.log", "auxiliary.c", "com.txt", "lpt.md", ".env", "a.b.c", "src/x"])("N5: %j is fine", (path) => {
     expect(windowsNameWarnings(path)).toEqual([]);
@@ -102,7 +138,10 @@ describe("collisions (N4)", () => {
   });
 
   test("a directory prefix collides: Src/new.js with src/old.js", () => {
-    expect(findCollisions(["Src/new.js"], ["Src/new.js", "src/old.js"])[0]).toMatchObject({ path: "Src/new.js", message: expect.stringContaining("src") });
+    expect(findCollisions(["Src/new.js"], ["Src/new.js", "src/old.js"])[0]).toMatchObject({
+      path: "Src/new.js",
+      message: expect.stringContaining("src"),
+    });
   });
 
   test("a collision below a shared directory is found, and paths that part ways above it are not", () => {

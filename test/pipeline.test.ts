@@ -54,7 +54,16 @@ describe("handoff run: input the command backend refuses or passes on", () => {
     const first = await delegate(repo, agent("fixes-add.sh"), { runId: "same-id", verify: ["npm test"] });
     const before = readFileSync(join(first.runDir, "result.json"), "utf8");
     await expect(
-      new ExternalCodingRunner().run({ repo, task: "again", backend: "command", agentCmd: "true", yes: true, noVerify: true, runsDir: dirname(first.runDir), runId: "same-id" }),
+      new ExternalCodingRunner().run({
+        repo,
+        task: "again",
+        backend: "command",
+        agentCmd: "true",
+        yes: true,
+        noVerify: true,
+        runsDir: dirname(first.runDir),
+        runId: "same-id",
+      }),
     ).rejects.toMatchObject({ name: "UsageError", code: "run_exists" });
     expect(readFileSync(join(first.runDir, "result.json"), "utf8")).toBe(before);
   });
@@ -62,13 +71,25 @@ describe("handoff run: input the command backend refuses or passes on", () => {
   test("--bin with the command backend is a usage error: the program belongs in --agent-cmd", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     await expect(
-      new ExternalCodingRunner().run({ repo, task: "t", backend: "command", agentCmd: "true", bin: "/usr/bin/true", yes: true, noVerify: true, runsDir: join(tempDir(), "runs") }),
+      new ExternalCodingRunner().run({
+        repo,
+        task: "t",
+        backend: "command",
+        agentCmd: "true",
+        bin: "/usr/bin/true",
+        yes: true,
+        noVerify: true,
+        runsDir: join(tempDir(), "runs"),
+      }),
     ).rejects.toMatchObject({ code: "bin_with_command" });
   });
 
   test("the model name reaches the command agent as $HANDOFF_MODEL", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, `echo "{\\"type\\":\\"message\\",\\"text\\":\\"model=$HANDOFF_MODEL\\"}"`, { model: "tiny-1", noVerify: true });
+    const run = await delegate(repo, `echo "{\\"type\\":\\"message\\",\\"text\\":\\"model=$HANDOFF_MODEL\\"}"`, {
+      model: "tiny-1",
+      noVerify: true,
+    });
     expect(run.result.terminalReason).toBe("no_changes");
     expect(run.result.agent.finalMessage).toBe("model=tiny-1");
   });

@@ -103,7 +103,10 @@ describe("size caps", () => {
 
   test("the same file under the caps verifies", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegate(repo, agentWith("writes-large-file.sh", "2000"), { ...VERIFY, limits: { maxFileBytes: 2000, maxPatchBytes: 4000 } });
+    const run = await delegate(repo, agentWith("writes-large-file.sh", "2000"), {
+      ...VERIFY,
+      limits: { maxFileBytes: 2000, maxPatchBytes: 4000 },
+    });
     expect(run.result.terminalReason).toBe("verified");
   });
 });

@@ -211,7 +211,11 @@ describe("the agent process in the pipeline", () => {
   test("--timeout ends `timeout` (wall_timeout) with no process left behind", async () => {
     const out = agentOutputDir();
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegateWithoutSandbox(repo, agent("spawns-sleeper-and-waits.sh"), { env: [...TEST_ENV_NAMES], timeoutMs: 2000, noVerify: true });
+    const run = await delegateWithoutSandbox(repo, agent("spawns-sleeper-and-waits.sh"), {
+      env: [...TEST_ENV_NAMES],
+      timeoutMs: 2000,
+      noVerify: true,
+    });
     expect(run.result).toMatchObject({ terminalReason: "timeout", detail: "wall_timeout", status: "failed" });
     expect(isRunning(await out.sleeperPid())).toBe(false);
     expect(run.sourceChanged).toEqual([]);
@@ -220,7 +224,12 @@ describe("the agent process in the pipeline", () => {
   test("--idle-timeout ends `timeout` (idle_timeout) with no process left behind", async () => {
     const out = agentOutputDir();
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegateWithoutSandbox(repo, agent("spawns-sleeper-and-waits.sh"), { env: [...TEST_ENV_NAMES], timeoutMs: 120_000, idleTimeoutMs: 1500, noVerify: true });
+    const run = await delegateWithoutSandbox(repo, agent("spawns-sleeper-and-waits.sh"), {
+      env: [...TEST_ENV_NAMES],
+      timeoutMs: 120_000,
+      idleTimeoutMs: 1500,
+      noVerify: true,
+    });
     expect(run.result).toMatchObject({ terminalReason: "timeout", detail: "idle_timeout" });
     expect(isRunning(await out.sleeperPid())).toBe(false);
   });
@@ -229,7 +238,11 @@ describe("the agent process in the pipeline", () => {
     const out = agentOutputDir();
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     // The trap in the agent's own shell: SIGTERM stays ignored in everything it starts.
-    const run = await delegateWithoutSandbox(repo, `trap '' TERM; ${agent("spawns-sleeper-and-waits.sh")}`, { env: [...TEST_ENV_NAMES], timeoutMs: 1500, noVerify: true });
+    const run = await delegateWithoutSandbox(repo, `trap '' TERM; ${agent("spawns-sleeper-and-waits.sh")}`, {
+      env: [...TEST_ENV_NAMES],
+      timeoutMs: 1500,
+      noVerify: true,
+    });
     expect(run.result).toMatchObject({ terminalReason: "timeout", detail: "wall_timeout" });
     expect(run.result.backend.signal).toBe("SIGKILL");
     expect(isRunning(await out.sleeperPid())).toBe(false);
@@ -246,14 +259,21 @@ describe("the agent process in the pipeline", () => {
     const out = agentOutputDir();
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const controller = new AbortController();
-    const running = delegateWithoutSandbox(repo, agent("spawns-sleeper-and-waits.sh"), { env: [...TEST_ENV_NAMES], signal: controller.signal, noVerify: true });
+    const running = delegateWithoutSandbox(repo, agent("spawns-sleeper-and-waits.sh"), {
+      env: [...TEST_ENV_NAMES],
+      signal: controller.signal,
+      noVerify: true,
+    });
     const sleeper = await out.sleeperPid();
     controller.abort();
     const run = await running;
 
     expect(run.result).toMatchObject({ terminalReason: "user_cancelled", detail: "interrupted", status: "cancelled" });
     expect(isRunning(sleeper)).toBe(false);
-    expect(JSON.parse(readFileSync(join(run.runDir, "checkpoint.json"), "utf8"))).toMatchObject({ done: true, terminalReason: "user_cancelled" });
+    expect(JSON.parse(readFileSync(join(run.runDir, "checkpoint.json"), "utf8"))).toMatchObject({
+      done: true,
+      terminalReason: "user_cancelled",
+    });
     expect(JSON.parse(readFileSync(join(run.runDir, "backend-result.json"), "utf8")).outcome).toEqual({ kind: "cancelled" });
     expect(readEvents(run.runDir).at(-1)).toMatchObject({ type: "run.finished", terminalReason: "user_cancelled" });
     expect(run.sourceChanged).toEqual([]);
@@ -315,17 +335,28 @@ describe("the agent process in the pipeline", () => {
     vi.stubEnv("MY_AGENT_KEY", "named-key");
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const harness = makeHarness();
-    const run = await delegateWithoutSandbox(repo, agent("records-its-environment.sh"), { harness, env: [...TEST_ENV_NAMES, "MY_AGENT_KEY"], noVerify: true });
+    const run = await delegateWithoutSandbox(repo, agent("records-its-environment.sh"), {
+      harness,
+      env: [...TEST_ENV_NAMES, "MY_AGENT_KEY"],
+      noVerify: true,
+    });
     expect(run.result.terminalReason).toBe("no_changes");
 
     const text = readFileSync(join(out.dir, "agent.env"), "utf8");
-    const env = new Map(text.split("\n").filter(Boolean).map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]));
+    const env = new Map(
+      text
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+    );
     expect(env.get("PATH")).toBeTruthy();
     expect(env.get("MY_AGENT_KEY")).toBe("named-key");
     expect(env.get("HANDOFF_TASK")).toBe("fix the failing test");
     // The run id, and the marker a leftover is found by: the nonce the run recorded (a run id is unique only in its runs directory).
     expect(env.get("HANDOFF_RUN_ID")).toBe(run.result.runId);
-    const recorded = ["checkpoint.json", "request.json"].map((name) => (JSON.parse(readFileSync(join(run.runDir, name), "utf8")) as { nonce: string }).nonce);
+    const recorded = ["checkpoint.json", "request.json"].map(
+      (name) => (JSON.parse(readFileSync(join(run.runDir, name), "utf8")) as { nonce: string }).nonce,
+    );
     expect(recorded).toEqual([env.get("HANDOFF_RUN_NONCE"), env.get("HANDOFF_RUN_NONCE")]);
     expect(env.get("HANDOFF_RUN_NONCE")).toMatch(/^[0-9a-f]{16}$/);
     for (const name of ["HOME", "TMPDIR"]) {

@@ -19,7 +19,25 @@ async function runWithToken(agentCmd: string, extra: readonly string[] = []) {
   const runsDir = join(tempDir("handoff-redact-runs"), "runs");
   const token = `tok-${randomBytes(12).toString("hex")}`;
   const outcome = await runCli(
-    ["run", "-C", repo, "-b", "command", "--agent-cmd", agentCmd, "--env", "MY_TOKEN", "--yes", "--runs-dir", runsDir, "--run-id", "r", ...extra, "--", "fix add"],
+    [
+      "run",
+      "-C",
+      repo,
+      "-b",
+      "command",
+      "--agent-cmd",
+      agentCmd,
+      "--env",
+      "MY_TOKEN",
+      "--yes",
+      "--runs-dir",
+      runsDir,
+      "--run-id",
+      "r",
+      ...extra,
+      "--",
+      "fix add",
+    ],
     { env: { MY_TOKEN: token } },
   );
   return { outcome, token, runDir: join(runsDir, "r") };
@@ -28,7 +46,13 @@ async function runWithToken(agentCmd: string, extra: readonly string[] = []) {
 describe("secrets the agent says aloud", () => {
   test("an --env value the agent echoes and a key it prints reach no artifact but changes.patch, nor handoff show, nor --json", async () => {
     // The second verify command prints the key into test.log.
-    const run = await runWithToken(agent("fixes-add-and-echoes-its-secrets.sh"), ["--verify", "npm test", "--verify", "printf 'AKIA%s\\n' QWERTYUIOPASDFGH", "--json"]);
+    const run = await runWithToken(agent("fixes-add-and-echoes-its-secrets.sh"), [
+      "--verify",
+      "npm test",
+      "--verify",
+      "printf 'AKIA%s\\n' QWERTYUIOPASDFGH",
+      "--json",
+    ]);
     expect(run.outcome.code, run.outcome.stderr).toBe(0);
 
     for (const name of readdirSync(run.runDir).filter((name) => name !== "changes.patch")) {
@@ -38,7 +62,9 @@ describe("secrets the agent says aloud", () => {
     }
     const result = JSON.parse(readFileSync(join(run.runDir, "result.json"), "utf8"));
     expect(result.terminalReason).toBe("verified");
-    expect(result.agent.finalMessage).toBe("Fixed add() with [redacted: --env MY_TOKEN] and [redacted: AWS access key id]; all tests pass.");
+    expect(result.agent.finalMessage).toBe(
+      "Fixed add() with [redacted: --env MY_TOKEN] and [redacted: AWS access key id]; all tests pass.",
+    );
     const events = readFileSync(join(run.runDir, "events.jsonl"), "utf8");
     expect(events).toContain('"text":"using the token [redacted: --env MY_TOKEN]"');
     expect(events).toContain("Authorization: [redacted: --env MY_TOKEN]");
@@ -72,7 +98,9 @@ describe("Redactor", () => {
       { name: "SHORT", value: "abcd" },
       { name: "LONG", value: "abcd-efgh" },
     ]);
-    expect(redactor.text(`x abcd-efgh y abcd z ${AWS_KEY}.`)).toBe("x [redacted: --env LONG] y [redacted: --env SHORT] z [redacted: AWS access key id].");
+    expect(redactor.text(`x abcd-efgh y abcd z ${AWS_KEY}.`)).toBe(
+      "x [redacted: --env LONG] y [redacted: --env SHORT] z [redacted: AWS access key id].",
+    );
   });
 
   test(`an --env value under ${MIN_REDACTED_LENGTH} characters, one that names an existing path, and an unset one are not redacted`, () => {
@@ -83,7 +111,9 @@ describe("Redactor", () => {
 
   test("a private key loses its whole block, not only its first line, also when its END line is missing", () => {
     const redactor = new Redactor();
-    expect(redactor.text(`before\n${PEM_BEGIN}\nMIIEpAIBAAKCAQEA+/=\nabcdef\n${PEM_END}\nafter`)).toBe("before\n[redacted: private key block]\nafter");
+    expect(redactor.text(`before\n${PEM_BEGIN}\nMIIEpAIBAAKCAQEA+/=\nabcdef\n${PEM_END}\nafter`)).toBe(
+      "before\n[redacted: private key block]\nafter",
+    );
     expect(redactor.text(`cut ${PEM_BEGIN}\nMIIEpAIBAAKCAQEA\nabcdef`)).toBe("cut [redacted: private key block]");
   });
 
@@ -97,7 +127,9 @@ describe("Redactor", () => {
   test("bytes that are not UTF-8 around a secret stay as they were", () => {
     const redactor = new Redactor([{ name: "TOKEN", value: "s3cret-välue" }]);
     const bytes = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("s3cret-välue"), Buffer.from([0x80])]);
-    expect(redactor.bytes(bytes)).toEqual(Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("[redacted: --env TOKEN]"), Buffer.from([0x80])]));
+    expect(redactor.bytes(bytes)).toEqual(
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("[redacted: --env TOKEN]"), Buffer.from([0x80])]),
+    );
   });
 
   test("a JSON value with nothing to redact is returned as it is, not copied", () => {

@@ -34,11 +34,35 @@ import { agentWith, expectVerifiedFix } from "./helpers/verdicts.js";
 
 const TASK = "make add() return the sum";
 
-function runArgs(repo: string, dirs: { runsDir: string; workspacesDir: string; cliHomesDir: string }, runId: string, agentCmd: string, extra: string[] = []): string[] {
+function runArgs(
+  repo: string,
+  dirs: { runsDir: string; workspacesDir: string; cliHomesDir: string },
+  runId: string,
+  agentCmd: string,
+  extra: string[] = [],
+): string[] {
   return [
-    "run", "-C", repo, "-b", "command", "--agent-cmd", agentCmd, "--yes", "--verify", "npm test",
-    "--runs-dir", dirs.runsDir, "--run-id", runId, "--workspace-dir", dirs.workspacesDir, "--cli-home-dir", dirs.cliHomesDir,
-    ...extra, "--", TASK,
+    "run",
+    "-C",
+    repo,
+    "-b",
+    "command",
+    "--agent-cmd",
+    agentCmd,
+    "--yes",
+    "--verify",
+    "npm test",
+    "--runs-dir",
+    dirs.runsDir,
+    "--run-id",
+    runId,
+    "--workspace-dir",
+    dirs.workspacesDir,
+    "--cli-home-dir",
+    dirs.cliHomesDir,
+    ...extra,
+    "--",
+    TASK,
   ];
 }
 
@@ -61,15 +85,30 @@ function fakeCrashedRun(runsDir: string, runId: string, checkpointExtra: Record<
   const runDir = join(runsDir, runId);
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
   const owner = { ...currentOwner(), pid: deadPid(), startTime: 1 };
-  writeFileSync(join(runDir, "request.json"), JSON.stringify({ runId, repo: { path: "/src/repo", baseCommit: "0".repeat(40) }, backend: { name: "command" } }));
+  writeFileSync(
+    join(runDir, "request.json"),
+    JSON.stringify({ runId, repo: { path: "/src/repo", baseCommit: "0".repeat(40) }, backend: { name: "command" } }),
+  );
   writeFileSync(join(runDir, "events.jsonl"), `${JSON.stringify({ seq: 1, time: new Date().toISOString(), type: "run.started" })}\n`);
   writeFileSync(join(runDir, "test.log"), "");
   writeFileSync(join(runDir, "changes.patch"), "");
-  writeFileSync(join(runDir, "checkpoint.json"), JSON.stringify({ runId, phase: "verify", pid: owner.pid, owner, resources: {}, updatedAt: new Date().toISOString(), ...checkpointExtra }));
+  writeFileSync(
+    join(runDir, "checkpoint.json"),
+    JSON.stringify({
+      runId,
+      phase: "verify",
+      pid: owner.pid,
+      owner,
+      resources: {},
+      updatedAt: new Date().toISOString(),
+      ...checkpointExtra,
+    }),
+  );
   return runDir;
 }
 
-const PATCH = "diff --git a/math.js b/math.js\nindex 1111111..2222222 100644\n--- a/math.js\n+++ b/math.js\n@@ -1,3 +1,3 @@\n export function add(a, b) {\n-  return a - b;\n+  return a + b;\n }\n";
+const PATCH =
+  "diff --git a/math.js b/math.js\nindex 1111111..2222222 100644\n--- a/math.js\n+++ b/math.js\n@@ -1,3 +1,3 @@\n export function add(a, b) {\n-  return a - b;\n+  return a + b;\n }\n";
 
 describe("artifacts are never written through a link (item 3)", () => {
   test("an agent without the sandbox that plants links at the run directory's temp and artifact names gets nothing written through them: every artifact stays a regular 0600 file", async () => {
@@ -150,7 +189,9 @@ describe("artifacts are never written through a link (item 3)", () => {
 
   test("the crash sweep takes no linked changes.patch as the run's patch and writes its own files through no planted link", async () => {
     const runsDir = join(tempDir("handoff-sweep-links"), "runs");
-    const runDir = fakeCrashedRun(runsDir, "linked-patch", { artifacts: { "changes.patch": { bytes: PATCH.length, sha256: sha256(PATCH) } } });
+    const runDir = fakeCrashedRun(runsDir, "linked-patch", {
+      artifacts: { "changes.patch": { bytes: PATCH.length, sha256: sha256(PATCH) } },
+    });
     const elsewhere = tempDir("handoff-sweep-targets");
     writeFileSync(join(elsewhere, "patch"), PATCH);
     unlinkSync(join(runDir, "changes.patch"));
@@ -183,7 +224,9 @@ describe("a full disk (item 5)", () => {
       const outcome = await runCli(runArgs(repo, dirs, "full", agentWith("fills-the-disk.sh", "50"), ["--sandbox", sandbox]));
       expect(outcome.code, outcome.stderr).toBe(4);
       expect(outcome.stderr).not.toContain("internal error");
-      expect(outcome.stdout).toMatch(/^policy_or_artifact_error \(artifact_write_failed\): handoff could not write \S+ in the run directory \(ENOSPC\)/);
+      expect(outcome.stdout).toMatch(
+        /^policy_or_artifact_error \(artifact_write_failed\): handoff could not write \S+ in the run directory \(ENOSPC\)/,
+      );
       const runDir = join(dirs.runsDir, "full");
       const result = RunResult.parse(readJson(join(runDir, "result.json")));
       expect(result).toMatchObject({ terminalReason: "policy_or_artifact_error", detail: "artifact_write_failed" });
@@ -198,70 +241,82 @@ describe("a full disk (item 5)", () => {
     },
   );
 
-  test.skipIf(!canMountTmpfs)("only the runs directory full (2 MiB) and a 2.6 MB patch: changes.patch is never left cut short, and the run ends artifact_write_failed with a result.json", async () => {
-    const disk = smallFileSystem(2);
-    const dirs = { runsDir: join(disk, "runs"), workspacesDir: tempDir("handoff-ws"), cliHomesDir: tempDir("handoff-homes") };
-    const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const outcome = await runCli(runArgs(repo, dirs, "patch", agentWith("fixes-add-with-a-large-new-file.sh", "400000")));
-    expect(outcome.code, outcome.stderr).toBe(4);
-    const runDir = join(dirs.runsDir, "patch");
-    const result = RunResult.parse(readJson(join(runDir, "result.json")));
-    expect(result).toMatchObject({ terminalReason: "policy_or_artifact_error", detail: "artifact_write_failed" });
-    expect(result.summary).toContain("could not write changes.patch");
-    // Either the empty changes.patch of the start, or the whole patch: never its first megabyte and a half.
-    const patch = readFileSync(join(runDir, "changes.patch"));
-    expect(patch.length === 0 || sha256(patch) === result.patch?.sha256).toBe(true);
-    expect(result.verification.ran).toBe(false);
-    expect(tempFilesIn(runDir)).toEqual([]);
-    expect(readEvents(runDir).at(-1)).toMatchObject({ type: "run.finished", detail: "artifact_write_failed" });
-    expect(readdirSync(dirs.workspacesDir)).toEqual([]);
-  });
+  test.skipIf(!canMountTmpfs)(
+    "only the runs directory full (2 MiB) and a 2.6 MB patch: changes.patch is never left cut short, and the run ends artifact_write_failed with a result.json",
+    async () => {
+      const disk = smallFileSystem(2);
+      const dirs = { runsDir: join(disk, "runs"), workspacesDir: tempDir("handoff-ws"), cliHomesDir: tempDir("handoff-homes") };
+      const repo = await makeRepo(FAILING_ADD_PROJECT);
+      const outcome = await runCli(runArgs(repo, dirs, "patch", agentWith("fixes-add-with-a-large-new-file.sh", "400000")));
+      expect(outcome.code, outcome.stderr).toBe(4);
+      const runDir = join(dirs.runsDir, "patch");
+      const result = RunResult.parse(readJson(join(runDir, "result.json")));
+      expect(result).toMatchObject({ terminalReason: "policy_or_artifact_error", detail: "artifact_write_failed" });
+      expect(result.summary).toContain("could not write changes.patch");
+      // Either the empty changes.patch of the start, or the whole patch: never its first megabyte and a half.
+      const patch = readFileSync(join(runDir, "changes.patch"));
+      expect(patch.length === 0 || sha256(patch) === result.patch?.sha256).toBe(true);
+      expect(result.verification.ran).toBe(false);
+      expect(tempFilesIn(runDir)).toEqual([]);
+      expect(readEvents(runDir).at(-1)).toMatchObject({ type: "run.finished", detail: "artifact_write_failed" });
+      expect(readdirSync(dirs.workspacesDir)).toEqual([]);
+    },
+  );
 
-  test.skipIf(!canMountTmpfs)("an event line that meets a full disk is cut back off, never left half-written, and the failure is kept for the verdict", () => {
-    const disk = smallFileSystem(2);
-    const dir = RunDirectory.create(join(disk, "runs"), "events");
-    onTestFinished(() => dir.close());
-    dir.event({ type: "phase.started", phase: "agent" });
-    // Fill what the reserve left, then write lines larger than a page until one fails.
-    try {
-      writeFileSync(join(disk, "filler"), Buffer.alloc(4 * 1024 * 1024));
-    } catch {
-      // ENOSPC: the file system is full, as wanted
-    }
-    for (let i = 0; i < 200 && !dir.writeFailure; i++) dir.event({ type: "agent.message", text: "x".repeat(6000) });
-    expect(dir.writeFailure).toEqual({ artifact: "events.jsonl", message: "ENOSPC" });
-    const text = readFileSync(join(dir.path, "events.jsonl"), "utf8");
-    expect(text.endsWith("\n")).toBe(true);
-    for (const line of text.trimEnd().split("\n")) expect(() => JSON.parse(line)).not.toThrow();
-    // With space again, the verdict still reaches the log, after the count of what could not be written.
-    unlinkSync(join(disk, "filler"));
-    dir.event({ type: "run.finished", terminalReason: "policy_or_artifact_error", detail: "artifact_write_failed" });
-    const logged = readEvents(dir.path);
-    expect(logged.at(-2)).toMatchObject({ type: "diagnostic", message: expect.stringMatching(/^1 events could not be written \(ENOSPC\)/) });
-    expect(logged.at(-1)).toMatchObject({ type: "run.finished" });
-  });
+  test.skipIf(!canMountTmpfs)(
+    "an event line that meets a full disk is cut back off, never left half-written, and the failure is kept for the verdict",
+    () => {
+      const disk = smallFileSystem(2);
+      const dir = RunDirectory.create(join(disk, "runs"), "events");
+      onTestFinished(() => dir.close());
+      dir.event({ type: "phase.started", phase: "agent" });
+      // Fill what the reserve left, then write lines larger than a page until one fails.
+      try {
+        writeFileSync(join(disk, "filler"), Buffer.alloc(4 * 1024 * 1024));
+      } catch {
+        // ENOSPC: the file system is full, as wanted
+      }
+      for (let i = 0; i < 200 && !dir.writeFailure; i++) dir.event({ type: "agent.message", text: "x".repeat(6000) });
+      expect(dir.writeFailure).toEqual({ artifact: "events.jsonl", message: "ENOSPC" });
+      const text = readFileSync(join(dir.path, "events.jsonl"), "utf8");
+      expect(text.endsWith("\n")).toBe(true);
+      for (const line of text.trimEnd().split("\n")) expect(() => JSON.parse(line)).not.toThrow();
+      // With space again, the verdict still reaches the log, after the count of what could not be written.
+      unlinkSync(join(disk, "filler"));
+      dir.event({ type: "run.finished", terminalReason: "policy_or_artifact_error", detail: "artifact_write_failed" });
+      const logged = readEvents(dir.path);
+      expect(logged.at(-2)).toMatchObject({
+        type: "diagnostic",
+        message: expect.stringMatching(/^1 events could not be written \(ENOSPC\)/),
+      });
+      expect(logged.at(-1)).toMatchObject({ type: "run.finished" });
+    },
+  );
 
-  test.skipIf(!canMountTmpfs)("on a full file system result.json still goes into the space reserved when the run directory was made; one too large for it fails whole and leaves the reserve for a smaller one", () => {
-    const disk = smallFileSystem(2);
-    const dir = RunDirectory.create(join(disk, "runs"), "reserved");
-    onTestFinished(() => dir.close());
-    try {
-      writeFileSync(join(disk, "filler"), Buffer.alloc(4 * 1024 * 1024));
-    } catch {
-      // ENOSPC: the file system is full, as wanted
-    }
-    expect(() => dir.writeJson("backend-result.json", { pad: "z".repeat(64 * 1024) })).toThrow(/ENOSPC/);
-    expect(() => dir.writeReserved("result.json", "r".repeat(1536 * 1024))).toThrow(/could not write result.json: ENOSPC/);
-    expect(existsSync(join(dir.path, "result.json"))).toBe(false);
-    const small = `${JSON.stringify({ terminalReason: "policy_or_artifact_error", detail: "artifact_write_failed" })}\n`;
-    dir.writeReserved("result.json", small);
-    expect(readFileSync(join(dir.path, "result.json"), "utf8")).toBe(small);
-    expect(lstatSync(join(dir.path, "result.json")).mode & 0o777).toBe(0o600);
-    // What the reserve held beyond the result is free again: the final checkpoint fits.
-    expect(dir.checkpoint("finish", { done: true })).toBe(true);
-    expect(tempFilesIn(dir.path)).toEqual([]);
-    expect(dir.writeFailure).toEqual({ artifact: "backend-result.json", message: "ENOSPC" });
-  });
+  test.skipIf(!canMountTmpfs)(
+    "on a full file system result.json still goes into the space reserved when the run directory was made; one too large for it fails whole and leaves the reserve for a smaller one",
+    () => {
+      const disk = smallFileSystem(2);
+      const dir = RunDirectory.create(join(disk, "runs"), "reserved");
+      onTestFinished(() => dir.close());
+      try {
+        writeFileSync(join(disk, "filler"), Buffer.alloc(4 * 1024 * 1024));
+      } catch {
+        // ENOSPC: the file system is full, as wanted
+      }
+      expect(() => dir.writeJson("backend-result.json", { pad: "z".repeat(64 * 1024) })).toThrow(/ENOSPC/);
+      expect(() => dir.writeReserved("result.json", "r".repeat(1536 * 1024))).toThrow(/could not write result.json: ENOSPC/);
+      expect(existsSync(join(dir.path, "result.json"))).toBe(false);
+      const small = `${JSON.stringify({ terminalReason: "policy_or_artifact_error", detail: "artifact_write_failed" })}\n`;
+      dir.writeReserved("result.json", small);
+      expect(readFileSync(join(dir.path, "result.json"), "utf8")).toBe(small);
+      expect(lstatSync(join(dir.path, "result.json")).mode & 0o777).toBe(0o600);
+      // What the reserve held beyond the result is free again: the final checkpoint fits.
+      expect(dir.checkpoint("finish", { done: true })).toBe(true);
+      expect(tempFilesIn(dir.path)).toEqual([]);
+      expect(dir.writeFailure).toEqual({ artifact: "backend-result.json", message: "ENOSPC" });
+    },
+  );
 
   test("the crash sweep never takes a changes.patch that is not the one the run recorded (cut short by a full disk) as the run's patch", async () => {
     const runsDir = join(tempDir("handoff-sweep-partial"), "runs");
@@ -271,7 +326,9 @@ describe("a full disk (item 5)", () => {
     await sweepCrashedRuns(runsDir);
     const result = RunResult.parse(readJson(join(runDir, "result.json")));
     expect(result).toMatchObject({ detail: "runner_crashed", patch: null });
-    expect(result.summary).toContain(`changes.patch (80 bytes) is not the patch the run recorded (${PATCH.length} bytes): not taken as its patch`);
+    expect(result.summary).toContain(
+      `changes.patch (80 bytes) is not the patch the run recorded (${PATCH.length} bytes): not taken as its patch`,
+    );
   });
 });
 
@@ -282,7 +339,9 @@ describe("the crash window after the final checkpoint (item 8)", () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const runDir = join(dirs.runsDir, "window");
     // 40,000 files in the clone: removing them at the end takes long enough to stop handoff in between.
-    const first = startCli(runArgs(repo, dirs, "window", agentWith("fixes-add-and-leaves-a-pile-of-files.sh", "40000"), ["--sandbox", "none"]));
+    const first = startCli(
+      runArgs(repo, dirs, "window", agentWith("fixes-add-and-leaves-a-pile-of-files.sh", "40000"), ["--sandbox", "none"]),
+    );
     const exited = new Promise((resolve) => first.child.once("exit", resolve));
     const checkpointPath = join(runDir, "checkpoint.json");
     const done = () => {
@@ -295,7 +354,8 @@ describe("the crash window after the final checkpoint (item 8)", () => {
     const deadline = Date.now() + 120_000;
     while (!done() && first.child.exitCode === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
     first.child.kill("SIGSTOP");
-    const leftovers = () => [...readdirSync(dirs.workspacesDir), ...readdirSync(dirs.cliHomesDir)].filter((name) => name.startsWith("window-"));
+    const leftovers = () =>
+      [...readdirSync(dirs.workspacesDir), ...readdirSync(dirs.cliHomesDir)].filter((name) => name.startsWith("window-"));
     // Stopped in the window: the verdict written, the clone not yet gone.
     expect(existsSync(join(runDir, "result.json"))).toBe(true);
     expect(leftovers(), "handoff was stopped before it removed its directories").not.toEqual([]);
@@ -349,7 +409,10 @@ describe("the end of events.jsonl (item 12c)", () => {
     dir.close();
     const logged = readEvents(dir.path);
     expect(logged.at(-1)).toMatchObject({ type: "run.finished", terminalReason: "verified" });
-    expect(logged.at(-2)).toMatchObject({ type: "diagnostic", message: expect.stringMatching(/^\d+ events were left out: events.jsonl reached/) });
+    expect(logged.at(-2)).toMatchObject({
+      type: "diagnostic",
+      message: expect.stringMatching(/^\d+ events were left out: events.jsonl reached/),
+    });
     expect(logged.at(-3)).toMatchObject({ type: "phase.finished", phase: "agent" });
     expect(logged.map((event) => event.seq)).toEqual([...logged.map((event) => event.seq)].sort((a, b) => (a as number) - (b as number)));
   });

@@ -58,7 +58,11 @@ const CLAUDE_TOOLS = [
   { name: "Read", input_schema: { type: "object", properties: { file_path: { type: "string" } }, required: ["file_path"] } },
   {
     name: "Write",
-    input_schema: { type: "object", properties: { file_path: { type: "string" }, content: { type: "string" } }, required: ["file_path", "content"] },
+    input_schema: {
+      type: "object",
+      properties: { file_path: { type: "string" }, content: { type: "string" } },
+      required: ["file_path", "content"],
+    },
   },
   { name: "Bash", input_schema: { type: "object", properties: { command: { type: "string" } }, required: ["command"] } },
 ];
@@ -75,8 +79,28 @@ function anthropicBody(cwd: string, messages: unknown[] = [{ role: "user", conte
 }
 
 const OPENCODE_TOOLS = [
-  { type: "function", function: { name: "bash", parameters: { type: "object", properties: { command: { type: "string" }, description: { type: "string" } }, required: ["command", "description"] } } },
-  { type: "function", function: { name: "write", parameters: { type: "object", properties: { content: { type: "string" }, filePath: { type: "string" } }, required: ["content", "filePath"] } } },
+  {
+    type: "function",
+    function: {
+      name: "bash",
+      parameters: {
+        type: "object",
+        properties: { command: { type: "string" }, description: { type: "string" } },
+        required: ["command", "description"],
+      },
+    },
+  },
+  {
+    type: "function",
+    function: {
+      name: "write",
+      parameters: {
+        type: "object",
+        properties: { content: { type: "string" }, filePath: { type: "string" } },
+        required: ["content", "filePath"],
+      },
+    },
+  },
 ];
 
 function chatBody(messages: unknown[], tools: unknown[] = OPENCODE_TOOLS, extra: object = {}) {
@@ -84,7 +108,11 @@ function chatBody(messages: unknown[], tools: unknown[] = OPENCODE_TOOLS, extra:
 }
 
 const CODEX_TOOLS = [
-  { type: "function", name: "exec_command", parameters: { type: "object", properties: { cmd: { type: "string" }, workdir: { type: "string" } }, required: ["cmd"] } },
+  {
+    type: "function",
+    name: "exec_command",
+    parameters: { type: "object", properties: { cmd: { type: "string" }, workdir: { type: "string" } }, required: ["cmd"] },
+  },
   { type: "custom", name: "apply_patch", format: { type: "grammar", syntax: "lark", definition: "start: begin_patch hunk+ end_patch" } },
   { type: "web_search" },
 ];
@@ -95,7 +123,11 @@ function responsesBody(cwd: string, after: unknown[] = []) {
     stream: true,
     input: [
       { type: "message", role: "developer", content: [{ type: "input_text", text: "You are Codex." }] },
-      { type: "message", role: "user", content: [{ type: "input_text", text: `<environment_context>\n  <cwd>${cwd}</cwd>\n</environment_context>` }] },
+      {
+        type: "message",
+        role: "user",
+        content: [{ type: "input_text", text: `<environment_context>\n  <cwd>${cwd}</cwd>\n</environment_context>` }],
+      },
       { type: "message", role: "user", content: [{ type: "input_text", text: "Fix add()." }] },
       ...after,
     ],
@@ -137,7 +169,10 @@ describe("scripted model: Anthropic Messages", () => {
     const user = { role: "user", content: "Fix add()." };
     const toolCall = (events: Json[]) => {
       const start = events.find((event) => event.type === "content_block_start").content_block;
-      const input = events.filter((event) => event.type === "content_block_delta").map((event) => event.delta.partial_json).join("");
+      const input = events
+        .filter((event) => event.type === "content_block_delta")
+        .map((event) => event.delta.partial_json)
+        .join("");
       return { id: start.id as string, name: start.name as string, input: JSON.parse(input) };
     };
     const read = toolCall(await streamed(await post(server, "/v1/messages", anthropicBody(cwd, [user]))));
@@ -156,7 +191,12 @@ describe("scripted model: Anthropic Messages", () => {
       { role: "user", content: [{ type: "tool_result", tool_use_id: write.id, content: "ok" }] },
     ];
     const final: Json[] = await streamed(await post(server, "/v1/messages", anthropicBody(cwd, afterWrite)));
-    expect(final.filter((event) => event.type === "content_block_delta").map((event) => event.delta.text).join("")).toBe("Fixed.");
+    expect(
+      final
+        .filter((event) => event.type === "content_block_delta")
+        .map((event) => event.delta.text)
+        .join(""),
+    ).toBe("Fixed.");
     expect(server.requests.map((entry) => entry.stepIndex)).toEqual([0, 0, 1]);
   });
 
@@ -169,7 +209,12 @@ describe("scripted model: Anthropic Messages", () => {
     ];
     const events: Json[] = await streamed(await post(server, "/v1/messages", anthropicBody("/nowhere", messages)));
     expect(events[2].content_block).toEqual({ type: "text", text: "" });
-    expect(events.filter((event) => event.type === "content_block_delta").map((event) => event.delta.text).join("")).toBe("All done.");
+    expect(
+      events
+        .filter((event) => event.type === "content_block_delta")
+        .map((event) => event.delta.text)
+        .join(""),
+    ).toBe("All done.");
     expect(events.find((event) => event.type === "message_delta").delta.stop_reason).toBe("end_turn");
     expect(server.requests[0]).toMatchObject({ protocol: "anthropic", stepIndex: 1, side: false, status: 200 });
   });
@@ -178,7 +223,12 @@ describe("scripted model: Anthropic Messages", () => {
     const server = await model([{ fail: { status: 500 } }]);
     const body = { model: "claude-haiku", stream: true, messages: [{ role: "user", content: "Generate a title" }] };
     const events: Json[] = await streamed(await post(server, "/v1/messages", body));
-    expect(events.filter((event) => event.type === "content_block_delta").map((event) => event.delta.text).join("")).toBe("Scripted task");
+    expect(
+      events
+        .filter((event) => event.type === "content_block_delta")
+        .map((event) => event.delta.text)
+        .join(""),
+    ).toBe("Scripted task");
     expect(server.requests).toEqual([expect.objectContaining({ side: true, stepIndex: null, model: "claude-haiku", status: 200 })]);
   });
 
@@ -217,7 +267,10 @@ describe("scripted model: Anthropic Messages", () => {
     const server = await model([]);
     expect(await (await post(server, "/v1/messages/count_tokens?beta=true", { messages: [] })).json()).toEqual({ input_tokens: 100 });
     expect((await fetch(`${server.url}/`, { method: "HEAD" })).status).toBe(200);
-    expect(await (await fetch(`${server.url}/v1/models`)).json()).toEqual({ object: "list", data: [{ id: "mock-model", object: "model" }] });
+    expect(await (await fetch(`${server.url}/v1/models`)).json()).toEqual({
+      object: "list",
+      data: [{ id: "mock-model", object: "model" }],
+    });
     expect((await fetch(`${server.url}/v2/unknown`)).status).toBe(404);
     expect(server.requests.map((entry) => [entry.method, entry.path, entry.status])).toEqual([
       ["POST", "/v1/messages/count_tokens", 200],
@@ -234,7 +287,11 @@ describe("scripted model: OpenAI Chat Completions", () => {
     const chunks: Json[] = await streamed(await post(server, "/v1/chat/completions", chatBody([{ role: "user", content: "go" }])));
     expect(chunks.at(-1)).toBe("[DONE]");
     expect(chunks[0].choices[0].delta.role).toBe("assistant");
-    expect(chunks[1].choices[0].delta.tool_calls[0]).toMatchObject({ index: 0, type: "function", function: { name: "bash", arguments: "" } });
+    expect(chunks[1].choices[0].delta.tool_calls[0]).toMatchObject({
+      index: 0,
+      type: "function",
+      function: { name: "bash", arguments: "" },
+    });
     expect(chunks[1].choices[0].delta.tool_calls[0].id).toMatch(/^call_\d+_0$/);
     const fragments = chunks
       .slice(2)
@@ -253,7 +310,10 @@ describe("scripted model: OpenAI Chat Completions", () => {
     const server = await model([{ write: { path: "src/new.txt", content: "x\n" } }]);
     const system = { role: "system", content: `<env>\n  Working directory: ${cwd}\n</env>` };
     const chunks: Json[] = await streamed(await post(server, "/v1/chat/completions", chatBody([system, { role: "user", content: "go" }])));
-    const args = chunks.flatMap((chunk) => (chunk === "[DONE]" ? [] : (chunk.choices[0]?.delta.tool_calls ?? []))).map((call: Json) => call.function.arguments).join("");
+    const args = chunks
+      .flatMap((chunk) => (chunk === "[DONE]" ? [] : (chunk.choices[0]?.delta.tool_calls ?? [])))
+      .map((call: Json) => call.function.arguments)
+      .join("");
     expect(JSON.parse(args)).toEqual({ filePath: join(cwd, "src/new.txt"), content: "x\n" });
   });
 
@@ -273,7 +333,9 @@ describe("scripted model: OpenAI Chat Completions", () => {
 
   test("answers a non-streaming request with a chat.completion", async () => {
     const server = await model([{ say: "hello" }]);
-    const response: Json = await (await post(server, "/v1/chat/completions", chatBody([{ role: "user", content: "hi" }], undefined, { stream: false }))).json();
+    const response: Json = await (
+      await post(server, "/v1/chat/completions", chatBody([{ role: "user", content: "hi" }], undefined, { stream: false }))
+    ).json();
     expect(response).toMatchObject({
       object: "chat.completion",
       choices: [{ index: 0, message: { role: "assistant", content: "hello" }, finish_reason: "stop" }],
@@ -285,7 +347,11 @@ describe("scripted model: OpenAI Chat Completions", () => {
     const unauthorized = await model([{ fail: { status: 401 } }]);
     const response = await post(unauthorized, "/v1/chat/completions", chatBody([{ role: "user", content: "hi" }]));
     expect(response.status).toBe(401);
-    expect(((await response.json()) as Json).error).toMatchObject({ code: "invalid_api_key", type: "invalid_request_error", message: expect.any(String) });
+    expect(((await response.json()) as Json).error).toMatchObject({
+      code: "invalid_api_key",
+      type: "invalid_request_error",
+      message: expect.any(String),
+    });
     const limited = await model([{ fail: { status: 429, message: "slow down" } }]);
     const limitedResponse = await post(limited, "/v1/chat/completions", chatBody([{ role: "user", content: "hi" }]));
     expect(limitedResponse.headers.get("retry-after")).toBe("0");
@@ -339,9 +405,19 @@ describe("scripted model: OpenAI Responses (Codex)", () => {
       { type: "custom_tool_call_output", call_id: "c2", output: "ok" },
     ];
     const events: Json[] = await streamed(await post(server, "/v1/responses", responsesBody("/nowhere", after)));
-    expect(events.filter((event) => event.type === "response.output_text.delta").map((event) => event.delta).join("")).toBe("Finished.");
+    expect(
+      events
+        .filter((event) => event.type === "response.output_text.delta")
+        .map((event) => event.delta)
+        .join(""),
+    ).toBe("Finished.");
     const item = events.find((event) => event.type === "response.output_item.done").item;
-    expect(item).toMatchObject({ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Finished.", annotations: [] }] });
+    expect(item).toMatchObject({
+      type: "message",
+      role: "assistant",
+      status: "completed",
+      content: [{ type: "output_text", text: "Finished.", annotations: [] }],
+    });
     expect(events.at(-1).response.usage).toEqual({
       input_tokens: 100,
       input_tokens_details: { cached_tokens: 0 },
@@ -450,7 +526,9 @@ describe("scripted model: failures and plumbing", () => {
   });
 
   test("rejects a script with an unknown step kind", async () => {
-    await expect(startScriptedModel({ script: { steps: [{ jump: true }] } as unknown as ModelScript })).rejects.toThrow(/invalid model script/);
+    await expect(startScriptedModel({ script: { steps: [{ jump: true }] } as unknown as ModelScript })).rejects.toThrow(
+      /invalid model script/,
+    );
   });
 });
 
@@ -469,7 +547,11 @@ describe("scripted model: tool arguments and cwd", () => {
       {
         name: "_write",
         kind: "function" as const,
-        parameters: { type: "object", properties: { path: { type: "string" }, content: { type: "string" }, i: { type: "string" } }, required: ["path", "content", "i"] },
+        parameters: {
+          type: "object",
+          properties: { path: { type: "string" }, content: { type: "string" }, i: { type: "string" } },
+          required: ["path", "content", "i"],
+        },
       },
     ];
     expect(planWrite({ path: "a.txt", content: "x" }, tools, null)).toEqual({

@@ -51,7 +51,9 @@ describe("findSecrets", () => {
   });
 
   test("an Anthropic key is reported once, as Anthropic, not also as OpenAI", () => {
-    expect(kindsIn(fake("ANTHROPIC_API_KEY=sk-ant-", "api03-", "abcdefghijklmnopqrstuvwxyz0123456789_-abcdef"))).toEqual(["Anthropic API key"]);
+    expect(kindsIn(fake("ANTHROPIC_API_KEY=sk-ant-", "api03-", "abcdefghijklmnopqrstuvwxyz0123456789_-abcdef"))).toEqual([
+      "Anthropic API key",
+    ]);
   });
 
   test("hits carry the file line numbers given for each line, and two secrets on one line are two hits", () => {

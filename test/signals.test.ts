@@ -23,11 +23,22 @@ const WITHIN_MS = 5000;
 function wideRepo(dirs: number): string {
   const repo = join(tempDir("handoff-wide"), "repo");
   execFileSync("git", ["init", "-q", "-b", "main", repo]);
-  const lines = ["blob", "mark :1", "data 6", "hello", "commit refs/heads/main", "committer F <f@example.invalid> 1700000000 +0000", "data 4", "wide"];
+  const lines = [
+    "blob",
+    "mark :1",
+    "data 6",
+    "hello",
+    "commit refs/heads/main",
+    "committer F <f@example.invalid> 1700000000 +0000",
+    "data 4",
+    "wide",
+  ];
   for (let d = 0; d < dirs; d++) for (let f = 0; f < 100; f++) lines.push(`M 100644 :1 d${d}/f${f}.txt`);
   execFileSync("git", ["-C", repo, "fast-import", "--quiet"], { input: `${lines.join("\n")}\n` });
   execFileSync("git", ["-C", repo, "read-tree", "HEAD"]);
-  execFileSync("git", ["-C", repo, "update-index", "-z", "--skip-worktree", "--stdin"], { input: execFileSync("git", ["-C", repo, "ls-files", "-z"], { maxBuffer: 64 * 1024 * 1024 }) });
+  execFileSync("git", ["-C", repo, "update-index", "-z", "--skip-worktree", "--stdin"], {
+    input: execFileSync("git", ["-C", repo, "ls-files", "-z"], { maxBuffer: 64 * 1024 * 1024 }),
+  });
   return repo;
 }
 
@@ -57,8 +68,25 @@ async function interruptDuring(phase: string, repo: string, agentCmd: string, ex
   const runsDir = join(root, "runs");
   const workspacesDir = join(root, "ws");
   const cli = startCli([
-    "run", "-C", repo, "-b", "command", "--agent-cmd", agentCmd, "--yes", "--sandbox", "none",
-    "--runs-dir", runsDir, "--workspace-dir", workspacesDir, "--run-id", "r", ...extra, "--", "add files",
+    "run",
+    "-C",
+    repo,
+    "-b",
+    "command",
+    "--agent-cmd",
+    agentCmd,
+    "--yes",
+    "--sandbox",
+    "none",
+    "--runs-dir",
+    runsDir,
+    "--workspace-dir",
+    workspacesDir,
+    "--run-id",
+    "r",
+    ...extra,
+    "--",
+    "add files",
   ]);
   const runDir = join(runsDir, "r");
   await waitForPhase(join(runDir, "events.jsonl"), phase);
@@ -67,7 +95,10 @@ async function interruptDuring(phase: string, repo: string, agentCmd: string, ex
   cli.child.kill("SIGTERM");
   const outcome = await cli.done;
   const tookMs = Date.now() - signalled;
-  const events = readFileSync(join(runDir, "events.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { type: string; phase?: string });
+  const events = readFileSync(join(runDir, "events.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as { type: string; phase?: string });
   return { outcome, tookMs, runDir, events, leftInWorkspaces: readdirSync(workspacesDir) };
 }
 
@@ -76,7 +107,10 @@ function expectInterruptedAndComplete(run: Awaited<ReturnType<typeof interruptDu
   const result = JSON.parse(readFileSync(join(run.runDir, "result.json"), "utf8"));
   expect(result).toMatchObject({ terminalReason: "user_cancelled", detail: "interrupted", status: "cancelled" });
   for (const name of ARTIFACTS) expect(lstatSync(join(run.runDir, name)).isFile(), name).toBe(true);
-  expect(JSON.parse(readFileSync(join(run.runDir, "checkpoint.json"), "utf8"))).toMatchObject({ done: true, terminalReason: "user_cancelled" });
+  expect(JSON.parse(readFileSync(join(run.runDir, "checkpoint.json"), "utf8"))).toMatchObject({
+    done: true,
+    terminalReason: "user_cancelled",
+  });
   expect(run.events.at(-1)?.type).toBe("run.finished");
   // The interrupted phase was the last one to run before the end (and the source check after it).
   const phasesAfter = run.events.filter((event) => event.type === "phase.started").map((event) => event.phase);
@@ -85,43 +119,31 @@ function expectInterruptedAndComplete(run: Awaited<ReturnType<typeof interruptDu
 }
 
 describe("a SIGTERM in a slow phase", () => {
-  test(
-    "a SIGTERM during the clone of a 120,000-file commit ends the run within 5 s (it used to wait for the whole clone, about 20 s), user_cancelled with a complete run directory",
-    async () => {
-      const run = await interruptDuring("clone", wideRepo(1200), "true", ["--no-verify"]);
+  test("a SIGTERM during the clone of a 120,000-file commit ends the run within 5 s (it used to wait for the whole clone, about 20 s), user_cancelled with a complete run directory", async () => {
+    const run = await interruptDuring("clone", wideRepo(1200), "true", ["--no-verify"]);
 
-      expect(run.tookMs, `handoff took ${run.tookMs} ms to exit`).toBeLessThan(WITHIN_MS);
-      expectInterruptedAndComplete(run, "clone");
-    },
-    90_000,
-  );
+    expect(run.tookMs, `handoff took ${run.tookMs} ms to exit`).toBeLessThan(WITHIN_MS);
+    expectInterruptedAndComplete(run, "clone");
+  }, 90_000);
 
-  test(
-    "a SIGTERM during the extraction of 30,000 new files ends the run within 5 s (it used to wait for the whole extraction, 16 to 21 s), user_cancelled with a complete run directory",
-    async () => {
-      const repo = await makeRepo(FAILING_ADD_PROJECT);
+  test("a SIGTERM during the extraction of 30,000 new files ends the run within 5 s (it used to wait for the whole extraction, 16 to 21 s), user_cancelled with a complete run directory", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
 
-      const run = await interruptDuring("extract", repo, agentAddingFiles(300), ["--no-verify"]);
+    const run = await interruptDuring("extract", repo, agentAddingFiles(300), ["--no-verify"]);
 
-      expect(run.tookMs, `handoff took ${run.tookMs} ms to exit`).toBeLessThan(WITHIN_MS);
-      expectInterruptedAndComplete(run, "extract");
-    },
-    90_000,
-  );
+    expect(run.tookMs, `handoff took ${run.tookMs} ms to exit`).toBeLessThan(WITHIN_MS);
+    expectInterruptedAndComplete(run, "extract");
+  }, 90_000);
 
-  test(
-    "a SIGTERM during verification's fresh checkout of an 80,000-file commit ends the run within 5 s (it used to wait for the whole checkout), user_cancelled with a complete run directory",
-    async () => {
-      const repo = wideRepo(800);
-      const agentCmd = join(tempDir("handoff-agent"), "adds-one-file.sh");
-      writeFileSync(agentCmd, "#!/bin/sh\necho new > added.txt\n");
-      chmodSync(agentCmd, 0o755);
+  test("a SIGTERM during verification's fresh checkout of an 80,000-file commit ends the run within 5 s (it used to wait for the whole checkout), user_cancelled with a complete run directory", async () => {
+    const repo = wideRepo(800);
+    const agentCmd = join(tempDir("handoff-agent"), "adds-one-file.sh");
+    writeFileSync(agentCmd, "#!/bin/sh\necho new > added.txt\n");
+    chmodSync(agentCmd, 0o755);
 
-      const run = await interruptDuring("verify", repo, agentCmd, ["--verify", "true"]);
+    const run = await interruptDuring("verify", repo, agentCmd, ["--verify", "true"]);
 
-      expect(run.tookMs, `handoff took ${run.tookMs} ms to exit`).toBeLessThan(WITHIN_MS);
-      expectInterruptedAndComplete(run, "verify");
-    },
-    90_000,
-  );
+    expect(run.tookMs, `handoff took ${run.tookMs} ms to exit`).toBeLessThan(WITHIN_MS);
+    expectInterruptedAndComplete(run, "verify");
+  }, 90_000);
 });

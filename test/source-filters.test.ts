@@ -81,10 +81,28 @@ describe("the source's own git filters", () => {
 
   test("G18: a filter driver whose name is not UTF-8 (handoff cannot name it to git to switch it off) is a one-line error, exit 2, nothing created", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    appendFileSync(join(repo, ".git", "config"), Buffer.concat([Buffer.from('[filter "'), Buffer.from([0xff]), Buffer.from('"]\n\tclean = cat\n')]));
+    appendFileSync(
+      join(repo, ".git", "config"),
+      Buffer.concat([Buffer.from('[filter "'), Buffer.from([0xff]), Buffer.from('"]\n\tclean = cat\n')]),
+    );
     const runsDir = join(tempDir("handoff-runs"), "runs");
 
-    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", agent("fixes-add.sh"), "--verify", "npm test", "--yes", "--runs-dir", runsDir, "--", "fix it"]);
+    const outcome = await runCli([
+      "run",
+      "-C",
+      repo,
+      "-b",
+      "command",
+      "--agent-cmd",
+      agent("fixes-add.sh"),
+      "--verify",
+      "npm test",
+      "--yes",
+      "--runs-dir",
+      runsDir,
+      "--",
+      "fix it",
+    ]);
 
     expect(outcome.code, outcome.stderr).toBe(2);
     expect(outcome.stderr).toMatch(/^handoff: the repository's config names a filter driver whose name is not UTF-8 .*\n$/);
@@ -99,8 +117,22 @@ describe("the source's own git filters", () => {
 
     clearMarkers(harness);
     const outcome = await runCli([
-      "run", "-C", repo, "-b", "command", "--agent-cmd", agent("fixes-add.sh"), "--verify", "npm test", "--yes", "--sandbox", "none",
-      "--runs-dir", harness.runsDir, "--", "fix the failing test",
+      "run",
+      "-C",
+      repo,
+      "-b",
+      "command",
+      "--agent-cmd",
+      agent("fixes-add.sh"),
+      "--verify",
+      "npm test",
+      "--yes",
+      "--sandbox",
+      "none",
+      "--runs-dir",
+      harness.runsDir,
+      "--",
+      "fix the failing test",
     ]);
 
     expect(outcome.stderr).not.toContain("internal error");
@@ -111,8 +143,17 @@ describe("the source's own git filters", () => {
 
   test("G18: a git-lfs style repository (pointer blobs in the index, filter required) is not refused as dirty; files git cannot judge without the filter are flagged filtered_source_unverified", async () => {
     const harness = makeHarness();
-    const pointer = filterScript(harness, "lfs-clean", `printf 'version https://git-lfs.github.com/spec/v1\\noid sha256:%s\\n' "$(sha256sum | cut -c1-64)"`);
-    const repo = await filteredRepo("lfs", pointer, { clean: pointer, smudge: "cat", process: `${pointer} --process`, required: "true" }, 3);
+    const pointer = filterScript(
+      harness,
+      "lfs-clean",
+      `printf 'version https://git-lfs.github.com/spec/v1\\noid sha256:%s\\n' "$(sha256sum | cut -c1-64)"`,
+    );
+    const repo = await filteredRepo(
+      "lfs",
+      pointer,
+      { clean: pointer, smudge: "cat", process: `${pointer} --process`, required: "true" },
+      3,
+    );
     expect(gitIn(repo, "cat-file", "-p", "HEAD:data/0.bin")).toContain("git-lfs.github.com/spec/v1");
 
     clearMarkers(harness);
@@ -160,7 +201,22 @@ describe("the source's own git filters", () => {
     writeFileSync(join(repo, ".git", "index"), "DIRC not an index");
     const runsDir = join(tempDir("handoff-runs"), "runs");
 
-    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", agent("fixes-add.sh"), "--verify", "npm test", "--yes", "--runs-dir", runsDir, "--", "fix it"]);
+    const outcome = await runCli([
+      "run",
+      "-C",
+      repo,
+      "-b",
+      "command",
+      "--agent-cmd",
+      agent("fixes-add.sh"),
+      "--verify",
+      "npm test",
+      "--yes",
+      "--runs-dir",
+      runsDir,
+      "--",
+      "fix it",
+    ]);
 
     expect(outcome.code, outcome.stderr).toBe(2);
     expect(outcome.stderr.trim().split("\n")).toHaveLength(1);

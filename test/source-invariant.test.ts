@@ -19,7 +19,10 @@ function ageFile(repo: string, path: string): void {
   gitIn(repo, "update-index", "--refresh");
 }
 
-function expectSourceChanged(result: { terminalReason: string; detail: string | null; status: string; sourceInvariant: { matched: boolean; changed: string[] } }, ...paths: string[]) {
+function expectSourceChanged(
+  result: { terminalReason: string; detail: string | null; status: string; sourceInvariant: { matched: boolean; changed: string[] } },
+  ...paths: string[]
+) {
   expect(result.terminalReason).toBe("source_repository_changed");
   expect(result.detail).toBe("source_modified");
   expect(result.status).toBe("failed");
@@ -57,8 +60,14 @@ describe("the source invariant (docs/threat-model.md, rows S)", () => {
     expect(run.result.verification.ran).toBe(false);
     expect(run.result.summary).toContain("test.js");
     expect(run.sourceChanged).toContain("test.js");
-    const events = readFileSync(join(run.runDir, "events.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
-    expect(events.find((event) => event.type === "source.changed")).toMatchObject({ when: "after_agent", changed: expect.arrayContaining(["test.js"]) });
+    const events = readFileSync(join(run.runDir, "events.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(events.find((event) => event.type === "source.changed")).toMatchObject({
+      when: "after_agent",
+      changed: expect.arrayContaining(["test.js"]),
+    });
   });
 
   test("S6: a write into a submodule's work tree is caught although the user set submodule.<name>.ignore=all", async () => {
@@ -67,7 +76,9 @@ describe("the source invariant (docs/threat-model.md, rows S)", () => {
     gitIn(repo, "-c", "protocol.file.allow=always", "submodule", "--quiet", "add", library, "vendor/lib");
     gitIn(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "add submodule");
     gitIn(repo, "config", "submodule.vendor/lib.ignore", "all");
-    const run = await delegateWithoutSandbox(repo, `${agent("fixes-add-and-writes-source.sh")} vendor/lib/lib.js`, { verify: ["npm test"] });
+    const run = await delegateWithoutSandbox(repo, `${agent("fixes-add-and-writes-source.sh")} vendor/lib/lib.js`, {
+      verify: ["npm test"],
+    });
     expect(gitIn(repo, "status", "--porcelain")).toBe(""); // git itself is blind to it
     expectSourceChanged(run.result, "vendor/lib/lib.js");
   });
@@ -104,7 +115,10 @@ describe("the source invariant (docs/threat-model.md, rows S)", () => {
   test("S4: a write to an untracked file of a dirty source (--allow-dirty) is caught", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     writeFileSync(join(repo, "notes.txt"), "my notes\n");
-    const run = await delegateWithoutSandbox(repo, `${agent("fixes-add-and-writes-source.sh")} notes.txt`, { verify: ["npm test"], allowDirty: true });
+    const run = await delegateWithoutSandbox(repo, `${agent("fixes-add-and-writes-source.sh")} notes.txt`, {
+      verify: ["npm test"],
+      allowDirty: true,
+    });
     expectSourceChanged(run.result, "notes.txt");
   });
 

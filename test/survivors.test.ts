@@ -36,7 +36,6 @@ async function execed(child: ChildProcess, command: string): Promise<number> {
   throw new Error(`pid ${pid} never ran ${command}`);
 }
 
-
 describe("finding and killing what a run left behind", () => {
   test("a setsid daemon carrying the run's marker is found by its environment and killed", async () => {
     const nonce = generateRunNonce();
@@ -59,8 +58,14 @@ describe("finding and killing what a run left behind", () => {
 
   test("a process of another run with the same run id (another runs directory) is not this run's: the marker is the nonce, not HANDOFF_RUN_ID", async () => {
     const nonce = generateRunNonce();
-    const ours = await execed(start("sleep", ["300"], { env: { ...PATH_ONLY, HANDOFF_RUN_ID: "pr-123", HANDOFF_RUN_NONCE: nonce } }), "sleep");
-    const theirs = await execed(start("sleep", ["301"], { env: { ...PATH_ONLY, HANDOFF_RUN_ID: "pr-123", HANDOFF_RUN_NONCE: generateRunNonce() } }), "sleep");
+    const ours = await execed(
+      start("sleep", ["300"], { env: { ...PATH_ONLY, HANDOFF_RUN_ID: "pr-123", HANDOFF_RUN_NONCE: nonce } }),
+      "sleep",
+    );
+    const theirs = await execed(
+      start("sleep", ["301"], { env: { ...PATH_ONLY, HANDOFF_RUN_ID: "pr-123", HANDOFF_RUN_NONCE: generateRunNonce() } }),
+      "sleep",
+    );
     expect(findSurvivors({ nonce, roots: [] }).map((s) => s.pid)).toEqual([ours]);
     expect(isRunning(theirs)).toBe(true);
   });
@@ -128,8 +133,11 @@ describe("finding and killing what a run left behind", () => {
     const nonce = generateRunNonce();
     const workspace = tempDir("handoff-surv-ws");
     // Started from the workspace with the marker, as an agent's child would be; it sheds both before it sleeps.
-    const script = 'cd / && exec env -i sleep 300';
-    const escaped = await execed(start("/bin/sh", ["-c", script], { cwd: workspace, env: { ...PATH_ONLY, HANDOFF_RUN_NONCE: nonce } }), "sleep");
+    const script = "cd / && exec env -i sleep 300";
+    const escaped = await execed(
+      start("/bin/sh", ["-c", script], { cwd: workspace, env: { ...PATH_ONLY, HANDOFF_RUN_NONCE: nonce } }),
+      "sleep",
+    );
 
     expect(findSurvivors({ nonce, roots: [workspace] }).map((s) => s.pid)).not.toContain(escaped);
     expect(isRunning(escaped)).toBe(true);
@@ -138,7 +146,10 @@ describe("finding and killing what a run left behind", () => {
   test("long command lines are cut to 120 characters with control characters escaped", async () => {
     const nonce = generateRunNonce();
     onTestFinished(async () => void (await killSurvivors(findSurvivors({ nonce, roots: [] })))); // the shell's sleep
-    const pid = await execed(start("/bin/sh", ["-c", "sleep 300; :", `x\x1b[31m${"y".repeat(300)}`], { env: { ...PATH_ONLY, HANDOFF_RUN_NONCE: nonce } }), "/bin/sh");
+    const pid = await execed(
+      start("/bin/sh", ["-c", "sleep 300; :", `x\x1b[31m${"y".repeat(300)}`], { env: { ...PATH_ONLY, HANDOFF_RUN_NONCE: nonce } }),
+      "/bin/sh",
+    );
     const [survivor] = findSurvivors({ nonce, roots: [] }).filter((s) => s.pid === pid);
     expect(survivor?.command).toMatch(/^\/bin\/sh -c sleep 300; : x\\x1b\[31my+…$/);
     expect(survivor?.command.length).toBeLessThanOrEqual(120);

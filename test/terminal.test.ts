@@ -2,7 +2,15 @@ import { describe, expect, test } from "vitest";
 import type { AgentOutcome, ExternalAgentResult } from "../src/agent/backend.js";
 import type { PolicyFinding } from "../src/patch/rules/findings.js";
 import type { CommandRecord } from "../src/verify/shell-commands.js";
-import { EXIT_CODES, type RunFacts, type RunStatus, TERMINAL_REASONS, type TerminalReason, decideOutcome, statusOf } from "../src/verdict/decide.js";
+import {
+  EXIT_CODES,
+  type RunFacts,
+  type RunStatus,
+  TERMINAL_REASONS,
+  type TerminalReason,
+  decideOutcome,
+  statusOf,
+} from "../src/verdict/decide.js";
 import type { BaselineOutcome, VerificationOutcome } from "../src/verify/verify.js";
 import type { TestEvidence } from "../src/verify/test-evidence.js";
 
@@ -102,7 +110,11 @@ describe("decideOutcome precedence", () => {
   });
 
   test("a changed source overrides everything, and the summary names the paths", () => {
-    const verdict = expectVerdict(facts({ ...EVERYTHING_WRONG, sourceChanged: ["a.js", "b.js"] }), "source_repository_changed", "source_modified");
+    const verdict = expectVerdict(
+      facts({ ...EVERYTHING_WRONG, sourceChanged: ["a.js", "b.js"] }),
+      "source_repository_changed",
+      "source_modified",
+    );
     expect(verdict.summary).toContain("a.js, b.js");
     expect(verdict.hint).not.toBeNull();
   });
@@ -116,12 +128,31 @@ describe("decideOutcome precedence", () => {
 
   test("a run whose handoff died, swept by a later start, is decided here too: user_cancelled / runner_crashed, exit 130, whatever else it had; a changed source still overrides it", () => {
     const crashed = { phase: "agent", ownerPid: 7965, killed: 3, removed: 2, stillAlive: [], patchNotTaken: null };
-    const verdict = expectVerdict(facts({ ...EVERYTHING_WRONG, runDirWrite: { artifact: "result.json", message: "ENOSPC" }, crashed }), "user_cancelled", "runner_crashed");
+    const verdict = expectVerdict(
+      facts({ ...EVERYTHING_WRONG, runDirWrite: { artifact: "result.json", message: "ENOSPC" }, crashed }),
+      "user_cancelled",
+      "runner_crashed",
+    );
     expect(EXIT_CODES[verdict.terminalReason]).toBe(130);
-    expect(verdict.summary).toBe("handoff was stopped during the agent phase (pid 7965) and did not finish; swept by a later handoff start; 3 leftover process(es) killed, 2 directory(ies) removed");
+    expect(verdict.summary).toBe(
+      "handoff was stopped during the agent phase (pid 7965) and did not finish; swept by a later handoff start; 3 leftover process(es) killed, 2 directory(ies) removed",
+    );
     expect(verdict.hint).toBe("nothing of this run was verified; run the task again");
-    const stuck = decideOutcome(facts({ crashed: { ...crashed, phase: null, killed: 0, removed: 0, stillAlive: [{ pid: 42, command: "sleep 1000" }], patchNotTaken: "changes.patch is a symbolic link" } }));
-    expect(stuck.summary).toBe("handoff was stopped before its first phase (pid 7965) and did not finish; swept by a later handoff start; changes.patch is a symbolic link: not taken as its patch");
+    const stuck = decideOutcome(
+      facts({
+        crashed: {
+          ...crashed,
+          phase: null,
+          killed: 0,
+          removed: 0,
+          stillAlive: [{ pid: 42, command: "sleep 1000" }],
+          patchNotTaken: "changes.patch is a symbolic link",
+        },
+      }),
+    );
+    expect(stuck.summary).toBe(
+      "handoff was stopped before its first phase (pid 7965) and did not finish; swept by a later handoff start; changes.patch is a symbolic link: not taken as its patch",
+    );
     expect(stuck.hint).toBe("these processes of the run could not be killed: 42 (sleep 1000); stop them yourself, then run the task again");
     expectVerdict(facts({ crashed, sourceChanged: ["README.md"] }), "source_repository_changed", "source_modified");
   });
@@ -131,7 +162,11 @@ describe("decideOutcome precedence", () => {
     const verdict = expectVerdict(facts({ ...EVERYTHING_WRONG, runDirWrite: full }), "policy_or_artifact_error", "artifact_write_failed");
     expect(verdict.summary).toContain("events.jsonl");
     expect(verdict.summary).toContain("ENOSPC");
-    expectVerdict(facts({ ...EVERYTHING_WRONG, runDirWrite: full, sourceChanged: ["a.js"] }), "source_repository_changed", "source_modified");
+    expectVerdict(
+      facts({ ...EVERYTHING_WRONG, runDirWrite: full, sourceChanged: ["a.js"] }),
+      "source_repository_changed",
+      "source_modified",
+    );
   });
 
   test("a cancel comes next: interrupted, or approval declined", () => {
@@ -150,9 +185,15 @@ describe("decideOutcome precedence", () => {
   });
 
   test("an agent error keeps the backend's detail and hint, even if verification passed", () => {
-    const verdict = expectVerdict(facts({ ...EVERYTHING_WRONG, cancelled: null, setupFailed: null }), "external_agent_error", "auth_failed");
+    const verdict = expectVerdict(
+      facts({ ...EVERYTHING_WRONG, cancelled: null, setupFailed: null }),
+      "external_agent_error",
+      "auth_failed",
+    );
     expect(verdict.hint).toBe("log in");
-    const failedButGreen = facts({ agent: agentResult({ kind: "failed", detail: "exit_code_3", message: "the agent exited with code 3", hint: null }) });
+    const failedButGreen = facts({
+      agent: agentResult({ kind: "failed", detail: "exit_code_3", message: "the agent exited with code 3", hint: null }),
+    });
     expectVerdict(failedButGreen, "external_agent_error", "exit_code_3");
   });
 
@@ -168,7 +209,11 @@ describe("decideOutcome precedence", () => {
 
   test("then policy: the first violation names the detail, the rest are counted", () => {
     const second: PolicyFinding = { path: "link", rule: "symlink", message: "symlinks are not allowed" };
-    const verdict = expectVerdict(facts({ patch: { empty: false, violations: [VIOLATION, second] }, verification: null }), "policy_or_artifact_error", "binary");
+    const verdict = expectVerdict(
+      facts({ patch: { empty: false, violations: [VIOLATION, second] }, verification: null }),
+      "policy_or_artifact_error",
+      "binary",
+    );
     expect(verdict.summary).toContain("evil.bin");
     expect(verdict.summary).toContain("and 1 more");
   });
@@ -188,10 +233,18 @@ describe("decideOutcome on verification", () => {
   });
 
   test("--no-verify ends verified/nothing_checked, and the summary says first that nothing was checked", () => {
-    const verdict = expectVerdict(facts({ verification: { kind: "passed", commands: [], tests: null }, verifyCommands: [], noVerify: { configVerifySkipped: 0 } }), "verified", "nothing_checked");
-    expect(verdict.summary).toBe("NOTHING WAS CHECKED (--no-verify): the patch is valid and applies to the base commit, but no verification command ran");
+    const verdict = expectVerdict(
+      facts({ verification: { kind: "passed", commands: [], tests: null }, verifyCommands: [], noVerify: { configVerifySkipped: 0 } }),
+      "verified",
+      "nothing_checked",
+    );
+    expect(verdict.summary).toBe(
+      "NOTHING WAS CHECKED (--no-verify): the patch is valid and applies to the base commit, but no verification command ran",
+    );
     expect(verdict.hint).toContain("--verify");
-    const skipped = decideOutcome(facts({ verification: { kind: "passed", commands: [], tests: null }, verifyCommands: [], noVerify: { configVerifySkipped: 2 } }));
+    const skipped = decideOutcome(
+      facts({ verification: { kind: "passed", commands: [], tests: null }, verifyCommands: [], noVerify: { configVerifySkipped: 2 } }),
+    );
     expect(skipped.summary).toContain("the 2 verify commands in .handoff.json were skipped");
   });
 
@@ -200,14 +253,28 @@ describe("decideOutcome on verification", () => {
   });
 
   test("a failing command is command_failed; a timed-out one is command_timed_out", () => {
-    expectVerdict(verified({ kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST, tests: null }), "verification_failed", "command_failed");
+    expectVerdict(
+      verified({ kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST, tests: null }),
+      "verification_failed",
+      "command_failed",
+    );
     const slow = command({ exitCode: null, signal: "SIGTERM", timedOut: true });
-    expectVerdict(verified({ kind: "command_failed", commands: [slow], failed: slow, tests: null }), "verification_failed", "command_timed_out");
+    expectVerdict(
+      verified({ kind: "command_failed", commands: [slow], failed: slow, tests: null }),
+      "verification_failed",
+      "command_timed_out",
+    );
   });
 
   test("with --baseline, a failure is worded from what the same command did on the untouched base", () => {
     const failed: VerificationOutcome = { kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST, tests: null };
-    const base = (records: CommandRecord[], setupFailed = false): BaselineOutcome => ({ passed: false, commands: records, setupFailed, holdoutsApplied: null, tests: null });
+    const base = (records: CommandRecord[], setupFailed = false): BaselineOutcome => ({
+      passed: false,
+      commands: records,
+      setupFailed,
+      holdoutsApplied: null,
+      tests: null,
+    });
     const onBase = (overrides: Partial<CommandRecord>) => command({ phase: "baseline", ...overrides });
     expectVerdict(verified(failed, { ...base([onBase({})]), passed: true }), "verification_failed", "regression");
     expectVerdict(verified(failed, base([onBase({ exitCode: 1 })])), "verification_failed", "still_failing");
@@ -223,7 +290,13 @@ describe("decideOutcome on verification", () => {
 
   test("with JUnit evidence, a red base that still fails is told apart: no test ran, some fixed, none fixed", () => {
     const failed: VerificationOutcome = { kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST, tests: null };
-    const baseline: BaselineOutcome = { passed: false, commands: [command({ phase: "baseline", exitCode: 1 })], setupFailed: false, holdoutsApplied: null, tests: null };
+    const baseline: BaselineOutcome = {
+      passed: false,
+      commands: [command({ phase: "baseline", exitCode: 1 })],
+      setupFailed: false,
+      holdoutsApplied: null,
+      tests: null,
+    };
     const none = { count: 0, names: [] };
     const evidence = (overrides: Partial<TestEvidence>): TestEvidence => ({
       files: ["junit.xml"],
@@ -239,18 +312,30 @@ describe("decideOutcome on verification", () => {
     const decide = (tests: TestEvidence) => decideOutcome(facts({ verification: failed, baseline, tests }));
     expect(decide(evidence({ base: null, patched: null }))).toMatchObject({ detail: "environment_suspect" });
     expect(decide(evidence({ base: { passed: 0, failed: 4, skipped: 0 } }))).toMatchObject({ detail: "environment_suspect" });
-    expect(decide(evidence({ fixed: { count: 1, names: ["a > b"] } }))).toMatchObject({ detail: "still_failing", summary: expect.stringContaining("a > b") });
+    expect(decide(evidence({ fixed: { count: 1, names: ["a > b"] } }))).toMatchObject({
+      detail: "still_failing",
+      summary: expect.stringContaining("a > b"),
+    });
     expect(decide(evidence({}))).toMatchObject({ detail: "still_failing", summary: expect.stringContaining("fixed none") });
   });
 
   test("a right fix on a red base is verified, and the summary says what it fixed", () => {
-    const baseline: BaselineOutcome = { passed: false, commands: [command({ phase: "baseline", exitCode: 1 })], setupFailed: false, holdoutsApplied: null, tests: null };
+    const baseline: BaselineOutcome = {
+      passed: false,
+      commands: [command({ phase: "baseline", exitCode: 1 })],
+      setupFailed: false,
+      holdoutsApplied: null,
+      tests: null,
+    };
     const verdict = expectVerdict(facts({ baseline }), "verified", null);
     expect(verdict.summary).toContain("it fixed `npm test` (red on the base, green now)");
   });
 
   test("passed as patched but failed held to the base is failed_held_to_base, naming the inputs and the switch", () => {
-    const testEdits = { policy: "base" as const, changed: [{ path: "check.sh", reason: "named_by_command", why: "named by `sh check.sh`", change: "modified" as const }] };
+    const testEdits = {
+      policy: "base" as const,
+      changed: [{ path: "check.sh", reason: "named_by_command", why: "named by `sh check.sh`", change: "modified" as const }],
+    };
     const held: VerificationOutcome = { kind: "command_failed", commands: [FAILED_TEST], failed: FAILED_TEST, tests: null };
     const verdict = expectVerdict(facts({ testEdits, held }), "verification_failed", "failed_held_to_base");
     expect(verdict.summary).toContain("held to the base's check.sh");
@@ -279,7 +364,11 @@ describe("decideOutcome on verification", () => {
   });
 
   test("a held-out patch that does not apply on top of the agent's is verification_failed / holdout_does_not_apply", () => {
-    expectVerdict(facts({ verification: { kind: "holdout_failed", source: "/x/hidden.patch", message: "already exists" } }), "verification_failed", "holdout_does_not_apply");
+    expectVerdict(
+      facts({ verification: { kind: "holdout_failed", source: "/x/hidden.patch", message: "already exists" } }),
+      "verification_failed",
+      "holdout_does_not_apply",
+    );
   });
 
   test("setup failing in the fresh checkout is setup_failed; verification editing tracked files is verification_changed_patch", () => {

@@ -204,7 +204,9 @@ describe("F9 FIFOs, sockets and device nodes", () => {
     const run = await delegate(repo, agent("makes-fifo-in-ignored-dir.sh"), VERIFY);
     expect(run.result.terminalReason).toBe("verified");
     expect(patchPaths(run)).toEqual(["math.js"]);
-    expect(run.result.policy.warnings).toContainEqual(expect.objectContaining({ rule: "ignored_files_added", message: expect.stringContaining("node_modules/") }));
+    expect(run.result.policy.warnings).toContainEqual(
+      expect.objectContaining({ rule: "ignored_files_added", message: expect.stringContaining("node_modules/") }),
+    );
     expect(run.sourceChanged).toEqual([]);
   });
 });

@@ -270,7 +270,13 @@ describe("G16–G17", () => {
   test("G17: file names that look like git options or pathspec magic are staged as plain paths", async () => {
     const { run } = await runHostile("names-files-like-git-options-and-pathspecs.sh");
     expect(run.result.terminalReason, run.result.summary).toBe("verified");
-    expect(run.result.patch?.files.map((f) => f.path).sort()).toEqual(["--exec=touch pwned", "--output=pwned.txt", "-n", ":(exclude)math.js", "math.js"]);
+    expect(run.result.patch?.files.map((f) => f.path).sort()).toEqual([
+      "--exec=touch pwned",
+      "--output=pwned.txt",
+      "-n",
+      ":(exclude)math.js",
+      "math.js",
+    ]);
     expect(run.patch).toContain(FIX_LINE);
     expect(run.sourceChanged).toEqual([]);
     expect(run.payloadsRan).toEqual([]);

@@ -65,7 +65,10 @@ describe("H1–H3: the agent's index, excludes and history", () => {
 
 describe("H4: config that changes what git records", () => {
   test("H4: sees a chmod +x the agent hid with core.fileMode=false, and flags it", async () => {
-    const { run, workTree } = await runHiding("sets-filemode-false.sh", { ...FAILING_ADD_PROJECT, "tools/build.sh": "#!/bin/sh\necho build\n" });
+    const { run, workTree } = await runHiding("sets-filemode-false.sh", {
+      ...FAILING_ADD_PROJECT,
+      "tools/build.sh": "#!/bin/sh\necho build\n",
+    });
     expectVerifiedFix(run);
     expect(run.patch).toContain("diff --git a/tools/build.sh b/tools/build.sh\nold mode 100644\nnew mode 100755\n");
     expect(run.result.policy.warnings).toContainEqual(expect.objectContaining({ path: "tools/build.sh", rule: "executable_bit" }));

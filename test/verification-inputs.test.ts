@@ -32,7 +32,8 @@ function reasons(commands: readonly string[], files: Record<string, string>, pro
   return Object.fromEntries(inputsOf(commands, files, protect).files.map((input) => [input.path, input.reason]));
 }
 
-const pkg = (scripts: Record<string, string>, extra: Record<string, unknown> = {}) => JSON.stringify({ name: "p", scripts, ...extra }, null, 2);
+const pkg = (scripts: Record<string, string>, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ name: "p", scripts, ...extra }, null, 2);
 
 describe("files a setup or verify command names", () => {
   test.each([
@@ -55,9 +56,20 @@ describe("files a setup or verify command names", () => {
     ["eval 'sh check.sh'", "check.sh"],
     ["sh ./scripts/../check.sh", "check.sh"],
   ])("`%s` makes %s a verification input, named by the command", (command, path) => {
-    const files = { "check.sh": "exit 1", "scripts/test.sh": "exit 1", "test/run.js": "", "tests/x.py": "", "ci/vitest.ci.ts": "", "data/input.txt": "", "src/a.js": "" };
+    const files = {
+      "check.sh": "exit 1",
+      "scripts/test.sh": "exit 1",
+      "test/run.js": "",
+      "tests/x.py": "",
+      "ci/vitest.ci.ts": "",
+      "data/input.txt": "",
+      "src/a.js": "",
+    };
     const inputs = inputsOf([command], files);
-    expect(inputs.files.find((input) => input.path === path)).toMatchObject({ reason: "named_by_command", why: expect.stringContaining("named by") });
+    expect(inputs.files.find((input) => input.path === path)).toMatchObject({
+      reason: "named_by_command",
+      why: expect.stringContaining("named by"),
+    });
     expect(reasons([command], files)["src/a.js"]).toBeUndefined();
   });
 
@@ -117,7 +129,8 @@ describe("files a setup or verify command names", () => {
 
   test("`sh -c` strings nested 12 deep are read 8 deep, and `eval` nested 50 deep is not followed without end", () => {
     const files = { "shallow.sh": "", "deep.sh": "" };
-    const nested = (depth: number, inner: string) => Array.from({ length: depth }).reduce<string>((command) => `sh -c ${quote([command])}`, inner);
+    const nested = (depth: number, inner: string) =>
+      Array.from({ length: depth }).reduce<string>((command) => `sh -c ${quote([command])}`, inner);
     expect(reasons([nested(3, "sh shallow.sh")], files)).toEqual({ "shallow.sh": "named_by_command" });
     expect(reasons([nested(12, "sh deep.sh")], files)).toEqual({});
     expect(simpleCommands(`${"eval ".repeat(50)}sh deep.sh`)).toHaveLength(9);
@@ -142,7 +155,11 @@ describe("package.json scripts a command runs", () => {
   test("`npm test` makes package.json an input with the test script, its pre/post scripts, the scripts it runs, and the files they name", () => {
     const inputs = inputsOf(["npm test"], files);
     expect(inputs.scripts).toEqual(["lint", "postlint", "posttest", "prelint", "pretest", "test"]);
-    expect(reasons(["npm test"], files)).toEqual({ "package.json": "package_script", "scripts/check.js": "package_script", "scripts/lint.sh": "package_script" });
+    expect(reasons(["npm test"], files)).toEqual({
+      "package.json": "package_script",
+      "scripts/check.js": "package_script",
+      "scripts/lint.sh": "package_script",
+    });
     expect(inputs.files.find((input) => input.path === "scripts/lint.sh")!.why).toBe('named by script "lint"');
     expect(inputs.files.find((input) => input.path === "package.json")!.why).toContain('run by "npm test"');
   });
@@ -183,8 +200,16 @@ describe("package.json scripts a command runs", () => {
 
   test("npm-run-all patterns run every script they match", () => {
     const all = { "package.json": pkg({ "test:unit": "sh u.sh", "test:e2e": "sh e.sh", build: "tsc" }), "u.sh": "", "e.sh": "" };
-    expect(reasons(["npm-run-all 'test:**'"], all)).toEqual({ "package.json": "package_script", "u.sh": "package_script", "e.sh": "package_script" });
-    expect(reasons(["npx run-s 'test:*'"], all)).toEqual({ "package.json": "package_script", "u.sh": "package_script", "e.sh": "package_script" });
+    expect(reasons(["npm-run-all 'test:**'"], all)).toEqual({
+      "package.json": "package_script",
+      "u.sh": "package_script",
+      "e.sh": "package_script",
+    });
+    expect(reasons(["npx run-s 'test:*'"], all)).toEqual({
+      "package.json": "package_script",
+      "u.sh": "package_script",
+      "e.sh": "package_script",
+    });
   });
 
   test("a package.json that is not valid JSON at the base: `npm test` still makes it an input, with the test script's names, and nothing throws", () => {
@@ -195,7 +220,9 @@ describe("package.json scripts a command runs", () => {
   });
 
   test("a package.json whose jest key configures the runner is an input even when no script runs", () => {
-    expect(reasons(["npx jest"], { "package.json": pkg({}, { jest: { testPathIgnorePatterns: [] } }) })).toEqual({ "package.json": "runner_config" });
+    expect(reasons(["npx jest"], { "package.json": pkg({}, { jest: { testPathIgnorePatterns: [] } }) })).toEqual({
+      "package.json": "runner_config",
+    });
     expect(reasons(["npx mocha"], { "package.json": pkg({}) })).toEqual({ "package.json": "runner_config" });
     expect(reasons(["pytest"], { "package.json": pkg({}) })).toEqual({});
   });
@@ -263,10 +290,14 @@ describe("runner configs, test files and --protect", () => {
 });
 
 describe("package.json held to the base", () => {
-  const base = Buffer.from(`${JSON.stringify({ name: "p", scripts: { test: "node test.js" }, jest: { bail: true }, dependencies: { a: "1.0.0" } }, null, 2)}\n`);
+  const base = Buffer.from(
+    `${JSON.stringify({ name: "p", scripts: { test: "node test.js" }, jest: { bail: true }, dependencies: { a: "1.0.0" } }, null, 2)}\n`,
+  );
 
   test("holding keeps the patch's dependency change and puts the base's scripts and runner keys back", () => {
-    const patched = Buffer.from(`${JSON.stringify({ name: "p", scripts: { test: "echo ok", lint: "x" }, dependencies: { a: "1.0.0", b: "2.0.0" }, mocha: {} }, null, 2)}\n`);
+    const patched = Buffer.from(
+      `${JSON.stringify({ name: "p", scripts: { test: "echo ok", lint: "x" }, dependencies: { a: "1.0.0", b: "2.0.0" }, mocha: {} }, null, 2)}\n`,
+    );
     const held = JSON.parse(holdPackageJson(base, patched).toString("utf8"));
     expect(held).toEqual({ name: "p", scripts: { test: "node test.js" }, dependencies: { a: "1.0.0", b: "2.0.0" }, jest: { bail: true } });
   });
@@ -278,7 +309,9 @@ describe("package.json held to the base", () => {
   ])("holding keeps the patched file's indentation (%s) and final newline", (_name, indent) => {
     const patched = Buffer.from(`${JSON.stringify({ name: "p", scripts: { test: "echo ok" }, dependencies: { b: "2" } }, null, indent)}\n`);
     const held = holdPackageJson(base, patched).toString("utf8");
-    expect(held).toBe(`${JSON.stringify({ name: "p", scripts: { test: "node test.js" }, dependencies: { b: "2" }, jest: { bail: true } }, null, indent)}\n`);
+    expect(held).toBe(
+      `${JSON.stringify({ name: "p", scripts: { test: "node test.js" }, dependencies: { b: "2" }, jest: { bail: true } }, null, indent)}\n`,
+    );
   });
 
   test("holding keeps a file without a final newline without one, and CRLF line endings as CRLF", () => {
@@ -330,7 +363,20 @@ describe("--protect on the command line and in .handoff.json", () => {
     const root = tempDir("handoff-protect");
     const runsDir = join(root, "runs");
     const workspacesDir = join(root, "ws");
-    const args = ["run", "-C", repo, "-b", "command", "--agent-cmd", agent("fixes-add.sh"), "--yes", "--runs-dir", runsDir, "--workspace-dir", workspacesDir];
+    const args = [
+      "run",
+      "-C",
+      repo,
+      "-b",
+      "command",
+      "--agent-cmd",
+      agent("fixes-add.sh"),
+      "--yes",
+      "--runs-dir",
+      runsDir,
+      "--workspace-dir",
+      workspacesDir,
+    ];
     const outcome = await runCli([...args, "--verify", "npm test", "--protect", "[z-a]", "--", "fix"]);
     expectUsageError(outcome, /--protect '\[z-a\]' is not a valid pattern/);
     expect(existsSync(runsDir)).toBe(false);

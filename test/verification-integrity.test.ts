@@ -160,7 +160,11 @@ describe("held-out checks (--holdout-patch)", () => {
   test.skipIf(!bwrap.ok)("the agent cannot read the holdout file: the sandbox hides it", async () => {
     const file = holdout();
     process.env.HANDOFF_TEST_HOLDOUT = file;
-    const outcome = await run("tries-to-read-the-holdout.sh", { holdoutPatches: [file], sandbox: "bwrap", env: ["HANDOFF_TEST_MARKERS", "HANDOFF_TEST_SOURCE", "HANDOFF_TEST_HOLDOUT"] });
+    const outcome = await run("tries-to-read-the-holdout.sh", {
+      holdoutPatches: [file],
+      sandbox: "bwrap",
+      env: ["HANDOFF_TEST_MARKERS", "HANDOFF_TEST_SOURCE", "HANDOFF_TEST_HOLDOUT"],
+    });
     expect(outcome.patch).toContain("stolen-holdout.txt");
     expect(outcome.patch).not.toContain("special-cased");
   });
@@ -208,26 +212,43 @@ describe("test-level evidence (--junit) and the baseline", () => {
 
   test("a broken environment: red on the base, no test ran on either side", async () => {
     const repo = await makeRepo(INTEGRITY_PROJECT);
-    const r = (await delegate(repo, agent("fixes-add-and-adds-a-test.sh"), { verify: ["node -e 'process.exit(3)'"], junit: ["junit.xml"], baseline: true })).result;
+    const r = (
+      await delegate(repo, agent("fixes-add-and-adds-a-test.sh"), {
+        verify: ["node -e 'process.exit(3)'"],
+        junit: ["junit.xml"],
+        baseline: true,
+      })
+    ).result;
     expect(r.detail).toBe("environment_suspect");
     expect(r.summary).toContain("the environment may be broken");
   });
 
   test("a green base that the patch breaks is a regression", async () => {
-    const repo = await makeRepo({ ...INTEGRITY_PROJECT, "math.js": INTEGRITY_PROJECT["math.js"]!.replace("return a - b;", "return a + b;") });
-    const r = (await delegate(repo, `sed -i 's/return a \\* b;/return a * b + 1;/' math.js`, { verify: ["npm test"], baseline: true })).result;
+    const repo = await makeRepo({
+      ...INTEGRITY_PROJECT,
+      "math.js": INTEGRITY_PROJECT["math.js"]!.replace("return a - b;", "return a + b;"),
+    });
+    const r = (await delegate(repo, `sed -i 's/return a \\* b;/return a * b + 1;/' math.js`, { verify: ["npm test"], baseline: true }))
+      .result;
     expect(r.detail).toBe("regression");
     expect(r.summary).toContain("green on the base, red now");
   });
 
   test("a malformed JUnit file is a diagnostic in result.json, not a crash", async () => {
-    const r = (await run("fixes-add-and-adds-a-test.sh", { verify: ["node run-tests.js && printf '<testsuite><testcase' > junit.xml"], junit: ["junit.xml"] })).result;
+    const r = (
+      await run("fixes-add-and-adds-a-test.sh", {
+        verify: ["node run-tests.js && printf '<testsuite><testcase' > junit.xml"],
+        junit: ["junit.xml"],
+      })
+    ).result;
     expect(r.terminalReason, r.summary).toBe("verified");
     expect(r.verification.tests?.diagnostics).toEqual([expect.stringContaining("junit.xml")]);
   });
 
   test("a 100 MB JUnit file is not read whole: a diagnostic, the verdict unaffected", async () => {
-    const r = (await run("fixes-add-and-adds-a-test.sh", { verify: ["node run-tests.js && truncate -s 100M junit.xml"], junit: ["junit.xml"] })).result;
+    const r = (
+      await run("fixes-add-and-adds-a-test.sh", { verify: ["node run-tests.js && truncate -s 100M junit.xml"], junit: ["junit.xml"] })
+    ).result;
     expect(r.terminalReason, r.summary).toBe("verified");
     expect(r.verification.tests?.diagnostics).toEqual([expect.stringMatching(/junit\.xml.*104857600/u)]);
   });

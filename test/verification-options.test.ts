@@ -28,7 +28,27 @@ async function attempt(repo: string, extra: readonly string[], cwd?: string): Pr
   const root = tempDir("handoff-verification-options");
   const runsDir = join(root, "runs");
   const workspacesDir = join(root, "ws");
-  const args = ["run", "-C", repo, "-b", "command", "--agent-cmd", agent("fixes-add.sh"), "--verify", "npm test", "--yes", "--runs-dir", runsDir, "--workspace-dir", workspacesDir, "--run-id", "r", ...extra, "--", TASK];
+  const args = [
+    "run",
+    "-C",
+    repo,
+    "-b",
+    "command",
+    "--agent-cmd",
+    agent("fixes-add.sh"),
+    "--verify",
+    "npm test",
+    "--yes",
+    "--runs-dir",
+    runsDir,
+    "--workspace-dir",
+    workspacesDir,
+    "--run-id",
+    "r",
+    ...extra,
+    "--",
+    TASK,
+  ];
   const outcome = await runCli(args, cwd ? { cwd } : {});
   return { outcome, root, runsDir, workspacesDir, runDir: join(runsDir, "r") };
 }
@@ -65,7 +85,10 @@ describe("--test-edits", () => {
     expect(byDefault.outcome.code, byDefault.outcome.stderr).toBe(0);
     expect(readJson(join(byDefault.runDir, "request.json"))).toMatchObject({ testEdits: "base", junit: [], holdouts: [], noVerify: false });
 
-    const configured = await makeRepo({ ...FAILING_ADD_PROJECT, ".handoff.json": JSON.stringify({ verify: ["npm test"], testEdits: "reject" }) });
+    const configured = await makeRepo({
+      ...FAILING_ADD_PROJECT,
+      ".handoff.json": JSON.stringify({ verify: ["npm test"], testEdits: "reject" }),
+    });
     const fromFile = await attempt(configured, []);
     expect(readJson(join(fromFile.runDir, "request.json"))).toMatchObject({ testEdits: "reject" });
     const fromOption = await attempt(configured, ["--test-edits", "allow"]);
@@ -85,21 +108,43 @@ describe("--junit", () => {
   });
 
   test("a junit path in .handoff.json that climbs out of the checkout is a usage error that names the file", async () => {
-    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, ".handoff.json": JSON.stringify({ verify: ["npm test"], junit: ["../../etc/junit.xml"] }) });
-    expectRefused(await attempt(repo, []), /--junit \(from \.handoff\.json\) '\.\.\/\.\.\/etc\/junit\.xml' must name a file inside the checkout/);
+    const repo = await makeRepo({
+      ...FAILING_ADD_PROJECT,
+      ".handoff.json": JSON.stringify({ verify: ["npm test"], junit: ["../../etc/junit.xml"] }),
+    });
+    expectRefused(
+      await attempt(repo, []),
+      /--junit \(from \.handoff\.json\) '\.\.\/\.\.\/etc\/junit\.xml' must name a file inside the checkout/,
+    );
   });
 
   test("a library caller's junit path with a NUL byte is a UsageError bad_junit_path, and nothing is created", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const harness = makeHarness();
-    const running = new ExternalCodingRunner().run({ repo, task: TASK, backend: "command", agentCmd: "true", verify: ["npm test"], junit: ["a\0b.xml"], yes: true, ...harness });
-    await expect(running).rejects.toMatchObject({ name: "UsageError", code: "bad_junit_path", message: expect.stringContaining("holds a NUL byte") });
+    const running = new ExternalCodingRunner().run({
+      repo,
+      task: TASK,
+      backend: "command",
+      agentCmd: "true",
+      verify: ["npm test"],
+      junit: ["a\0b.xml"],
+      yes: true,
+      ...harness,
+    });
+    await expect(running).rejects.toMatchObject({
+      name: "UsageError",
+      code: "bad_junit_path",
+      message: expect.stringContaining("holds a NUL byte"),
+    });
     expect(existsSync(harness.runsDir)).toBe(false);
     expect(existsSync(harness.workspacesDir)).toBe(false);
   });
 
   test("--junit is repeatable and normalised, replaces .handoff.json junit, and is recorded in request.json", async () => {
-    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, ".handoff.json": JSON.stringify({ verify: ["npm test"], junit: ["from-config.xml"] }) });
+    const repo = await makeRepo({
+      ...FAILING_ADD_PROJECT,
+      ".handoff.json": JSON.stringify({ verify: ["npm test"], junit: ["from-config.xml"] }),
+    });
     const fromFile = await attempt(repo, []);
     expect(fromFile.outcome.code, fromFile.outcome.stderr).toBe(0);
     expect(readJson(join(fromFile.runDir, "request.json"))).toMatchObject({ junit: ["from-config.xml"] });
@@ -111,7 +156,10 @@ describe("--junit", () => {
 describe("--holdout-patch", () => {
   test("a missing --holdout-patch file is a usage error before anything is created", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    expectRefused(await attempt(repo, ["--holdout-patch", join(tempDir(), "nope.patch")]), /--holdout-patch .*nope\.patch cannot be read: ENOENT/);
+    expectRefused(
+      await attempt(repo, ["--holdout-patch", join(tempDir(), "nope.patch")]),
+      /--holdout-patch .*nope\.patch cannot be read: ENOENT/,
+    );
   });
 
   test("an empty --holdout-patch file is a usage error", async () => {
@@ -141,7 +189,10 @@ describe("--holdout-patch", () => {
   test("a --holdout-patch inside the source repository, where the agent could read it, is refused, also through a link from outside", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     writeFileSync(join(repo, ".git", "hidden.patch"), "diff\n");
-    expectRefused(await attempt(repo, ["--holdout-patch", join(repo, ".git", "hidden.patch")]), /is inside the source repository .*keep held-out patches outside/);
+    expectRefused(
+      await attempt(repo, ["--holdout-patch", join(repo, ".git", "hidden.patch")]),
+      /is inside the source repository .*keep held-out patches outside/,
+    );
     const link = join(tempDir(), "looks-outside.patch");
     symlinkSync(join(repo, ".git", "hidden.patch"), link);
     expectRefused(await attempt(repo, ["--holdout-patch", link]), /is inside the source repository/);
@@ -152,11 +203,47 @@ describe("--holdout-patch", () => {
     const root = tempDir();
     mkdirSync(join(root, "runs"));
     writeFileSync(join(root, "runs", "hidden.patch"), "diff\n");
-    const inRuns = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--verify", "npm test", "--yes", "--runs-dir", join(root, "runs"), "--holdout-patch", join(root, "runs", "hidden.patch"), "--", TASK]);
+    const inRuns = await runCli([
+      "run",
+      "-C",
+      repo,
+      "-b",
+      "command",
+      "--agent-cmd",
+      "true",
+      "--verify",
+      "npm test",
+      "--yes",
+      "--runs-dir",
+      join(root, "runs"),
+      "--holdout-patch",
+      join(root, "runs", "hidden.patch"),
+      "--",
+      TASK,
+    ]);
     expectUsageError(inRuns, /is inside the runs directory/);
     mkdirSync(join(root, "ws"));
     writeFileSync(join(root, "ws", "hidden.patch"), "diff\n");
-    const inWorkspaces = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--verify", "npm test", "--yes", "--runs-dir", join(root, "runs"), "--workspace-dir", join(root, "ws"), "--holdout-patch", join(root, "ws", "hidden.patch"), "--", TASK]);
+    const inWorkspaces = await runCli([
+      "run",
+      "-C",
+      repo,
+      "-b",
+      "command",
+      "--agent-cmd",
+      "true",
+      "--verify",
+      "npm test",
+      "--yes",
+      "--runs-dir",
+      join(root, "runs"),
+      "--workspace-dir",
+      join(root, "ws"),
+      "--holdout-patch",
+      join(root, "ws", "hidden.patch"),
+      "--",
+      TASK,
+    ]);
     expectUsageError(inWorkspaces, /is inside the workspace directory/);
     expect(readdirSync(join(root, "runs"))).toEqual(["hidden.patch"]);
     expect(readdirSync(join(root, "ws"))).toEqual(["hidden.patch"]);
@@ -173,13 +260,21 @@ describe("--holdout-patch", () => {
     symlinkSync(path, join(dir, "link.patch"));
     const run = await attempt(repo, ["--holdout-patch", "link.patch", "--holdout-patch", path], dir);
     expect(run.outcome.code, run.outcome.stderr).toBe(0);
-    const entry = { source: path, sha256: createHash("sha256").update(bytes).digest("hex"), bytes: bytes.length, files: ["hidden.test.js"] };
+    const entry = {
+      source: path,
+      sha256: createHash("sha256").update(bytes).digest("hex"),
+      bytes: bytes.length,
+      files: ["hidden.test.js"],
+    };
     expect(readJson(join(run.runDir, "request.json")).holdouts).toEqual([entry]);
     for (const name of readdirSync(run.runDir)) expect(readFileSync(join(run.runDir, name), "utf8"), name).not.toContain(marker);
   });
 
   test("a repository cannot name its own held-out patches: holdoutPatches is not a .handoff.json key", async () => {
-    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, ".handoff.json": JSON.stringify({ verify: ["npm test"], holdoutPatches: ["/tmp/x.patch"] }) });
+    const repo = await makeRepo({
+      ...FAILING_ADD_PROJECT,
+      ".handoff.json": JSON.stringify({ verify: ["npm test"], holdoutPatches: ["/tmp/x.patch"] }),
+    });
     expectRefused(await attempt(repo, []), /\.handoff\.json: bad key 'holdoutPatches'/);
   });
 });

@@ -80,7 +80,8 @@ function planFiles(spec, random, dirs) {
   const bigBytes = files.filter((f) => f.big).map((f) => (f.size = 1_000_000 + random.int(5_000_000)));
   const rest = spec.totalBytes - bigBytes.reduce((a, b) => a + b, 0);
   const totalWeight = files.filter((f) => !f.big).reduce((sum, f) => sum + f.weight, 0);
-  for (const file of files) if (!file.big) file.size = Math.max(16, Math.min(MAX_TEXT_FILE, Math.round((file.weight / totalWeight) * rest)));
+  for (const file of files)
+    if (!file.big) file.size = Math.max(16, Math.min(MAX_TEXT_FILE, Math.round((file.weight / totalWeight) * rest)));
   return files;
 }
 
@@ -134,7 +135,13 @@ async function importHistory(path, spec, files, random) {
       }
       for (let i = 0; i < add; i++) {
         const model = random.pick(live);
-        const file = { ...model, path: `${dirname(model.path) === "." ? "" : `${dirname(model.path)}/`}added_${round}_${i}.js`, binary: false, big: false, edits: 0 };
+        const file = {
+          ...model,
+          path: `${dirname(model.path) === "." ? "" : `${dirname(model.path)}/`}added_${round}_${i}.js`,
+          binary: false,
+          big: false,
+          edits: 0,
+        };
         live.push(file);
         await put(file);
       }

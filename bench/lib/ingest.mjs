@@ -39,7 +39,12 @@ function runMeasured(wrapper, args, { env, cwd, log }) {
     child.on("error", fail);
     child.on("close", (code, signal) => {
       if (partial) log(`  ${partial}`);
-      done({ exitCode: code ?? (signal ? `signal ${signal}` : null), stdout: Buffer.concat(stdout).toString("utf8"), stderr, wallMs: performance.now() - started });
+      done({
+        exitCode: code ?? (signal ? `signal ${signal}` : null),
+        stdout: Buffer.concat(stdout).toString("utf8"),
+        stderr,
+        wallMs: performance.now() - started,
+      });
     });
   });
 }
@@ -71,12 +76,26 @@ export async function benchIngestion({ repoRoot, workDir, bytes, log = () => {} 
   };
   // Generous limits: at a few MB/s a GiB takes minutes, and a slow run should be measured, not killed.
   const args = [
-    "run", "-C", repo, "--yes", "--json", "--no-verify",
-    "--backend", "codex", "--bin", fake,
-    "--runs-dir", runsDir,
-    "--timeout", "3600", "--idle-timeout", "600",
-    "--env", "HANDOFF_BENCH_EVENT_BYTES", // the agent's environment is an allowlist
-    "--", "bench task",
+    "run",
+    "-C",
+    repo,
+    "--yes",
+    "--json",
+    "--no-verify",
+    "--backend",
+    "codex",
+    "--bin",
+    fake,
+    "--runs-dir",
+    runsDir,
+    "--timeout",
+    "3600",
+    "--idle-timeout",
+    "600",
+    "--env",
+    "HANDOFF_BENCH_EVENT_BYTES", // the agent's environment is an allowlist
+    "--",
+    "bench task",
   ];
   log(`ingest: handoff run on ${bytes} bytes of codex events`);
   const ran = await runMeasured(wrapper, args, { env, cwd: workDir, log });

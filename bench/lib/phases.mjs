@@ -26,7 +26,13 @@ export async function benchRepo({ root, repo, workDir, rounds, log }) {
   const base = source.baseCommit;
   const rows = [];
   const record = (phase, result, handoffName, anchorName, note) => {
-    rows.push({ phase, handoff: result[handoffName], anchor: result[anchorName], ratio: ratio(result[handoffName], result[anchorName]), note });
+    rows.push({
+      phase,
+      handoff: result[handoffName],
+      anchor: result[anchorName],
+      ratio: ratio(result[handoffName], result[anchorName]),
+      note,
+    });
     log(`  ${phase}: handoff ${result[handoffName].median} ms, anchor ${result[anchorName].median} ms`);
   };
   const emptyDir = (path) => {
@@ -96,7 +102,13 @@ export async function benchRepo({ root, repo, workDir, rounds, log }) {
     for (const name of readdirSync(scratch)) if (name.startsWith("extract-") || name.startsWith("verify-")) removeTree(join(scratch, name));
     // git re-dates a pack it finds an object in (even through alternates), and handoff takes that for tampering:
     // each repeated extraction starts from the store's current fingerprint, as a run's only extraction does.
-    extractRequest = { source, workspace, policy, privateParent: scratch, pristine: { path: pristine.path, fingerprint: fingerprintStore(pristine.path) } };
+    extractRequest = {
+      source,
+      workspace,
+      policy,
+      privateParent: scratch,
+      pristine: { path: pristine.path, fingerprint: fingerprintStore(pristine.path) },
+    };
   };
   let extraction = null;
   const extract = await interleave(
@@ -129,7 +141,8 @@ export async function benchRepo({ root, repo, workDir, rounds, log }) {
   // handoff's patch is git's, byte for byte, with full object ids on every `index` line (git abbreviates text ones).
   const anchorPatch = await git(anchorClone, ["diff", "--cached", "--binary", "--full-index", base], { keep: true });
   const samePatch = sha256(anchorPatch) === extraction.sha256;
-  if (extraction.violations.length > 0) throw new Error(`the bench patch was rejected: ${JSON.stringify(extraction.violations.slice(0, 3))}`);
+  if (extraction.violations.length > 0)
+    throw new Error(`the bench patch was rejected: ${JSON.stringify(extraction.violations.slice(0, 3))}`);
 
   // 4. Verification checkout + apply (the whole gate, with `true` as the one verify command) vs clone + apply.
   const patchPath = join(workDir, "changes.patch");
@@ -207,7 +220,23 @@ export async function benchRepo({ root, repo, workDir, rounds, log }) {
 
 async function wholeRun(root, repoPath, runsDir, scratch) {
   const env = { ...process.env, HANDOFF_WORKSPACE_DIR: join(scratch, "ws"), HANDOFF_CLI_HOME_DIR: join(scratch, "homes") };
-  const args = [join(root, "bin", "handoff.js"), "run", "--yes", "--allow-dirty", "--json", "--repo", repoPath, "--runs-dir", runsDir, "--backend", "command", "--agent-cmd", "true", "--no-verify", "bench: a no-op agent"];
+  const args = [
+    join(root, "bin", "handoff.js"),
+    "run",
+    "--yes",
+    "--allow-dirty",
+    "--json",
+    "--repo",
+    repoPath,
+    "--runs-dir",
+    runsDir,
+    "--backend",
+    "command",
+    "--agent-cmd",
+    "true",
+    "--no-verify",
+    "bench: a no-op agent",
+  ];
   let out;
   try {
     out = await run(process.execPath, args, { env, keep: true });

@@ -5,14 +5,19 @@ export function judgeRows(results) {
   const missed = [];
   for (const repo of results.repos) {
     for (const row of repo.rows) {
-      row.target = TARGETS.ratioSizes.includes(repo.name) ? (row.phase.startsWith("whole run") ? TARGETS.wholeRunRatio : TARGETS.ratio) : null;
+      row.target = TARGETS.ratioSizes.includes(repo.name)
+        ? row.phase.startsWith("whole run")
+          ? TARGETS.wholeRunRatio
+          : TARGETS.ratio
+        : null;
       row.met = row.target === null ? null : row.ratio <= row.target;
       if (row.met === false) missed.push(`${repo.name} ${row.phase}: ${row.ratio}× (target ${row.target}×)`);
     }
   }
   if (results.ingestion) {
     results.ingestion.met = results.ingestion.peakRssBytes < TARGETS.peakRssBytes;
-    if (!results.ingestion.met) missed.push(`ingestion peak RSS ${mib(results.ingestion.peakRssBytes)} (target < ${mib(TARGETS.peakRssBytes)})`);
+    if (!results.ingestion.met)
+      missed.push(`ingestion peak RSS ${mib(results.ingestion.peakRssBytes)} (target < ${mib(TARGETS.peakRssBytes)})`);
   }
   return missed;
 }
@@ -35,8 +40,12 @@ export function formatTable(results) {
     }
   }
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
-  const line = (cells) => `| ${cells.map((cell, column) => (column >= 2 && column <= 4 ? cell.padStart(widths[column]) : cell.padEnd(widths[column]))).join(" | ")} |`;
-  lines.push(line(header), `|${widths.map((w, column) => (column >= 2 && column <= 4 ? `${"-".repeat(w + 1)}:` : "-".repeat(w + 2))).join("|")}|`);
+  const line = (cells) =>
+    `| ${cells.map((cell, column) => (column >= 2 && column <= 4 ? cell.padStart(widths[column]) : cell.padEnd(widths[column]))).join(" | ")} |`;
+  lines.push(
+    line(header),
+    `|${widths.map((w, column) => (column >= 2 && column <= 4 ? `${"-".repeat(w + 1)}:` : "-".repeat(w + 2))).join("|")}|`,
+  );
   for (const row of rows) lines.push(line(row));
   if (results.ingestion) {
     const ingest = results.ingestion;

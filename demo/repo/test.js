@@ -1,6 +1,10 @@
 import { add } from "./math.js";
 
-const cases = [[2, 2, 4], [0, 5, 5], [-1, 1, 0]];
+const cases = [
+  [2, 2, 4],
+  [0, 5, 5],
+  [-1, 1, 0],
+];
 for (const [a, b, expected] of cases) {
   if (add(a, b) !== expected) {
     console.error(`FAIL: add(${a}, ${b}) = ${add(a, b)}, expected ${expected}`);

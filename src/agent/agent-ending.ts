@@ -65,7 +65,8 @@ export function decideAgentEnding(facts: AgentEndingFacts): AgentOutcome {
   const { program } = facts;
   if (facts.timedOut) return { kind: "timed_out", limit: facts.timedOut };
   if (facts.cancelled) return { kind: "cancelled" };
-  if (facts.settled) return withVersionDrift(withHint(failed(facts.settled.detail, facts.settled.message, facts.settled.hint), program), program);
+  if (facts.settled)
+    return withVersionDrift(withHint(failed(facts.settled.detail, facts.settled.message, facts.settled.hint), program), program);
   if (facts.spawnError) return spawnFailure(facts.spawnError, program);
   const streamHint = facts.stream.kind === "failed" ? facts.stream.hint : null;
   const notStarted = couldNotStart(facts);
@@ -75,17 +76,23 @@ export function decideAgentEnding(facts: AgentEndingFacts): AgentOutcome {
   }
   switch (facts.stream.kind) {
     case "failed":
-      if (facts.stream.detail === MALFORMED && brokenOff(facts) && program.kind === "cli") return withHint(stderrSays(facts, program.info, "before finishing its stream", streamHint), program);
+      if (facts.stream.detail === MALFORMED && brokenOff(facts) && program.kind === "cli")
+        return withHint(stderrSays(facts, program.info, "before finishing its stream", streamHint), program);
       return withVersionDrift(withHint(failed(facts.stream.detail, facts.stream.message, facts.stream.hint), program), program);
     case "incomplete":
-      if (brokenOff(facts) && program.kind === "cli") return withHint(stderrSays(facts, program.info, "before finishing its stream", null), program);
-      return withVersionDrift(withHint(failed(MALFORMED, "the agent's event stream ended without its final event", null), program), program);
+      if (brokenOff(facts) && program.kind === "cli")
+        return withHint(stderrSays(facts, program.info, "before finishing its stream", null), program);
+      return withVersionDrift(
+        withHint(failed(MALFORMED, "the agent's event stream ended without its final event", null), program),
+        program,
+      );
     case "finished":
     case "exit_code_decides":
       break;
   }
   if (facts.signal) return exitStatus(failed("killed_by_signal", `the agent was killed by ${facts.signal}`, null), facts);
-  if (facts.exitCode !== 0) return exitStatus(failed(`exit_code_${facts.exitCode}`, `the agent exited with code ${facts.exitCode}`, null), facts);
+  if (facts.exitCode !== 0)
+    return exitStatus(failed(`exit_code_${facts.exitCode}`, `the agent exited with code ${facts.exitCode}`, null), facts);
   return { kind: "finished" };
 }
 
@@ -103,7 +110,12 @@ function withHint(outcome: Failed, program: AgentProgram): Failed {
 /** When the stream could not be followed, a CLI at another version than the tested one is the likely cause. */
 function withVersionDrift(outcome: Failed, program: AgentProgram, silent = false): Failed {
   if (program.kind !== "cli" || !program.version || program.version === program.info.testedVersion) return outcome;
-  return silent || outcome.detail === MALFORMED ? { ...outcome, hint: `${outcome.hint ?? ""} (handoff was tested with ${program.info.name} ${program.info.testedVersion}; this is ${program.version})`.trim() } : outcome;
+  return silent || outcome.detail === MALFORMED
+    ? {
+        ...outcome,
+        hint: `${outcome.hint ?? ""} (handoff was tested with ${program.info.name} ${program.info.testedVersion}; this is ${program.version})`.trim(),
+      }
+    : outcome;
 }
 
 /** Rung 4. Missing or not executable: the install hint helps. Anything else (E2BIG, a NUL byte) is what handoff passed. */
@@ -161,7 +173,11 @@ function brokenOff(facts: AgentEndingFacts): boolean {
 function stderrSays(facts: AgentEndingFacts, info: CliInfo, when: string, hint: string | null): Failed {
   const said = stderrReason(facts.stderrTail);
   const how = facts.signal ? `on ${facts.signal}` : `with code ${facts.exitCode}`;
-  return failed(said ? classifyProviderError(said) : "agent_reported_error", `${info.name} exited ${how} ${when}${said ? `: ${said}` : ""}`, hint);
+  return failed(
+    said ? classifyProviderError(said) : "agent_reported_error",
+    `${info.name} exited ${how} ${when}${said ? `: ${said}` : ""}`,
+    hint,
+  );
 }
 
 /** Rungs 8 and 9: a CLI's exit status is an error it reported, worded by its stderr when it wrote one. */
@@ -173,7 +189,10 @@ function exitStatus(outcome: Failed, facts: AgentEndingFacts): Failed {
 
 /** The stderr line that says why: an `error:`/`fatal:` line if there is one (omp prints its error under a source excerpt), else the first. */
 export function stderrReason(text: string): string {
-  const lines = text.split("\n").map((line) => line.trim()).filter((line) => line !== "");
+  const lines = text
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "");
   return (lines.find((line) => /^(error|fatal)\b/i.test(line)) ?? lines[0] ?? "").slice(0, 300);
 }
 

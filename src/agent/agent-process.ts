@@ -60,7 +60,10 @@ export interface AgentProcessRun {
 }
 
 /** Runs an agent's command through the one process module (jailed when the context has a jail), parsing its stdout. */
-export async function runAgentProcess(spec: Pick<TranslatorSpec, "command" | "parser" | "mounts">, context: AgentContext): Promise<AgentProcessRun> {
+export async function runAgentProcess(
+  spec: Pick<TranslatorSpec, "command" | "parser" | "mounts">,
+  context: AgentContext,
+): Promise<AgentProcessRun> {
   const splitter = new LfLineSplitter();
   const stop = new AbortController();
   let stdoutLines = 0;
@@ -120,7 +123,12 @@ export async function runAgentProcess(spec: Pick<TranslatorSpec, "command" | "pa
 }
 
 /** The backend's result: how the process ended (decided by the ladder) and what its stream said. */
-export function agentResult(run: AgentProcessRun, outcome: AgentOutcome, executable: string | null, version: string | null): ExternalAgentResult {
+export function agentResult(
+  run: AgentProcessRun,
+  outcome: AgentOutcome,
+  executable: string | null,
+  version: string | null,
+): ExternalAgentResult {
   return {
     outcome,
     executable,
@@ -139,6 +147,9 @@ export function agentResult(run: AgentProcessRun, outcome: AgentOutcome, executa
 /** Runs a translator backend's command through the one process module and decides how it ended. */
 export async function runAgentCommand(spec: TranslatorSpec, context: AgentContext): Promise<ExternalAgentResult> {
   const run = await runAgentProcess(spec, context);
-  const outcome = decideAgentEnding({ ...run.ending, program: { kind: "translator", file: spec.command.file, installHint: spec.installHint } });
+  const outcome = decideAgentEnding({
+    ...run.ending,
+    program: { kind: "translator", file: spec.command.file, installHint: spec.installHint },
+  });
   return agentResult(run, outcome, spec.executableLabel, spec.version);
 }

@@ -21,7 +21,11 @@ export function defineCliBackend(definition: CliBackendDefinition): ExternalAgen
     async run(task: string, context: AgentContext): Promise<ExternalAgentResult> {
       const started = Date.now();
       const executable = resolveExecutable(info.executable, context.executable, context.env.PATH);
-      if (!executable) return { ...resultWithoutProcess(executableNotFound(info, context.executable), Date.now() - started), executable: context.executable };
+      if (!executable)
+        return {
+          ...resultWithoutProcess(executableNotFound(info, context.executable), Date.now() - started),
+          executable: context.executable,
+        };
       // Only recorded, and read again if the run failed: it runs beside the agent, not before it.
       const probing = probeVersion(executable.path, executable.pathEnv, definition.home);
       const home = definition.home(context.homeDir, context.userEnv);
@@ -48,7 +52,14 @@ export function defineCliBackend(definition: CliBackendDefinition): ExternalAgen
       const version = probe.ok ? probe.version : null;
       const outcome = decideAgentEnding({
         ...ran.ending,
-        program: { kind: "cli", file: command.file, installHint: installHint(info), info, probeFailure: probe.ok ? null : probe.reason, version },
+        program: {
+          kind: "cli",
+          file: command.file,
+          installHint: installHint(info),
+          info,
+          probeFailure: probe.ok ? null : probe.reason,
+          version,
+        },
       });
       const result = agentResult(ran, outcome, executable.path, version);
       const warnings = replacedLinks(home.links, linked).map((link) => ({

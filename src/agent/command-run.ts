@@ -34,8 +34,14 @@ export function commandBackend(agentCmd: string): ExternalAgentBackend {
       const taskFile = join(context.homeDir, "handoff-task.txt");
       writeFileSync(taskFile, task, { mode: 0o600, flag: "wx" });
       const command = buildCommandAgentCommand(agentCmd, task, context.model, taskFile);
-      const ran = await runAgentProcess({ command, parser: createCommandParser(), mounts: { programs: commandPrograms(agentCmd) } }, context);
-      const outcome = decideAgentEnding({ ...ran.ending, program: { kind: "command", file: command.file, installHint: "check the --agent-cmd command line" } });
+      const ran = await runAgentProcess(
+        { command, parser: createCommandParser(), mounts: { programs: commandPrograms(agentCmd) } },
+        context,
+      );
+      const outcome = decideAgentEnding({
+        ...ran.ending,
+        program: { kind: "command", file: command.file, installHint: "check the --agent-cmd command line" },
+      });
       return agentResult(ran, outcome, agentCmd, null);
     },
   };

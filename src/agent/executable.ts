@@ -35,7 +35,11 @@ export type VersionProbe = { readonly ok: true; readonly version: string } | { r
  * OpenCode into its XDG dirs), and none of that may land in the user's real home. `cliHome` is the backend's own
  * private home (its env), made in the throwaway dir without any login links.
  */
-export async function probeVersion(executable: string, pathEnv: string, cliHome: (homeDir: string, userEnv: Readonly<Record<string, string | undefined>>) => CliHome): Promise<VersionProbe> {
+export async function probeVersion(
+  executable: string,
+  pathEnv: string,
+  cliHome: (homeDir: string, userEnv: Readonly<Record<string, string | undefined>>) => CliHome,
+): Promise<VersionProbe> {
   const home = mkdtempSync(join(tmpdir(), "handoff-probe-"));
   let out = "";
   let err = "";
@@ -63,7 +67,9 @@ export async function probeVersion(executable: string, pathEnv: string, cliHome:
     // pi prints its version on stderr.
     const printed = out.trim() !== "" ? out : err;
     if (outcome.exitCode === 0 && printed.trim() !== "") return { ok: true, version: versionNumber(printed) };
-    const why = outcome.spawnError?.message ?? (outcome.timedOut ? "timed out" : err.trim().split("\n")[0] || `exit ${outcome.exitCode ?? outcome.signal}`);
+    const why =
+      outcome.spawnError?.message ??
+      (outcome.timedOut ? "timed out" : err.trim().split("\n")[0] || `exit ${outcome.exitCode ?? outcome.signal}`);
     return { ok: false, reason: `\`${executable} --version\` failed: ${why.slice(0, 200)}` };
   } finally {
     removeTree(home);

@@ -19,16 +19,47 @@ export async function listBackends(pathEnv: string | undefined = process.env.PAT
       const { info } = CLI_BACKENDS[name];
       const executable = resolveExecutable(info.executable, null, pathEnv);
       if (!executable) {
-        return { name: info.name, executable: null, version: null, testedVersion: info.testedVersion, usable: false, hint: hintFor("executable_unavailable", info) };
+        return {
+          name: info.name,
+          executable: null,
+          version: null,
+          testedVersion: info.testedVersion,
+          usable: false,
+          hint: hintFor("executable_unavailable", info),
+        };
       }
       const probe = await probeVersion(executable.path, executable.pathEnv, definition.home);
       if (!probe.ok) {
-        return { name: info.name, executable: executable.path, version: null, testedVersion: info.testedVersion, usable: false, hint: `${probe.reason}; ${info.install}` };
+        return {
+          name: info.name,
+          executable: executable.path,
+          version: null,
+          testedVersion: info.testedVersion,
+          usable: false,
+          hint: `${probe.reason}; ${info.install}`,
+        };
       }
-      const drift = probe.version !== info.testedVersion ? `works with your own login; handoff was tested with ${info.testedVersion}` : "works with your own login";
-      return { name: info.name, executable: executable.path, version: probe.version, testedVersion: info.testedVersion, usable: true, hint: `${drift}: ${info.login}` };
+      const drift =
+        probe.version !== info.testedVersion
+          ? `works with your own login; handoff was tested with ${info.testedVersion}`
+          : "works with your own login";
+      return {
+        name: info.name,
+        executable: executable.path,
+        version: probe.version,
+        testedVersion: info.testedVersion,
+        usable: true,
+        hint: `${drift}: ${info.login}`,
+      };
     }),
   );
-  report.push({ name: COMMAND_BACKEND, executable: "/bin/sh", version: null, testedVersion: null, usable: true, hint: "any program as the agent: --backend command --agent-cmd CMD" });
+  report.push({
+    name: COMMAND_BACKEND,
+    executable: "/bin/sh",
+    version: null,
+    testedVersion: null,
+    usable: true,
+    hint: "any program as the agent: --backend command --agent-cmd CMD",
+  });
   return report;
 }

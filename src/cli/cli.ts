@@ -85,7 +85,8 @@ async function runSubcommand(command: Command, args: readonly string[]): Promise
 function seconds(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const number = Number(value);
-  if (!Number.isFinite(number) || number <= 0) throw new UsageError("bad_number", `${name} takes a positive number of seconds, not '${value}'`);
+  if (!Number.isFinite(number) || number <= 0)
+    throw new UsageError("bad_number", `${name} takes a positive number of seconds, not '${value}'`);
   return number * 1000;
 }
 
@@ -149,8 +150,13 @@ function readTask(positionals: readonly string[], taskFile: string | undefined):
     } catch (error) {
       throw new UsageError("task_file", `cannot read --task-file ${taskFile}: ${(error as NodeJS.ErrnoException).code ?? error}`);
     }
-    if (bytes.length > MAX_TASK_BYTES) throw new UsageError("task_too_large", `--task-file ${taskFile} holds more than ${MAX_TASK_BYTES} bytes (1 MiB), the most handoff takes as a task`);
-    if (bytes.includes(0)) throw new UsageError("task_nul", `--task-file ${taskFile} holds a NUL byte (is it a binary file?); give the task as text`);
+    if (bytes.length > MAX_TASK_BYTES)
+      throw new UsageError(
+        "task_too_large",
+        `--task-file ${taskFile} holds more than ${MAX_TASK_BYTES} bytes (1 MiB), the most handoff takes as a task`,
+      );
+    if (bytes.includes(0))
+      throw new UsageError("task_nul", `--task-file ${taskFile} holds a NUL byte (is it a binary file?); give the task as text`);
     return bytes.toString("utf8");
   }
   if (positionals.length === 0) throw new UsageError("no_task", "no task given: handoff run [options] -- <task text>");
@@ -202,7 +208,9 @@ function progressPrinter(json: boolean): (event: RecordedEvent) => void {
         write(`  [${event.phase}] $ ${event.command}`);
         break;
       case "verification.inputs_changed":
-        write(`the patch changes verification inputs (--test-edits ${event.policy}): ${event.paths.slice(0, 5).join(", ")}${event.paths.length > 5 ? ", …" : ""}`);
+        write(
+          `the patch changes verification inputs (--test-edits ${event.policy}): ${event.paths.slice(0, 5).join(", ")}${event.paths.length > 5 ? ", …" : ""}`,
+        );
         break;
       case "source.changed":
         write(`the source repository changed: ${event.changed.slice(0, 5).join(", ")}`);
@@ -307,9 +315,11 @@ export const SHOW_OPTIONS = { format: { type: "string" }, "runs-dir": { type: "s
 
 function showCommand(args: readonly string[]): number {
   const { values, positionals } = parseOptions("show", args, SHOW_OPTIONS);
-  if (positionals.length !== 1) throw new UsageError("bad_arguments", "usage: handoff show <run-id|run-dir> [--format text|markdown|json|junit]");
+  if (positionals.length !== 1)
+    throw new UsageError("bad_arguments", "usage: handoff show <run-id|run-dir> [--format text|markdown|json|junit]");
   const format = (values.json ? "json" : (values.format ?? "text")) as ReportFormat;
-  if (!["text", "markdown", "json", "junit"].includes(format)) throw new UsageError("bad_format", `--format must be text, markdown, json or junit, not '${format}'`);
+  if (!["text", "markdown", "json", "junit"].includes(format))
+    throw new UsageError("bad_format", `--format must be text, markdown, json or junit, not '${format}'`);
   process.stdout.write(renderReport(loadRun(positionals[0]!, values["runs-dir"]), format));
   return 0;
 }
@@ -322,7 +332,9 @@ async function applyCommand(args: readonly string[]): Promise<number> {
   const run = loadTrustedRun(positionals[0]!, values["runs-dir"]);
   const outcome = await applyRun(run, values.repo);
   if (run.result.verification.skipped === "no_verify") {
-    process.stderr.write(`handoff: note: run ${escapeControls(run.result.runId)} was not verified (--no-verify); nothing checked this patch\n`);
+    process.stderr.write(
+      `handoff: note: run ${escapeControls(run.result.runId)} was not verified (--no-verify); nothing checked this patch\n`,
+    );
   }
   process.stderr.write(
     `handoff: applied ${outcome.files.length} file(s) to ${outcome.repo}${outcome.rebased ? " (HEAD had moved; the patch still applied cleanly)" : ""}\n`,
@@ -330,8 +342,13 @@ async function applyCommand(args: readonly string[]): Promise<number> {
   const edits = run.result.verification.testEdits;
   if (edits && edits.changed.length > 0) {
     const held = run.result.verification.heldToBase;
-    const how = edits.policy === "allow" ? "allowed as patched by --test-edits allow, not held to the base" : `held to the base${held ? ` (${held.passed ? "passed" : "failed"})` : ""}`;
-    process.stderr.write(`handoff: note: this patch changes verification inputs, ${how}: ${edits.changed.map((input) => escapeControls(input.path)).join(", ")}\n`);
+    const how =
+      edits.policy === "allow"
+        ? "allowed as patched by --test-edits allow, not held to the base"
+        : `held to the base${held ? ` (${held.passed ? "passed" : "failed"})` : ""}`;
+    process.stderr.write(
+      `handoff: note: this patch changes verification inputs, ${how}: ${edits.changed.map((input) => escapeControls(input.path)).join(", ")}\n`,
+    );
   }
   for (const file of outcome.files) process.stdout.write(`${file}\n`);
   return 0;

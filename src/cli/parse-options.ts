@@ -4,7 +4,9 @@ import type { Command } from "./help.js";
 
 export type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig["options"]>;
 /** What `parseArgs` returns for a command's options, named so that the declaration can say it. */
-export type ParsedOptions<T extends ParseArgsOptionsConfig> = ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>>;
+export type ParsedOptions<T extends ParseArgsOptionsConfig> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>
+>;
 
 /**
  * A command's argv parsed strictly against its options. Node's own error for an unknown option is a paragraph whose

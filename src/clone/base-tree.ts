@@ -45,7 +45,8 @@ export function readBaseTree(index: Buffer, objectFormat: "sha1" | "sha256"): Ba
   const { count, offsets, nameStarts, nameEnds } = table;
   const gitlinks = new Set<string>();
   for (let i = 0; i < count; i++) {
-    if ((index.readUInt32BE(offsets[i]! + ENTRY_MODE) & 0o170000) === 0o160000) gitlinks.add(index.toString("latin1", nameStarts[i]!, nameEnds[i]!));
+    if ((index.readUInt32BE(offsets[i]! + ENTRY_MODE) & 0o170000) === 0o160000)
+      gitlinks.add(index.toString("latin1", nameStarts[i]!, nameEnds[i]!));
   }
 
   const nameAt = (i: number) => index.subarray(nameStarts[i]!, nameEnds[i]!);

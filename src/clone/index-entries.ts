@@ -34,7 +34,13 @@ export function readIndexTable(bytes: Buffer, hashBytes: number): IndexTable | n
   const end = bytes.length - hashBytes;
   // Every entry takes more than its fixed fields: a count the bytes cannot hold is a bad index, not an allocation.
   if (count > (end - HEADER_BYTES) / nameOffset) return null;
-  const table = { count, offsets: new Uint32Array(count), nameStarts: new Uint32Array(count), nameEnds: new Uint32Array(count), flags: new Uint16Array(count) };
+  const table = {
+    count,
+    offsets: new Uint32Array(count),
+    nameStarts: new Uint32Array(count),
+    nameEnds: new Uint32Array(count),
+    flags: new Uint16Array(count),
+  };
   let offset = HEADER_BYTES;
   for (let i = 0; i < count; i++) {
     if (offset + nameOffset > end) return null;

@@ -23,7 +23,6 @@ interface RacyEntry {
   readonly path: Buffer;
 }
 
-
 export function settleRacyEntries(index: IndexCopy, workTree: string, objectFormat: "sha1" | "sha256"): IndexCopy {
   const hashBytes = objectFormat === "sha256" ? 32 : 20;
   const indexSeconds = Math.floor(index.mtimeMs / 1000);
@@ -36,7 +35,10 @@ export function settleRacyEntries(index: IndexCopy, workTree: string, objectForm
     if (!unchangedSinceCheckout(bytes, entry.offset, Buffer.concat([root, entry.path]))) bytes.writeUInt32BE(0, entry.offset + ENTRY_SIZE);
   }
   const body = bytes.subarray(0, bytes.length - hashBytes);
-  createHash(objectFormat).update(body).digest().copy(bytes, bytes.length - hashBytes);
+  createHash(objectFormat)
+    .update(body)
+    .digest()
+    .copy(bytes, bytes.length - hashBytes);
   return { bytes, mtimeMs: (indexSeconds + 1) * 1000 };
 }
 
@@ -51,7 +53,8 @@ function racyEntries(bytes: Buffer, indexSeconds: number, hashBytes: number): Ra
     // skip-worktree), a link or a gitlink is left to git.
     const mode = bytes.readUInt32BE(offset + ENTRY_MODE);
     const ordinary = (table.flags[i]! & (0xb000 | EXTENDED_FLAG)) === 0 && (mode & 0o170000) === 0o100000;
-    if (ordinary && bytes.readUInt32BE(offset + 8) >= indexSeconds) racy.push({ offset, path: bytes.subarray(table.nameStarts[i]!, table.nameEnds[i]!) });
+    if (ordinary && bytes.readUInt32BE(offset + 8) >= indexSeconds)
+      racy.push({ offset, path: bytes.subarray(table.nameStarts[i]!, table.nameEnds[i]!) });
   }
   return racy;
 }

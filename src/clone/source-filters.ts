@@ -20,7 +20,10 @@ export async function readFilterDrivers(target: GitTarget): Promise<string[]> {
     if (lastDot <= "filter.".length) continue; // `filter.x` has no driver name: git ignores it too
     const driver = key.slice("filter.".length, lastDot);
     if (!Buffer.from(driver, "utf8").equals(record.subarray("filter.".length, record.lastIndexOf(0x2e)))) {
-      throw new UsageError("unsupported_filter", `the repository's config names a filter driver whose name is not UTF-8 (${JSON.stringify(driver)}); handoff cannot switch it off`);
+      throw new UsageError(
+        "unsupported_filter",
+        `the repository's config names a filter driver whose name is not UTF-8 (${JSON.stringify(driver)}); handoff cannot switch it off`,
+      );
     }
     drivers.add(driver);
   }

@@ -32,14 +32,19 @@ export async function inspectSource(path: string): Promise<SourceRepo> {
   } catch {
     throw new UsageError("not_a_repository", `${path}: no such directory`);
   }
-  const probe = await git({ cwd: real }, ["rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--show-object-format"], { okExitCodes: [128] });
+  const probe = await git({ cwd: real }, ["rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--show-object-format"], {
+    okExitCodes: [128],
+  });
   if (probe.exitCode !== 0) throw refusal(path, probe.stderr);
   const [bare, insideGitDir, format] = probe.stdout.toString("utf8").split("\n");
   if (bare === "true") throw new UsageError("bare_repository", `${path} is a bare repository; handoff needs a work tree`);
-  if (insideGitDir === "true") throw new UsageError("inside_git_dir", `${path} is inside a repository's git directory; name its work tree instead`);
+  if (insideGitDir === "true")
+    throw new UsageError("inside_git_dir", `${path} is inside a repository's git directory; name its work tree instead`);
   // One path per call, only the final newline stripped: a path may hold a newline of its own.
   const [topLevel, gitDir, commonDirRaw] = await Promise.all(
-    ["--show-toplevel", "--absolute-git-dir", "--git-common-dir"].map(async (flag) => (await git({ cwd: real }, ["rev-parse", flag])).stdout.toString("utf8").replace(/\n$/, "")),
+    ["--show-toplevel", "--absolute-git-dir", "--git-common-dir"].map(async (flag) =>
+      (await git({ cwd: real }, ["rev-parse", flag])).stdout.toString("utf8").replace(/\n$/, ""),
+    ),
   );
   if (!topLevel) throw new UsageError("bare_repository", `${path} has no work tree; handoff needs one`);
   const commonDir = isAbsolute(commonDirRaw ?? "") ? commonDirRaw! : resolve(real, commonDirRaw || ".git");
@@ -71,8 +76,15 @@ function refusal(path: string, stderr: string): UsageError {
       `${path} belongs to another user, and git refuses to work in it (dubious ownership); handoff does not honour safe.directory: run handoff as the repository's owner, or clone it to a directory you own`,
     );
   }
-  const said = stderr.trim().split("\n")[0]?.replace(/^fatal: /, "") ?? "";
-  return new UsageError("not_a_repository", `${path} is not inside a git repository${said && !/not a git repository/.test(said) ? ` (git: ${said.slice(0, 200)})` : ""}`);
+  const said =
+    stderr
+      .trim()
+      .split("\n")[0]
+      ?.replace(/^fatal: /, "") ?? "";
+  return new UsageError(
+    "not_a_repository",
+    `${path} is not inside a git repository${said && !/not a git repository/.test(said) ? ` (git: ${said.slice(0, 200)})` : ""}`,
+  );
 }
 
 /** One entry of `git status --porcelain=v2 -z`. */
@@ -121,7 +133,14 @@ export function parsePorcelainV2(output: Buffer): StatusEntry[] {
  * `git status` of the source as handoff runs it: read-only, the source's filters off (source-filters.ts), and no
  * recursion into submodules, whatever `submodule.<name>.ignore` says (a submodule's own config could run a filter).
  */
-export const SOURCE_STATUS_ARGS = ["--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignore-submodules=all"] as const;
+export const SOURCE_STATUS_ARGS = [
+  "--no-optional-locks",
+  "status",
+  "--porcelain=v2",
+  "-z",
+  "--untracked-files=all",
+  "--ignore-submodules=all",
+] as const;
 
 export interface SourceStatus {
   /** Paths with uncommitted changes (ignored files do not count). */

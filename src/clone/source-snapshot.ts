@@ -74,7 +74,8 @@ export async function takeSourceSnapshot(source: SourceRepo, signal?: AbortSigna
 
   const [heads, refs, status] = await answers;
   const topLevel = Buffer.from(`${source.topLevel}/`);
-  const [head = "", symbolicHead = ""] = heads.exitCode === 0 ? heads.stdout.toString("utf8").trim().split("\n") : [`(HEAD does not resolve: exit ${heads.exitCode})`];
+  const [head = "", symbolicHead = ""] =
+    heads.exitCode === 0 ? heads.stdout.toString("utf8").trim().split("\n") : [`(HEAD does not resolve: exit ${heads.exitCode})`];
   // Dirty and untracked files: stat cannot vouch for their bytes against the index, so hash them.
   for (const entry of parsePorcelainV2(status.stdout)) {
     if (entry.kind === "ignored") continue;
@@ -101,5 +102,3 @@ export function compareSnapshots(before: SourceSnapshot, after: SourceSnapshot):
   if (changed.length === 0 && before.statusDigest !== after.statusDigest) changed.push("(git status)");
   return changed;
 }
-
-

@@ -49,7 +49,8 @@ export class StatTable {
     const changed: string[] = [];
     for (const [key, slot] of this.#slots) {
       const otherSlot = other.#slots.get(key);
-      if (otherSlot === undefined || !this.#sameTuple(slot, other, otherSlot) || this.#hashes.get(key) !== other.#hashes.get(key)) changed.push(key);
+      if (otherSlot === undefined || !this.#sameTuple(slot, other, otherSlot) || this.#hashes.get(key) !== other.#hashes.get(key))
+        changed.push(key);
     }
     for (const key of other.#slots.keys()) if (!this.#slots.has(key)) changed.push(key);
     return changed;

@@ -51,7 +51,11 @@ export async function createPristineStore(source: SourceRepo, parent: string, si
 
 /** A bare clone whose object files are copied, never hard-linked, with no hooks and no origin left behind. */
 async function copyRepository(from: string, to: string, cwd: string, signal?: AbortSignal): Promise<void> {
-  await git({ cwd }, ["-c", "protocol.file.allow=always", "clone", "--bare", "--local", "--no-hardlinks", "--template=", "--quiet", "--", from, to], { signal });
+  await git(
+    { cwd },
+    ["-c", "protocol.file.allow=always", "clone", "--bare", "--local", "--no-hardlinks", "--template=", "--quiet", "--", from, to],
+    { signal },
+  );
   await git({ gitDir: to, cwd }, ["remote", "remove", "origin"], { signal });
 }
 
@@ -68,7 +72,9 @@ export function fingerprintStore(path: string): string {
 
 /** Whether anything wrote to the pristine store since it was made (only handoff should, and only after this check). */
 export function pristineTampered(store: PristineStore): string | null {
-  return fingerprintStore(store.path) === store.fingerprint ? null : "handoff's own copy of the repository's objects was modified during the run";
+  return fingerprintStore(store.path) === store.fingerprint
+    ? null
+    : "handoff's own copy of the repository's objects was modified during the run";
 }
 
 /**
@@ -101,16 +107,11 @@ async function fillWorkspace(source: SourceRepo, pristine: PristineStore, root: 
   await git(agentTarget, ["config", "core.bare", "false"], { signal });
   await git(agentTarget, ["config", "user.name", "handoff agent"], { signal });
   await git(agentTarget, ["config", "user.email", "agent@handoff.invalid"], { signal });
-  await git({ gitDir: agentGitDir, workTree, cwd: root }, [
-    "-c",
-    "checkout.workers=2",
-    "checkout",
-    "--quiet",
-    "-f",
-    "-B",
-    AGENT_BRANCH,
-    source.baseCommit,
-  ], { signal });
+  await git(
+    { gitDir: agentGitDir, workTree, cwd: root },
+    ["-c", "checkout.workers=2", "checkout", "--quiet", "-f", "-B", AGENT_BRANCH, source.baseCommit],
+    { signal },
+  );
 
   const content = `gitdir: ${agentGitDir}\n`;
   writeFileSync(join(workTree, ".git"), content, { mode: 0o644 });

@@ -91,7 +91,10 @@ function detect(): CgroupSupport {
   const pidsParent = v1("pids");
   const memoryParent = v1("memory");
   if (pidsParent && memoryParent && canCreateIn(pidsParent) && canCreateIn(memoryParent)) return { kind: "v1", pidsParent, memoryParent };
-  return { kind: "unavailable", reason: "no writable cgroup with the pids and memory controllers (run as root, or in a delegated cgroup v2 subtree)" };
+  return {
+    kind: "unavailable",
+    reason: "no writable cgroup with the pids and memory controllers (run as root, or in a delegated cgroup v2 subtree)",
+  };
 }
 
 export type LimitHit = "processes" | "memory";

@@ -1,6 +1,14 @@
 import { lstatSync, mkdtempSync, readdirSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, relative } from "node:path";
-import { type CgroupSupport, type LimitHit, ProcessCgroup, type ResourceCaps, createRunCgroup, detectCgroupSupport, removeCgroupDirs } from "./cgroup.js";
+import {
+  type CgroupSupport,
+  type LimitHit,
+  ProcessCgroup,
+  type ResourceCaps,
+  createRunCgroup,
+  detectCgroupSupport,
+  removeCgroupDirs,
+} from "./cgroup.js";
 import type { SandboxChoice } from "./sandbox.js";
 import { existingRealPath, isInside } from "../lib/paths.js";
 import { RUN_MARKER_VARIABLE, runNames } from "../run-dir/run-names.js";
@@ -56,7 +64,14 @@ export interface ExtraMounts {
 export type ContainmentEvent =
   | { readonly kind: "limit_hit"; readonly role: JailRole; readonly label: string; readonly limit: LimitHit }
   | { readonly kind: "blocked_write"; readonly role: JailRole; readonly label: string; readonly path: string }
-  | { readonly kind: "leftover_killed"; readonly role: JailRole; readonly label: string; readonly pid: number; readonly command: string; readonly found: SurvivorReason }
+  | {
+      readonly kind: "leftover_killed";
+      readonly role: JailRole;
+      readonly label: string;
+      readonly pid: number;
+      readonly command: string;
+      readonly found: SurvivorReason;
+    }
   | { readonly kind: "leftover_alive"; readonly role: JailRole; readonly label: string; readonly pid: number; readonly command: string }
   | { readonly kind: "unsandboxed_backend"; readonly role: JailRole; readonly label: string };
 
@@ -67,7 +82,10 @@ export interface JailReport {
 
 /** One contained process tree: `wrap` its command line, run it, then `finish`. */
 export interface ProcessJail {
-  wrap(command: { readonly file: string; readonly args: readonly string[] }, extra?: ExtraMounts): { file: string; args: string[]; env: Record<string, string> };
+  wrap(
+    command: { readonly file: string; readonly args: readonly string[] },
+    extra?: ExtraMounts,
+  ): { file: string; args: string[]; env: Record<string, string> };
   finish(): Promise<JailReport>;
 }
 
@@ -166,7 +184,8 @@ export class Containment {
         const events: ContainmentEvent[] = [];
         const limitsHit = cgroup?.limitsHit() ?? [];
         for (const limit of limitsHit) events.push({ kind: "limit_hit", role: spec.role, label: spec.label, limit });
-        if (!wrapped && spec.role === "agent" && this.sandboxed) events.push({ kind: "unsandboxed_backend", role: spec.role, label: spec.label });
+        if (!wrapped && spec.role === "agent" && this.sandboxed)
+          events.push({ kind: "unsandboxed_backend", role: spec.role, label: spec.label });
         if (!this.sandboxed) {
           // The group kill is done; whatever still carries the run's marker or holds the tree escaped it.
           // Its cgroup (where there is one) holds even what dropped the marker and left the tree.
@@ -175,8 +194,10 @@ export class Containment {
             ...(cgroup?.members() ?? []),
           ]);
           const { killed, stillAlive } = await killSurvivors(survivors);
-          for (const s of killed) events.push({ kind: "leftover_killed", role: spec.role, label: spec.label, pid: s.pid, command: s.command, found: s.reason });
-          for (const s of stillAlive) events.push({ kind: "leftover_alive", role: spec.role, label: spec.label, pid: s.pid, command: s.command });
+          for (const s of killed)
+            events.push({ kind: "leftover_killed", role: spec.role, label: spec.label, pid: s.pid, command: s.command, found: s.reason });
+          for (const s of stillAlive)
+            events.push({ kind: "leftover_alive", role: spec.role, label: spec.label, pid: s.pid, command: s.command });
         }
         if (cgroup) {
           await cgroup.killAll();
@@ -197,7 +218,9 @@ export class Containment {
     if (this.#cgroups.kind === "unavailable") return null;
     if (!this.#runCgroup) {
       // Recorded before it is made: a crash in between leaves nothing the sweep does not know of.
-      this.#runCgroup = createRunCgroup(this.#cgroups, runNames(this.settings.runId, this.settings.nonce).cgroup, (dirs) => this.settings.onCgroup?.(dirs));
+      this.#runCgroup = createRunCgroup(this.#cgroups, runNames(this.settings.runId, this.settings.nonce).cgroup, (dirs) =>
+        this.settings.onCgroup?.(dirs),
+      );
     }
     return this.#runCgroup;
   }

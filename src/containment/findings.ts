@@ -8,14 +8,25 @@ import type { SurvivorReason } from "./survivors.js";
 export function containmentFindings(summary: ContainmentSummary): PolicyFinding[] {
   const findings: PolicyFinding[] = [];
   if (summary.sandbox === "none") {
-    const why = summary.requested === "none" ? "--sandbox none was asked for" : `bubblewrap is not usable here: ${summary.reason ?? "unknown reason"}`;
-    findings.push({ path: "", rule: "no_sandbox", message: `the agent and the commands ran without a sandbox (${why}); ${summary.uncontained.join("; ")}` });
+    const why =
+      summary.requested === "none"
+        ? "--sandbox none was asked for"
+        : `bubblewrap is not usable here: ${summary.reason ?? "unknown reason"}`;
+    findings.push({
+      path: "",
+      rule: "no_sandbox",
+      message: `the agent and the commands ran without a sandbox (${why}); ${summary.uncontained.join("; ")}`,
+    });
   }
   for (const event of summary.events) findings.push(findingFor(event));
   return findings;
 }
 
-const FOUND_BY: Readonly<Record<SurvivorReason, string>> = { marker: "the run's marker", holds_workspace: "its hold on the workspace", in_cgroup: "its cgroup" };
+const FOUND_BY: Readonly<Record<SurvivorReason, string>> = {
+  marker: "the run's marker",
+  holds_workspace: "its hold on the workspace",
+  in_cgroup: "its cgroup",
+};
 
 function findingFor(event: ContainmentEvent): PolicyFinding {
   const who = event.role === "agent" ? `the agent (${event.label})` : `the ${event.role} command \`${event.label}\``;
@@ -35,9 +46,17 @@ function findingFor(event: ContainmentEvent): PolicyFinding {
         message: `${who} left pid ${event.pid} (${event.command}) running after it ended; found by ${FOUND_BY[event.found]} and killed`,
       };
     case "leftover_alive":
-      return { path: "", rule: "leftover_process_alive", message: `${who} left pid ${event.pid} (${event.command}) running and it could not be killed` };
+      return {
+        path: "",
+        rule: "leftover_process_alive",
+        message: `${who} left pid ${event.pid} (${event.command}) running and it could not be killed`,
+      };
     case "unsandboxed_backend":
-      return { path: "", rule: "backend_outside_sandbox", message: `the ${event.label} backend started its process without handoff's sandbox` };
+      return {
+        path: "",
+        rule: "backend_outside_sandbox",
+        message: `the ${event.label} backend started its process without handoff's sandbox`,
+      };
     default:
       return assertNever(event);
   }

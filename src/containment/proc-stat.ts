@@ -31,7 +31,9 @@ export function isGone(stat: ProcStat): boolean {
 /** Every pid in /proc, or null when there is no /proc to read. */
 export function listPids(): number[] | null {
   try {
-    return readdirSync("/proc").filter((name) => /^\d+$/.test(name)).map(Number);
+    return readdirSync("/proc")
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number);
   } catch {
     return null;
   }

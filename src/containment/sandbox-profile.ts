@@ -40,20 +40,36 @@ export function bwrapArgs(profile: SandboxProfile): string[] {
     mounts.push({ dest: real, args: isDir ? ["--tmpfs", real] : ["--ro-bind", "/dev/null", real], order: 0 });
   }
   for (const trap of profile.traps) mounts.push({ dest: trap.path, args: ["--bind", trap.hostDir, trap.path], order: 1 });
-  for (const bind of profile.binds) mounts.push({ dest: bind.dest, args: [bind.writable ? "--bind" : "--ro-bind", bind.source, bind.dest], order: 2 });
+  for (const bind of profile.binds)
+    mounts.push({ dest: bind.dest, args: [bind.writable ? "--bind" : "--ro-bind", bind.source, bind.dest], order: 2 });
   mounts.sort((a, b) => depth(a.dest) - depth(b.dest) || a.order - b.order);
 
   return [
-    "--ro-bind", "/", "/",
-    "--dev", "/dev",
-    "--proc", "/proc",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
     ...mounts.flatMap((mount) => mount.args),
-    "--unshare-user", "--uid", String(profile.uid), "--gid", String(profile.gid),
-    "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
+    "--unshare-user",
+    "--uid",
+    String(profile.uid),
+    "--gid",
+    String(profile.gid),
+    "--unshare-ipc",
+    "--unshare-pid",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
     ...(profile.network ? [] : ["--unshare-net"]),
     // Every process dies with the sandbox; no controlling terminal to inject input into (TIOCSTI).
-    "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-    "--chdir", profile.cwd,
+    "--die-with-parent",
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    "--chdir",
+    profile.cwd,
     "--",
   ];
 }

@@ -12,7 +12,9 @@ export type SandboxChoice =
   /** `reason` says why `auto` could not use bubblewrap; null when the user asked for none. */
   | { readonly kind: "none"; readonly requested: SandboxMode; readonly reason: string | null };
 
-type Probe = { readonly ok: true; readonly executable: string; readonly version: string | null } | { readonly ok: false; readonly reason: string };
+type Probe =
+  | { readonly ok: true; readonly executable: string; readonly version: string | null }
+  | { readonly ok: false; readonly reason: string };
 
 let cached: Promise<Probe> | null = null;
 
@@ -28,7 +30,24 @@ async function probe(path: string | undefined): Promise<Probe> {
   const env = { PATH: "/usr/bin:/bin" };
   const trial = await captureProcess({
     file: executable,
-    args: ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user", "--uid", "1000", "--gid", "1000", "--unshare-all", "--die-with-parent", "--", "/bin/true"],
+    args: [
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "--unshare-user",
+      "--uid",
+      "1000",
+      "--gid",
+      "1000",
+      "--unshare-all",
+      "--die-with-parent",
+      "--",
+      "/bin/true",
+    ],
     cwd: "/",
     env,
     maxBuffer: 64 * 1024,

@@ -106,7 +106,9 @@ function holdsRoot(pid: number, roots: readonly string[]): boolean {
 function commandOf(pid: number): string {
   let raw = "";
   try {
-    raw = readFileSync(`/proc/${pid}/cmdline`).subarray(0, 4 * MAX_COMMAND_CHARS).toString("utf8");
+    raw = readFileSync(`/proc/${pid}/cmdline`)
+      .subarray(0, 4 * MAX_COMMAND_CHARS)
+      .toString("utf8");
   } catch {
     // gone, or not ours to read
   }

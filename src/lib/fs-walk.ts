@@ -1,4 +1,15 @@
-import { type BigIntStats, type Stats, chmodSync, lstatSync, mkdtempSync, opendirSync, readdirSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
+import {
+  type BigIntStats,
+  type Stats,
+  chmodSync,
+  lstatSync,
+  mkdtempSync,
+  opendirSync,
+  readdirSync,
+  renameSync,
+  rmdirSync,
+  unlinkSync,
+} from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -94,7 +105,9 @@ function* walkSteps(root: string, options: WalkOptions): Generator<void, WalkSum
   const tooDeep: Buffer[] = [];
   const tooLong: Buffer[] = [];
   const unreadable: Buffer[] = [];
-  const stack: { abs: Buffer; rel: Buffer; depth: number; size: bigint }[] = [{ abs: Buffer.from(root), rel: Buffer.alloc(0), depth: 0, size: 0n }];
+  const stack: { abs: Buffer; rel: Buffer; depth: number; size: bigint }[] = [
+    { abs: Buffer.from(root), rel: Buffer.alloc(0), depth: 0, size: 0n },
+  ];
   let entries = 0;
   while (stack.length > 0) {
     const dir = stack.pop()!;

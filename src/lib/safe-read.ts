@@ -47,7 +47,11 @@ export function readNoFollow<T>(
 }
 
 /** The whole file from an open descriptor, or `too_large` when its size (from the descriptor) is over `maxBytes`. */
-export function boundedBytes(fd: number, size: number, maxBytes: number): { readonly kind: "bytes"; readonly bytes: Buffer } | { readonly kind: "too_large"; readonly size: number } {
+export function boundedBytes(
+  fd: number,
+  size: number,
+  maxBytes: number,
+): { readonly kind: "bytes"; readonly bytes: Buffer } | { readonly kind: "too_large"; readonly size: number } {
   return size > maxBytes ? { kind: "too_large", size } : { kind: "bytes", bytes: readOpenFile(fd, size) };
 }
 

@@ -108,7 +108,14 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   const early = preflight.mayStageEarly
     ? { ignored: settle(listIgnored(stopListing.signal)), staged: settle(stage([], stopStaging.signal)) }
     : null;
-  const scan = await scanWorkspace(workspace.workTree, policy, () => stopStaging.abort(), preflight.listings ?? undefined, base, cancelled).catch(async (error: unknown) => {
+  const scan = await scanWorkspace(
+    workspace.workTree,
+    policy,
+    () => stopStaging.abort(),
+    preflight.listings ?? undefined,
+    base,
+    cancelled,
+  ).catch(async (error: unknown) => {
     stopStaging.abort();
     stopListing.abort();
     if (early) await Promise.all([early.ignored, early.staged]); // the stopped git calls are gone before the throw

@@ -169,7 +169,10 @@ function newFile(line: Buffer): OpenFile {
  * whose header is not the one git writes for that path, a patch that is not well formed, or a section left over
  * gives null, and the caller asks git after all (at 800 changed files that second diff was a third of staging).
  */
-export function countsFromPatch(changes: readonly { readonly path: Buffer; readonly status: string }[], patch: ParsedPatch): LineCounts[] | null {
+export function countsFromPatch(
+  changes: readonly { readonly path: Buffer; readonly status: string }[],
+  patch: ParsedPatch,
+): LineCounts[] | null {
   if (!patch.wellFormed) return null;
   const counts: LineCounts[] = [];
   let next = 0;

@@ -92,7 +92,12 @@ export async function stageWorkTree(request: StageRequest): Promise<StagedTree> 
     changes = listed.map((change, index) => ({ ...change, ...counts[index]! }));
   } else {
     // The patch was too big to keep, or did not read as expected: git counts the lines itself.
-    const withNumstat = await gitUpTo(target, [...changesArgs.slice(0, 3), "--numstat", ...changesArgs.slice(3)], GIT_OUTPUT_CAP, request.signal);
+    const withNumstat = await gitUpTo(
+      target,
+      [...changesArgs.slice(0, 3), "--numstat", ...changesArgs.slice(3)],
+      GIT_OUTPUT_CAP,
+      request.signal,
+    );
     if (withNumstat === null) return overflowed;
     changes = parseRawWithNumstat(withNumstat);
   }

@@ -115,10 +115,19 @@ export async function scanWorkspace(
       const baseName = name.toString("latin1");
       if (gitHazard === null && READ_BY_GIT.has(baseName) && (special || oversized)) {
         gitHazard = special
-          ? fatalFinding(relPath, "special_file", `a ${what} named ${baseName}: git opens each ${baseName} it meets and would block on it; extraction stopped before git ran`)
-          : fatalFinding(relPath, "file_too_large", `${stats.size} bytes, over the ${policy.maxFileBytes}-byte limit: git reads each ${baseName} whole into memory; extraction stopped before git ran`);
+          ? fatalFinding(
+              relPath,
+              "special_file",
+              `a ${what} named ${baseName}: git opens each ${baseName} it meets and would block on it; extraction stopped before git ran`,
+            )
+          : fatalFinding(
+              relPath,
+              "file_too_large",
+              `${stats.size} bytes, over the ${policy.maxFileBytes}-byte limit: git reads each ${baseName} whole into memory; extraction stopped before git ran`,
+            );
       }
-      if (type === "symlink" && gitRefusesSymlink(relPath)) add(relPath, "symlink", "a symbolic link named like .gitmodules, which git refuses to stage", true);
+      if (type === "symlink" && gitRefusesSymlink(relPath))
+        add(relPath, "symlink", "a symbolic link named like .gitmodules, which git refuses to stage", true);
       else if (special) add(relPath, "special_file", `a ${what} in the workspace`, true);
       else if (type === "file" && stats.nlink > 1n) add(relPath, "hard_link", `a hard link (${stats.nlink} names for one file)`, true);
       else if (oversized) add(relPath, "file_too_large", `${stats.size} bytes, over the ${policy.maxFileBytes}-byte limit`, true);
@@ -140,10 +149,18 @@ export async function scanWorkspace(
     fatal = fatalFinding(summary.tooDeep[0]!, "workspace_too_deep", `directories nested deeper than ${policy.maxDepth}`);
   } else if (summary.tooLong.length > 0) {
     // git skips such a path with a warning and exit 0: the file would silently be missing from the patch.
-    fatal = fatalFinding(summary.tooLong[0]!, "workspace_too_deep", `a path too long to read: with the workspace directory it reaches PATH_MAX (${PATH_MAX} bytes)`);
+    fatal = fatalFinding(
+      summary.tooLong[0]!,
+      "workspace_too_deep",
+      `a path too long to read: with the workspace directory it reaches PATH_MAX (${PATH_MAX} bytes)`,
+    );
   } else if (summary.unreadable.length > 0) {
     // git warns about a directory it cannot read and exits 0: what is inside would silently be missing from the patch.
-    fatal = fatalFinding(summary.unreadable[0]!, "unreadable_path", "handoff cannot read this entry, so what it holds could not be judged or staged");
+    fatal = fatalFinding(
+      summary.unreadable[0]!,
+      "unreadable_path",
+      "handoff cannot read this entry, so what it holds could not be judged or staged",
+    );
   } else {
     fatal = gitHazard;
   }

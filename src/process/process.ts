@@ -189,7 +189,10 @@ export async function runProcess(request: SpawnRequest): Promise<ProcessOutcome>
   liveGroups.delete(pgid);
   // Whoever still holds the pipes (a process that left the group) must not keep handoff waiting.
   let graceTimer: NodeJS.Timeout | undefined;
-  const drained = await Promise.race([outputEnded.then(() => true), new Promise<false>((resolve) => (graceTimer = setTimeout(() => resolve(false), graceMs)))]);
+  const drained = await Promise.race([
+    outputEnded.then(() => true),
+    new Promise<false>((resolve) => (graceTimer = setTimeout(() => resolve(false), graceMs))),
+  ]);
   clearTimeout(graceTimer);
   if (!drained) {
     stdout.destroy();
@@ -222,7 +225,15 @@ function makeFifos(paths: readonly string[]): boolean {
 }
 
 function notStarted(spawnError: { code: string; message: string }, started: number): ProcessOutcome {
-  return { exitCode: null, signal: null, spawnError, timedOut: null, cancelled: false, durationMs: Date.now() - started, killedLeftovers: false };
+  return {
+    exitCode: null,
+    signal: null,
+    spawnError,
+    timedOut: null,
+    cancelled: false,
+    durationMs: Date.now() - started,
+    killedLeftovers: false,
+  };
 }
 
 function describeSpawnError(cause: unknown): { code: string; message: string } {

@@ -22,7 +22,10 @@ export async function applyRun(run: LoadedRun, repo?: string): Promise<ApplyOutc
   }
   const patch = readPatch(run);
   if (!result.patch || patchSha256(patch) !== result.patch.sha256) {
-    throw new ApplyRefusedError("patch_modified", "changes.patch does not match the sha256 recorded in result.json; it was modified after the run");
+    throw new ApplyRefusedError(
+      "patch_modified",
+      "changes.patch does not match the sha256 recorded in result.json; it was modified after the run",
+    );
   }
   const source = await inspectSource(repo ?? result.repo.path);
   const target = sourceTarget(source);
@@ -36,7 +39,10 @@ export async function applyRun(run: LoadedRun, repo?: string): Promise<ApplyOutc
   const rebased = source.baseCommit !== result.repo.baseCommit;
   // Writing your repository is your git's work: your own filters run here, as in `git apply --index` (G18).
   const withYourFilters = { ...target, config: [] };
-  const check = await git(withYourFilters, ["apply", "--check", "--index", "--whitespace=nowarn", "-"], { input: patch, okExitCodes: [1, 128] });
+  const check = await git(withYourFilters, ["apply", "--check", "--index", "--whitespace=nowarn", "-"], {
+    input: patch,
+    okExitCodes: [1, 128],
+  });
   if (check.exitCode !== 0) {
     const why = check.stderr.trim().split("\n").slice(0, 3).join("; ");
     throw new ApplyRefusedError(

@@ -62,8 +62,10 @@ function testEvidenceLines(tests: TestEvidence, code: (text: string) => string):
   const lines = [
     `tests (JUnit): ${tests.patched ? totals(tests.patched) : "no report read"} with the patch${tests.base ? `; ${totals(tests.base)} on the base` : ""}`,
   ];
-  if (tests.vanished.count > 0) lines.push(`VANISHED ${tests.vanished.count} (passed on the base, missing now): ${testNames(tests.vanished, code)}`);
-  if (tests.newlySkipped.count > 0) lines.push(`NEWLY SKIPPED ${tests.newlySkipped.count} (passed on the base, skipped now): ${testNames(tests.newlySkipped, code)}`);
+  if (tests.vanished.count > 0)
+    lines.push(`VANISHED ${tests.vanished.count} (passed on the base, missing now): ${testNames(tests.vanished, code)}`);
+  if (tests.newlySkipped.count > 0)
+    lines.push(`NEWLY SKIPPED ${tests.newlySkipped.count} (passed on the base, skipped now): ${testNames(tests.newlySkipped, code)}`);
   if (tests.broke.count > 0) lines.push(`broke ${tests.broke.count} (passed on the base, fail now): ${testNames(tests.broke, code)}`);
   if (tests.fixed.count > 0) lines.push(`fixed ${tests.fixed.count} (failed on the base, pass now): ${testNames(tests.fixed, code)}`);
   for (const diagnostic of tests.diagnostics) lines.push(`junit: ${diagnostic}`);
@@ -81,19 +83,28 @@ function renderText(run: LoadedRun, markdown: boolean): string {
   const code = (text: string) => (markdown ? `\`${text}\`` : text);
 
   out.push(markdown ? `# handoff run ${r.runId}\n` : `handoff run ${r.runId}`);
-  out.push(`${markdown ? "**Verdict:** " : "verdict: "}${r.terminalReason}${r.detail ? ` (${r.detail})` : ""}, exit ${EXIT_CODES[r.terminalReason]}`);
+  out.push(
+    `${markdown ? "**Verdict:** " : "verdict: "}${r.terminalReason}${r.detail ? ` (${r.detail})` : ""}, exit ${EXIT_CODES[r.terminalReason]}`,
+  );
   out.push(`${markdown ? "**Summary:** " : "summary: "}${escapeControls(r.summary)}`);
   if (r.hint) out.push(`${markdown ? "**Hint:** " : "hint:    "}${escapeControls(r.hint)}`);
 
   heading("Source");
   item(`${r.repo.path} at ${code(r.repo.baseCommit)}`);
-  item(r.sourceInvariant.matched ? "unchanged during the run" : `CHANGED during the run: ${r.sourceInvariant.changed.slice(0, 20).join(", ")}`);
+  item(
+    r.sourceInvariant.matched ? "unchanged during the run" : `CHANGED during the run: ${r.sourceInvariant.changed.slice(0, 20).join(", ")}`,
+  );
 
   heading("Agent");
   const b = r.backend;
-  item(`${b.name}${b.version ? ` ${b.version}` : ""}${b.executable ? ` (${escapeControls(b.executable)})` : ""}; session ${b.sessionId ?? "none"}; exit ${b.exitCode ?? (b.signal ? `signal ${b.signal}` : "none")}`);
+  item(
+    `${b.name}${b.version ? ` ${b.version}` : ""}${b.executable ? ` (${escapeControls(b.executable)})` : ""}; session ${b.sessionId ?? "none"}; exit ${b.exitCode ?? (b.signal ? `signal ${b.signal}` : "none")}`,
+  );
   if (r.agent.finalMessage) item(`its last word (a claim, not evidence): ${escapeControls(r.agent.finalMessage.slice(0, 500))}`);
-  if (r.agent.usage) item(`usage: ${r.agent.usage.inputTokens} in / ${r.agent.usage.outputTokens} out tokens${r.agent.usage.costUsd !== null ? `, $${r.agent.usage.costUsd}` : ""}`);
+  if (r.agent.usage)
+    item(
+      `usage: ${r.agent.usage.inputTokens} in / ${r.agent.usage.outputTokens} out tokens${r.agent.usage.costUsd !== null ? `, $${r.agent.usage.costUsd}` : ""}`,
+    );
 
   if (r.containment) {
     heading("Containment");
@@ -157,18 +168,27 @@ function renderText(run: LoadedRun, markdown: boolean): string {
     for (const c of held.commands) item(`  ${commandLine(c, code)}`);
   }
   for (const holdout of r.verification.holdouts ?? []) {
-    item(`held-out patch ${escapeControls(holdout.source)} (sha256 ${holdout.sha256.slice(0, 16)}…), applied by handoff, unseen by the agent: ${holdout.files.map(code).join(", ") || "no files"}`);
+    item(
+      `held-out patch ${escapeControls(holdout.source)} (sha256 ${holdout.sha256.slice(0, 16)}…), applied by handoff, unseen by the agent: ${holdout.files.map(code).join(", ") || "no files"}`,
+    );
   }
   const baseline = r.verification.baseline;
   if (baseline) {
-    item(`baseline on the untouched base: ${baseline.passed ? "passed" : baseline.setupFailed ? "setup FAILED" : "failed"}${baseline.holdoutsApplied === false ? " (the held-out patches do not apply to the base alone; it ran without them)" : ""}`);
-    for (const t of baseline.transitions ?? []) item(`  ${code(escapeControls(t.command))}: ${STATE[t.base]} on the base, ${STATE[t.patched]} with the patch`);
+    item(
+      `baseline on the untouched base: ${baseline.passed ? "passed" : baseline.setupFailed ? "setup FAILED" : "failed"}${baseline.holdoutsApplied === false ? " (the held-out patches do not apply to the base alone; it ran without them)" : ""}`,
+    );
+    for (const t of baseline.transitions ?? [])
+      item(`  ${code(escapeControls(t.command))}: ${STATE[t.base]} on the base, ${STATE[t.patched]} with the patch`);
     for (const c of baseline.commands) item(`  ${commandLine(c, code)}`);
   }
 
   heading("Timings");
   item(`total ${ms(r.timings.durationMs)}, started ${r.timings.startedAt}`);
-  item(Object.entries(r.timings.phases).map(([phase, value]) => `${phase} ${ms(value)}`).join(", "));
+  item(
+    Object.entries(r.timings.phases)
+      .map(([phase, value]) => `${phase} ${ms(value)}`)
+      .join(", "),
+  );
   heading("Run directory");
   item(run.dir);
   if (r.workspace) item(`workspace kept at ${r.workspace}`);

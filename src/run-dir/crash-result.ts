@@ -59,7 +59,12 @@ export function crashedRunResult(run: CrashedRun): RunResult {
     extraction: run.patch
       ? {
           sha256: run.patch.sha256,
-          files: run.patch.files.map((file) => ({ path: escapeControls(file.path), change: file.change, additions: file.additions, deletions: file.deletions })),
+          files: run.patch.files.map((file) => ({
+            path: escapeControls(file.path),
+            change: file.change,
+            additions: file.additions,
+            deletions: file.deletions,
+          })),
           violations: [],
           warnings: [],
         }

@@ -12,7 +12,14 @@ import { RequestJson } from "./artifacts/request.js";
 import { BackendResultJson } from "./artifacts/backend-result.js";
 import { runNames } from "./run-names.js";
 import { removeCgroupDirs, requestCgroupKill } from "../containment/cgroup.js";
-import { type Survivor, findCgroupMembers, findSurvivors, killSurvivors, processStartTime, uniqueSurvivors } from "../containment/survivors.js";
+import {
+  type Survivor,
+  findCgroupMembers,
+  findSurvivors,
+  killSurvivors,
+  processStartTime,
+  uniqueSurvivors,
+} from "../containment/survivors.js";
 import { removeTree } from "../clone/workspace.js";
 
 /**
@@ -254,7 +261,13 @@ function recordedLeftovers(checkpoint: Checkpoint, runId: string): { nonce: stri
 }
 
 /** Kills what is left of the run's processes and removes what it recorded (but `kept`) and its owner's temp files. */
-async function clearLeftovers(runDir: string, runId: string, checkpoint: Checkpoint, owner: Owner, kept: readonly (string | undefined)[] = []) {
+async function clearLeftovers(
+  runDir: string,
+  runId: string,
+  checkpoint: Checkpoint,
+  owner: Owner,
+  kept: readonly (string | undefined)[] = [],
+) {
   const recorded = recordedLeftovers(checkpoint, runId);
   const paths = recorded.paths.filter((path) => !kept.includes(path));
   const { killed, stillAlive } = await killRunProcesses(recorded.nonce, paths, recorded.cgroups);
@@ -264,7 +277,12 @@ async function clearLeftovers(runDir: string, runId: string, checkpoint: Checkpo
 }
 
 /** checkpoint.json of a swept run: done, with the verdict its result.json holds, and which sweeper ended it when. */
-function writeSweptCheckpoint(dir: RunDirectory, checkpoint: Checkpoint, result: Pick<RunResult, "terminalReason" | "detail">, extra: Pick<Checkpoint, "cleanup"> = {}): void {
+function writeSweptCheckpoint(
+  dir: RunDirectory,
+  checkpoint: Checkpoint,
+  result: Pick<RunResult, "terminalReason" | "detail">,
+  extra: Pick<Checkpoint, "cleanup"> = {},
+): void {
   const swept: CheckpointJson = {
     ...checkpoint,
     phase: checkpoint.phase ?? null,
@@ -344,7 +362,10 @@ function recordedPatch(runDir: string, checkpoint: Checkpoint): { taken: ParsedP
   const recorded = checkpoint.artifacts?.["changes.patch"];
   const patch = parsePatch(read.bytes);
   if (recorded && recorded.bytes === read.bytes.length && recorded.sha256 === patch.sha256) return { taken: patch, notTaken: null };
-  return { taken: null, notTaken: `changes.patch (${read.bytes.length} bytes) is not the patch the run recorded${recorded ? ` (${recorded.bytes} bytes)` : ""}` };
+  return {
+    taken: null,
+    notTaken: `changes.patch (${read.bytes.length} bytes) is not the patch the run recorded${recorded ? ` (${recorded.bytes} bytes)` : ""}`,
+  };
 }
 
 /** result.json of the run, if the run wrote one that reads back whole: then its verdict stands. */
@@ -358,7 +379,13 @@ function readOwnResult(runDir: string, runId: string): RunResult | null {
  * moments, or a removal that failed): its leftovers are killed and removed as for a crashed run, but only what the
  * run recorded (a kept workspace is not), and its result.json and verdict stay as they are.
  */
-async function cleanUpFinishedRun(runDir: string, runId: string, checkpoint: Checkpoint, owner: Owner, result: RunResult): Promise<SweptRun> {
+async function cleanUpFinishedRun(
+  runDir: string,
+  runId: string,
+  checkpoint: Checkpoint,
+  owner: Owner,
+  result: RunResult,
+): Promise<SweptRun> {
   const tracked = checkpoint.resources ?? {};
   // A result.json naming a kept workspace: the checkpoint may not have caught up with --keep-workspace yet.
   const kept = result.workspace ? [tracked.workspaceRoot, tracked.cliHome] : [];
@@ -367,7 +394,10 @@ async function cleanUpFinishedRun(runDir: string, runId: string, checkpoint: Che
   const dir = RunDirectory.reopen(runDir, runId);
   try {
     if (dir.lastEventType !== "run.finished") {
-      dir.event({ type: "diagnostic", message: `handoff (pid ${owner.pid}) stopped after writing result.json; its leftovers were removed by pid ${process.pid}` });
+      dir.event({
+        type: "diagnostic",
+        message: `handoff (pid ${owner.pid}) stopped after writing result.json; its leftovers were removed by pid ${process.pid}`,
+      });
       dir.event({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
     }
     writeSweptCheckpoint(dir, checkpoint, result, { cleanup: stillAlive.length === 0 && !paths.some(exists) ? "done" : "pending" });

@@ -32,7 +32,11 @@ export class Redactor {
   constructor(secrets: readonly EnvSecret[] = []) {
     this.#values = [...secrets]
       .sort((a, b) => b.value.length - a.value.length)
-      .map((secret) => ({ text: secret.value, latin1: Buffer.from(secret.value, "utf8").toString("latin1"), marker: `[redacted: --env ${secret.name}]` }));
+      .map((secret) => ({
+        text: secret.value,
+        latin1: Buffer.from(secret.value, "utf8").toString("latin1"),
+        marker: `[redacted: --env ${secret.name}]`,
+      }));
   }
 
   text(text: string): string {

@@ -37,7 +37,12 @@ export const ARTIFACTS = [
 ] as const;
 
 /** The artifacts that carry the agent's and the commands' words: written through the run's Redactor (src/run-dir/redact.ts). */
-const REDACTED: ReadonlySet<string> = new Set<(typeof ARTIFACTS)[number]>(["events.jsonl", "backend-result.json", "result.json", "test.log"]);
+const REDACTED: ReadonlySet<string> = new Set<(typeof ARTIFACTS)[number]>([
+  "events.jsonl",
+  "backend-result.json",
+  "result.json",
+  "test.log",
+]);
 /** Keys of an artifact kept exact: handoff's own locators, which `apply` and `show` follow (the patch's paths agree with changes.patch). */
 const VERBATIM_KEYS: Readonly<Record<string, readonly string[]>> = { "result.json": ["runId", "runDir", "repo", "patch", "workspace"] };
 
@@ -202,7 +207,10 @@ export class RunDirectory {
     } catch (error) {
       if (dir) closeSync(dir.#eventsFd);
       rmSync(path, { recursive: true, force: true });
-      throw new UsageError("runs_dir_unwritable", `cannot write the run directory ${path}: ${errorText(error instanceof ArtifactWriteError ? error.reason : error)}`);
+      throw new UsageError(
+        "runs_dir_unwritable",
+        `cannot write the run directory ${path}: ${errorText(error instanceof ArtifactWriteError ? error.reason : error)}`,
+      );
     }
   }
 
@@ -393,7 +401,8 @@ export class RunDirectory {
 
   #writeLeftOutNote(): void {
     const parts: string[] = [];
-    if (this.#eventsDropped > 0) parts.push(`${this.#eventsDropped} events were left out: events.jsonl reached ${MAX_EVENT_LOG_BYTES} bytes`);
+    if (this.#eventsDropped > 0)
+      parts.push(`${this.#eventsDropped} events were left out: events.jsonl reached ${MAX_EVENT_LOG_BYTES} bytes`);
     if (this.#eventsLost > 0) parts.push(`${this.#eventsLost} events could not be written (${this.#failure?.message ?? "write failed"})`);
     if (parts.length === 0) return;
     this.#eventsDropped = 0;
@@ -489,7 +498,8 @@ function lastEvent(tail: string): { seq: number; type: string | null } | null {
   for (let i = lines.length - 1; i >= 0; i--) {
     try {
       const event = JSON.parse(lines[i]!) as { seq?: unknown; type?: unknown };
-      if (typeof event.seq === "number" && Number.isSafeInteger(event.seq)) return { seq: event.seq, type: typeof event.type === "string" ? event.type : null };
+      if (typeof event.seq === "number" && Number.isSafeInteger(event.seq))
+        return { seq: event.seq, type: typeof event.type === "string" ? event.type : null };
     } catch {
       // a line cut short by the crash, or the cut-off first line of the tail
     }
@@ -499,7 +509,10 @@ function lastEvent(tail: string): { seq: number; type: string | null } | null {
 
 /** Sortable by time, unique enough for parallel runs: 20261129T203000Z-3f9a1c. */
 export function generateRunId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
   return `${stamp}-${Math.random().toString(16).slice(2, 8).padEnd(6, "0")}`;
 }
 

@@ -35,7 +35,10 @@ export async function readConfig(source: SourceRepo): Promise<HandoffConfig> {
   if (size.exitCode !== 0) return {};
   const bytes = Number(size.stdout.toString("utf8").trim());
   if (!(bytes <= MAX_CONFIG_BYTES)) {
-    throw new UsageError("invalid_config", `${CONFIG_FILE} at ${source.baseCommit.slice(0, 12)} is ${bytes} bytes; the most handoff reads is ${MAX_CONFIG_BYTES} (1 MiB)`);
+    throw new UsageError(
+      "invalid_config",
+      `${CONFIG_FILE} at ${source.baseCommit.slice(0, 12)} is ${bytes} bytes; the most handoff reads is ${MAX_CONFIG_BYTES} (1 MiB)`,
+    );
   }
   const out = await git(sourceTarget(source), ["cat-file", "-p", object], { okExitCodes: [128], maxBuffer: MAX_CONFIG_BYTES });
   if (out.exitCode !== 0) return {};
@@ -43,7 +46,10 @@ export async function readConfig(source: SourceRepo): Promise<HandoffConfig> {
   try {
     json = JSON.parse(out.stdout.toString("utf8"));
   } catch (error) {
-    throw new UsageError("invalid_config", `${CONFIG_FILE} at ${source.baseCommit.slice(0, 12)} is not valid JSON: ${(error as Error).message}`);
+    throw new UsageError(
+      "invalid_config",
+      `${CONFIG_FILE} at ${source.baseCommit.slice(0, 12)} is not valid JSON: ${(error as Error).message}`,
+    );
   }
   const parsed = HandoffConfig.safeParse(json);
   if (!parsed.success) {

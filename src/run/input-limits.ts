@@ -28,15 +28,20 @@ export function checkTask(task: string): void {
   if (task.trim() === "") throw new UsageError("empty_task", "the task text is empty");
   if (task.includes("\0")) throw new UsageError("task_nul", "the task holds a NUL byte (is it a binary file?); give the task as text");
   const bytes = Buffer.byteLength(task);
-  if (bytes > MAX_TASK_BYTES) throw new UsageError("task_too_large", `the task is ${bytes} bytes; the most handoff takes is ${MAX_TASK_BYTES} (1 MiB)`);
+  if (bytes > MAX_TASK_BYTES)
+    throw new UsageError("task_too_large", `the task is ${bytes} bytes; the most handoff takes is ${MAX_TASK_BYTES} (1 MiB)`);
 }
 
 /** One string handed to a process as a single argument (a `/bin/sh -c` command, a model name, a path). */
 export function checkArgument(what: string, value: string): void {
-  if (value.includes("\0")) throw new UsageError("nul_in_argument", `${what} holds a NUL byte, which no process can be given: ${preview(value)}`);
+  if (value.includes("\0"))
+    throw new UsageError("nul_in_argument", `${what} holds a NUL byte, which no process can be given: ${preview(value)}`);
   const bytes = Buffer.byteLength(value);
   if (bytes > MAX_ARGUMENT_BYTES) {
-    throw new UsageError("argument_too_large", `${what} is ${bytes} bytes; one argument to a process is at most ${MAX_ARGUMENT_BYTES} bytes on Linux: ${preview(value)}`);
+    throw new UsageError(
+      "argument_too_large",
+      `${what} is ${bytes} bytes; one argument to a process is at most ${MAX_ARGUMENT_BYTES} bytes on Linux: ${preview(value)}`,
+    );
   }
 }
 

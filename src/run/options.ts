@@ -84,7 +84,6 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
 }
 
-
 export const DEFAULTS = {
   backend: DEFAULT_BACKEND,
   timeoutMs: 1800_000,
@@ -208,7 +207,10 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   const runsDir = realPathOrAncestor(options.runsDir ?? defaultRunsDir());
   checkWritableDir("the runs directory", runsDir);
   if (isInside(runsDir, sourceTop)) {
-    throw new UsageError("runs_dir_inside_repo", `the runs directory ${runsDir} is inside the source repository; choose another --runs-dir`);
+    throw new UsageError(
+      "runs_dir_inside_repo",
+      `the runs directory ${runsDir} is inside the source repository; choose another --runs-dir`,
+    );
   }
   const workspacesDir = realPathOrAncestor(options.workspacesDir ?? defaultWorkspacesDir());
   checkWritableDir("the workspace directory", workspacesDir);
@@ -223,13 +225,18 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   const seconds = (value: number | undefined) => (value === undefined ? undefined : value * 1000);
   const positive = (name: string, value: number) => {
     if (!Number.isFinite(value) || value <= 0) throw new UsageError("bad_number", `${name} must be a positive number`);
-    if (value > MAX_TIMEOUT_SECONDS * 1000) throw new UsageError("bad_number", `${name} must be at most ${MAX_TIMEOUT_SECONDS} seconds (24 days)`);
+    if (value > MAX_TIMEOUT_SECONDS * 1000)
+      throw new UsageError("bad_number", `${name} must be at most ${MAX_TIMEOUT_SECONDS} seconds (24 days)`);
     return value;
   };
   const allow = options.allow ?? config.allow ?? [];
   const deny = options.deny ?? config.deny ?? [];
   const protect = options.protect ?? config.protect ?? [];
-  for (const [name, patterns] of [["--allow", allow], ["--deny", deny], ["--protect", protect]] as const) {
+  for (const [name, patterns] of [
+    ["--allow", allow],
+    ["--deny", deny],
+    ["--protect", protect],
+  ] as const) {
     for (const pattern of patterns) {
       try {
         globToRegExp(pattern);
@@ -256,10 +263,16 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     throw new UsageError("no_verify_with_verify", "--no-verify and --verify contradict each other: give one or the other");
   }
   if (noVerify && options.baseline) {
-    throw new UsageError("no_verify_with_baseline", "--baseline runs the verify commands on the untouched base; with --no-verify there are none to run");
+    throw new UsageError(
+      "no_verify_with_baseline",
+      "--baseline runs the verify commands on the untouched base; with --no-verify there are none to run",
+    );
   }
   if (noVerify && (options.holdoutPatches?.length ?? 0) > 0) {
-    throw new UsageError("no_verify_with_holdout", "--holdout-patch adds tests for the verify commands to run; with --no-verify nothing runs them");
+    throw new UsageError(
+      "no_verify_with_holdout",
+      "--holdout-patch adds tests for the verify commands to run; with --no-verify nothing runs them",
+    );
   }
   // --no-verify wins over .handoff.json: nothing is run, and the outcome says the file's commands were skipped.
   const verify = noVerify ? [] : (options.verify ?? config.verify ?? []);
@@ -333,7 +346,8 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
  * out, no NUL). Returned normalised (`a/./b.xml` is `a/b.xml`).
  */
 function checkJunitPath(what: string, path: string): string {
-  const bad = (why: string) => new UsageError("bad_junit_path", `${what} '${escapeControls(path.slice(0, 200))}${path.length > 200 ? "…" : ""}' ${why}`);
+  const bad = (why: string) =>
+    new UsageError("bad_junit_path", `${what} '${escapeControls(path.slice(0, 200))}${path.length > 200 ? "…" : ""}' ${why}`);
   if (path.includes("\0")) throw bad("holds a NUL byte");
   if (Buffer.byteLength(path) >= PATH_MAX) throw bad(`is ${Buffer.byteLength(path)} bytes; a path is under ${PATH_MAX}`);
   if (isAbsolute(path)) throw bad("must be a path relative to the checkout, not an absolute one");
@@ -341,4 +355,3 @@ function checkJunitPath(what: string, path: string): string {
   if (normal === "" || normal === "." || normal === ".." || normal.startsWith("../")) throw bad("must name a file inside the checkout");
   return normal;
 }
-

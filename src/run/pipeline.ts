@@ -91,7 +91,11 @@ export class PipelineRun {
   readonly #setup: RunSetup;
   readonly #record: RunRecorder;
   readonly #testLog: TestLog;
-  readonly #gates: { clone: DisposableClone | null; setup: readonly CommandRecord[]; attempt: Attempt | null } = { clone: null, setup: [], attempt: null };
+  readonly #gates: { clone: DisposableClone | null; setup: readonly CommandRecord[]; attempt: Attempt | null } = {
+    clone: null,
+    setup: [],
+    attempt: null,
+  };
   /** What the run itself met, outside any one gate. */
   readonly #run = {
     cancelled: null as RunFacts["cancelled"],
@@ -114,10 +118,23 @@ export class PipelineRun {
   async execute(): Promise<RunResult> {
     const { dir, source, options, backend, sandbox } = this.#setup;
     this.#record.tryWrite(() => {
-      dir.writeJson("request.json", requestRecord({ runId: dir.runId, nonce: dir.nonce, source, backendName: backend.name, options, ...this.#setup.verificationBase }));
-      for (const [name, content] of [["changes.patch", ""], ["test.log", ""]] as const) dir.writeFile(name, content);
+      dir.writeJson(
+        "request.json",
+        requestRecord({ runId: dir.runId, nonce: dir.nonce, source, backendName: backend.name, options, ...this.#setup.verificationBase }),
+      );
+      for (const [name, content] of [
+        ["changes.patch", ""],
+        ["test.log", ""],
+      ] as const)
+        dir.writeFile(name, content);
     });
-    this.#record.emit({ type: "run.started", runId: dir.runId, repo: source.topLevel, baseCommit: source.baseCommit, backend: backend.name });
+    this.#record.emit({
+      type: "run.started",
+      runId: dir.runId,
+      repo: source.topLevel,
+      baseCommit: source.baseCommit,
+      backend: backend.name,
+    });
     this.#record.emit({
       type: "sandbox.chosen",
       sandbox: sandbox.kind,
@@ -205,7 +222,12 @@ export class PipelineRun {
     const ws = clone.workspace;
     // The nonce marks every process the agent starts, so a leftover one can be found by its environment (HANDOFF_RUN_ID
     // alone could be another run's: a run id is unique only inside its runs directory).
-    const env = buildEnvironment({ home: ws.home, tmp: ws.tmp, extraNames: options.envNames, set: { HANDOFF_RUN_ID: dir.runId, [RUN_MARKER_VARIABLE]: dir.nonce } });
+    const env = buildEnvironment({
+      home: ws.home,
+      tmp: ws.tmp,
+      extraNames: options.envNames,
+      set: { HANDOFF_RUN_ID: dir.runId, [RUN_MARKER_VARIABLE]: dir.nonce },
+    });
     const agent = await this.#record.phase("agent", async () => {
       const cliHome = join(options.cliHomesDir, runNames(dir.runId, dir.nonce).cliHome);
       dir.track({ cliHome });
@@ -240,10 +262,18 @@ export class PipelineRun {
   async #patch(clone: DisposableClone, before: SourceSnapshot): Promise<JudgedPatch | null> {
     const { dir, source, options, verificationBase } = this.#setup;
     const judged = await this.#record.phase("extract", async () => {
-      const extraction = await extractPatch({ source, workspace: clone.workspace, policy: compilePolicy(options.policy), privateParent: clone.scratch, pristine: clone.pristine, signal: options.signal });
+      const extraction = await extractPatch({
+        source,
+        workspace: clone.workspace,
+        policy: compilePolicy(options.policy),
+        privateParent: clone.scratch,
+        pristine: clone.pristine,
+        signal: options.signal,
+      });
       const inputs = await judgeInputChanges(verificationBase.base, verificationBase.inputs, extraction, options.testEdits);
       const changed = inputs.testEdits.changed;
-      if (changed.length > 0) this.#record.emit({ type: "verification.inputs_changed", policy: options.testEdits, paths: changed.map((input) => input.path) });
+      if (changed.length > 0)
+        this.#record.emit({ type: "verification.inputs_changed", policy: options.testEdits, paths: changed.map((input) => input.path) });
       return { extraction, inputs };
     });
     // After extraction (it reads only handoff's own copies), so that with no command left to run this check is the
@@ -254,13 +284,23 @@ export class PipelineRun {
       this.#run.sourceCheckedSinceLastCommand = true;
     }
     if (!judged) return null;
-    return { ...judged, saved: this.#record.tryWrite(() => dir.writeRecordedFile("changes.patch", { bytes: judged.extraction.patch, sha256: judged.extraction.sha256 })) };
+    return {
+      ...judged,
+      saved: this.#record.tryWrite(() =>
+        dir.writeRecordedFile("changes.patch", { bytes: judged.extraction.patch, sha256: judged.extraction.sha256 }),
+      ),
+    };
   }
 
   /** Only a saved, non-empty patch without violations, from an agent that finished, with the source intact, is verified. */
   #verifiable(agent: ExternalAgentResult | null, patch: JudgedPatch): boolean {
     const facts = patchFacts(patch);
-    const verifiable = agent?.outcome.kind === "finished" && facts !== null && !facts.empty && facts.violations.length === 0 && this.#run.sourceChanged.length === 0;
+    const verifiable =
+      agent?.outcome.kind === "finished" &&
+      facts !== null &&
+      !facts.empty &&
+      facts.violations.length === 0 &&
+      this.#run.sourceChanged.length === 0;
     return verifiable && !this.#record.halted;
   }
 
@@ -284,9 +324,11 @@ export class PipelineRun {
     };
     // Setup and verify commands run code from the patch: the source is checked again at the end.
     if (options.setup.length > 0 || options.verify.length > 0) this.#run.sourceCheckedSinceLastCommand = false;
-    const baseline = options.baseline && options.verify.length > 0 ? ((await this.#record.phase("baseline", () => runBaseline(common))) ?? null) : null;
+    const baseline =
+      options.baseline && options.verify.length > 0 ? ((await this.#record.phase("baseline", () => runBaseline(common))) ?? null) : null;
     const applied = { patch: extraction.patch, expectedListing: extraction.listing };
-    const verify = (await this.#record.phase("verify", () => runVerification({ ...common, ...applied, label: "verify", hold: [] }))) ?? null;
+    const verify =
+      (await this.#record.phase("verify", () => runVerification({ ...common, ...applied, label: "verify", hold: [] }))) ?? null;
     const changed = inputs.testEdits.changed;
     let held: VerificationOutcome | null = null;
     if (verify?.kind === "passed" && options.testEdits === "base" && changed.length > 0 && !this.#record.halted) {
@@ -373,31 +415,34 @@ export class PipelineRun {
     const facts = this.#facts();
     const patch = this.#gates.attempt?.patch ?? null;
     // Redacted here, not only in the file: `run` returns and --json prints what result.json says.
-    return dir.redacted("result.json", buildRunResult({
-      runId: dir.runId,
-      runDir: dir.path,
-      verdict: decideOutcome(facts),
-      source,
-      backendName: backend.name,
-      agent: facts.agent,
-      extraction: patch?.extraction ?? null,
-      extraWarnings: [...this.#run.warnings, ...containmentFindings(containment)],
-      containment,
-      setupRecords: this.#gates.setup,
-      verification: facts.verification,
-      held: facts.held,
-      baseline: facts.baseline,
-      verify: options.verify,
-      testEdits: facts.testEdits,
-      inputViolations: patch?.inputs.violations ?? [],
-      holdouts: verificationBase.holdouts,
-      tests: facts.tests,
-      verificationSkipped: options.noVerify ? "no_verify" : null,
-      sourceChanged: facts.sourceChanged,
-      startedAt,
-      phases: this.#record.phases,
-      workspace: keep ? this.#gates.clone!.workspace.workTree : null,
-    }));
+    return dir.redacted(
+      "result.json",
+      buildRunResult({
+        runId: dir.runId,
+        runDir: dir.path,
+        verdict: decideOutcome(facts),
+        source,
+        backendName: backend.name,
+        agent: facts.agent,
+        extraction: patch?.extraction ?? null,
+        extraWarnings: [...this.#run.warnings, ...containmentFindings(containment)],
+        containment,
+        setupRecords: this.#gates.setup,
+        verification: facts.verification,
+        held: facts.held,
+        baseline: facts.baseline,
+        verify: options.verify,
+        testEdits: facts.testEdits,
+        inputViolations: patch?.inputs.violations ?? [],
+        holdouts: verificationBase.holdouts,
+        tests: facts.tests,
+        verificationSkipped: options.noVerify ? "no_verify" : null,
+        sourceChanged: facts.sourceChanged,
+        startedAt,
+        phases: this.#record.phases,
+        workspace: keep ? this.#gates.clone!.workspace.workTree : null,
+      }),
+    );
   }
 
   // ---- what the run made: its containment, its jails, and their clean-up ----

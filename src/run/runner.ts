@@ -36,7 +36,9 @@ export class ExternalCodingRunner {
     const options = resolveOptions(request, config, source.topLevel);
     await sweepCrashedRuns(options.runsDir);
     const backend: ExternalAgentBackend =
-      typeof request.backend === "object" ? request.backend : resolveBackend({ name: options.backendName, agentCmd: request.agentCmd, bin: request.bin });
+      typeof request.backend === "object"
+        ? request.backend
+        : resolveBackend({ name: options.backendName, agentCmd: request.agentCmd, bin: request.bin });
     const { dirty, unverified } = await readSourceStatus(source);
     if (dirty.length > 0 && !options.allowDirty) throw new DirtySourceError(dirty);
     requireApprover(options.approval);
@@ -53,8 +55,21 @@ export class ExternalCodingRunner {
     const dir = RunDirectory.create(options.runsDir, options.runId ?? generateRunId(startedAt), new Redactor(envSecrets(options.envNames)));
     // Each holdout's files, for the record (result.json names them; their content never leaves memory).
     const holdouts = await Promise.all(options.holdouts.map((holdout) => holdoutRecord(sourceTarget(source), holdout)));
-    const warnings = [...(dirty.length > 0 ? [dirtySourceWarning(dirty)] : []), ...(unverified.length > 0 ? [unverifiedFilteredWarning(unverified)] : [])];
-    const run = new PipelineRun({ dir, source, options, backend, sandbox, verificationBase: { base, inputs, holdouts }, startedAt, hooks: this.#hooks, warnings });
+    const warnings = [
+      ...(dirty.length > 0 ? [dirtySourceWarning(dirty)] : []),
+      ...(unverified.length > 0 ? [unverifiedFilteredWarning(unverified)] : []),
+    ];
+    const run = new PipelineRun({
+      dir,
+      source,
+      options,
+      backend,
+      sandbox,
+      verificationBase: { base, inputs, holdouts },
+      startedAt,
+      hooks: this.#hooks,
+      warnings,
+    });
     try {
       return await run.execute();
     } finally {

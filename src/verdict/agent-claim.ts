@@ -9,9 +9,12 @@ export type TestClaim = {
   readonly quote: string;
 };
 
-const NOT_RUN = /\b(could ?n[o']t|can ?n[o']t|did ?n[o']t|didn't|unable to|was not able to|wasn't able to|did not|haven't|have not|not) (run|execute)\b[^.!?\n]*\btests?\b|\btests? (were|was) not (run|executed)\b/i;
-const FAIL = /\btests?\b[^.!?\n]*\b(fail|fails|failed|failing|still red|are red|broken|do ?n[o']t pass|does ?n[o']t pass|did ?n[o']t pass|not passing)\b|\b\d+ (failing|failed)\b/i;
-const PASS = /\btests?\b[^.!?\n]*\b(pass|passes|passed|passing|succeed|succeeds|succeeded|green|are ok|ok)\b|\b(all|every) (checks?|specs?) (pass|passed)\b|\b\d+ passing\b/i;
+const NOT_RUN =
+  /\b(could ?n[o']t|can ?n[o']t|did ?n[o']t|didn't|unable to|was not able to|wasn't able to|did not|haven't|have not|not) (run|execute)\b[^.!?\n]*\btests?\b|\btests? (were|was) not (run|executed)\b/i;
+const FAIL =
+  /\btests?\b[^.!?\n]*\b(fail|fails|failed|failing|still red|are red|broken|do ?n[o']t pass|does ?n[o']t pass|did ?n[o']t pass|not passing)\b|\b\d+ (failing|failed)\b/i;
+const PASS =
+  /\btests?\b[^.!?\n]*\b(pass|passes|passed|passing|succeed|succeeds|succeeded|green|are ok|ok)\b|\b(all|every) (checks?|specs?) (pass|passed)\b|\b\d+ passing\b/i;
 
 export function readTestClaim(message: string | null): TestClaim | null {
   if (!message) return null;

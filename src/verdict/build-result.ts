@@ -25,7 +25,10 @@ export interface ResultInputs {
   readonly source: Pick<SourceRepo, "topLevel" | "baseCommit">;
   readonly backendName: string;
   /** The agent's record; a crashed run's, read back from backend-result.json, has no usage. */
-  readonly agent: (Pick<ExternalAgentResult, "executable" | "version" | "sessionId" | "exitCode" | "signal" | "finalMessage"> & Partial<Pick<ExternalAgentResult, "usage">>) | null;
+  readonly agent:
+    | (Pick<ExternalAgentResult, "executable" | "version" | "sessionId" | "exitCode" | "signal" | "finalMessage"> &
+        Partial<Pick<ExternalAgentResult, "usage">>)
+    | null;
   readonly extraction: Pick<Extraction, "sha256" | "files" | "violations" | "warnings"> | null;
   readonly extraWarnings: readonly PolicyFinding[];
   readonly setupRecords: readonly CommandRecord[];
@@ -107,7 +110,10 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
       signal: agent?.signal ?? null,
     },
     patch: extraction
-      ? { sha256: extraction.sha256, files: extraction.files.map((f) => ({ path: f.path, change: f.change, additions: f.additions, deletions: f.deletions })) }
+      ? {
+          sha256: extraction.sha256,
+          files: extraction.files.map((f) => ({ path: f.path, change: f.change, additions: f.additions, deletions: f.deletions })),
+        }
       : null,
     policy: {
       violations: [...(extraction?.violations ?? []), ...inputs.inputViolations].map(findingEntry),
@@ -125,11 +131,20 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
             commands: baseline.commands.map(commandEntry),
             setupFailed: baseline.setupFailed,
             holdoutsApplied: baseline.holdoutsApplied,
-            transitions: commandTransitions(inputs.verify, baseline, verificationCommands(verification)).map((transition) => ({ ...transition })),
+            transitions: commandTransitions(inputs.verify, baseline, verificationCommands(verification)).map((transition) => ({
+              ...transition,
+            })),
           }
         : null,
       testEdits: testEdits
-        ? { policy: testEdits.policy, changed: testEdits.changed.map((input) => ({ ...input, entries: input.entries ? [...input.entries] : undefined, judged: judgementOf(testEdits.policy) })) }
+        ? {
+            policy: testEdits.policy,
+            changed: testEdits.changed.map((input) => ({
+              ...input,
+              entries: input.entries ? [...input.entries] : undefined,
+              judged: judgementOf(testEdits.policy),
+            })),
+          }
         : null,
       heldToBase: held ? { passed: held.kind === "passed", commands: verificationCommands(held).map(commandEntry) } : null,
       holdouts: inputs.holdouts.map((holdout) => ({ ...holdout, files: [...holdout.files] })),
@@ -147,7 +162,13 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
       ? { ...inputs.containment, events: [...inputs.containment.events], uncontained: [...inputs.containment.uncontained] }
       : null,
     ...(inputs.sweep
-      ? { sweep: { killed: inputs.sweep.killed.map(sweptProcess), stillAlive: inputs.sweep.stillAlive.map(sweptProcess), removed: [...inputs.sweep.removed] } }
+      ? {
+          sweep: {
+            killed: inputs.sweep.killed.map(sweptProcess),
+            stillAlive: inputs.sweep.stillAlive.map(sweptProcess),
+            removed: [...inputs.sweep.removed],
+          },
+        }
       : {}),
   };
 }

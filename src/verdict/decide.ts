@@ -168,7 +168,12 @@ export function decideOutcome(facts: RunFacts): Verdict {
     switch (outcome.kind) {
       case "timed_out":
         return outcome.limit === "idle"
-          ? verdict("timeout", "idle_timeout", "the agent was silent for longer than --idle-timeout and was stopped", "raise --idle-timeout if the agent needs long silent stretches")
+          ? verdict(
+              "timeout",
+              "idle_timeout",
+              "the agent was silent for longer than --idle-timeout and was stopped",
+              "raise --idle-timeout if the agent needs long silent stretches",
+            )
           : verdict("timeout", "wall_timeout", "the agent ran past --timeout and was stopped", "raise --timeout or split the task");
       case "cancelled":
         return verdict("user_cancelled", "interrupted", "the agent was cancelled");
@@ -181,7 +186,12 @@ export function decideOutcome(facts: RunFacts): Verdict {
     }
   }
   if (facts.artifactError) {
-    return verdict("policy_or_artifact_error", facts.artifactError.detail, facts.artifactError.message, "see events.jsonl for the failing step");
+    return verdict(
+      "policy_or_artifact_error",
+      facts.artifactError.detail,
+      facts.artifactError.message,
+      "see events.jsonl for the failing step",
+    );
   }
   if (!facts.patch) return verdict("policy_or_artifact_error", "no_patch", "no patch could be extracted");
   const first = facts.patch.violations[0];
@@ -212,7 +222,9 @@ function crashedVerdict(crash: CrashFacts): Verdict {
     "user_cancelled",
     "runner_crashed",
     `handoff was stopped ${when} (pid ${crash.ownerPid}) and did not finish; swept by a later handoff start${done.length > 0 ? `; ${done.join(", ")}` : ""}${crash.patchNotTaken ? `; ${crash.patchNotTaken}: not taken as its patch` : ""}`,
-    alive ? `these processes of the run could not be killed: ${alive}; stop them yourself, then run the task again` : "nothing of this run was verified; run the task again",
+    alive
+      ? `these processes of the run could not be killed: ${alive}; stop them yourself, then run the task again`
+      : "nothing of this run was verified; run the task again",
   );
 }
 
@@ -232,7 +244,8 @@ const total = (side: TestEvidence["base"]) => (side ? side.passed + side.failed 
 const compared = (tests: TestEvidence | null): tests is TestEvidence & { base: NonNullable<TestEvidence["base"]> } =>
   tests !== null && tests.base !== null && tests.patched !== null;
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
-const shownTests = (list: TestEvidence["fixed"]) => `${list.names.slice(0, 3).join("; ")}${list.count > 3 ? `; and ${list.count - 3} more` : ""}`;
+const shownTests = (list: TestEvidence["fixed"]) =>
+  `${list.names.slice(0, 3).join("; ")}${list.count > 3 ? `; and ${list.count - 3} more` : ""}`;
 
 /** `--no-verify`: verified because the user asked for no check, and saying so louder than anything else. */
 function notVerified(noVerify: NonNullable<RunFacts["noVerify"]>): Verdict {
@@ -253,7 +266,10 @@ function decideVerification(facts: RunFacts): Verdict {
   const tests = facts.tests;
   const lost = compared(tests) ? tests.vanished.count + tests.newlySkipped.count : 0;
   if (tests && lost > 0 && facts.testEdits?.policy !== "allow") {
-    const which = [...tests.vanished.names.map((name) => `${name} (missing)`), ...tests.newlySkipped.names.map((name) => `${name} (skipped)`)];
+    const which = [
+      ...tests.vanished.names.map((name) => `${name} (missing)`),
+      ...tests.newlySkipped.names.map((name) => `${name} (skipped)`),
+    ];
     return verdict(
       "verification_failed",
       "tests_vanished",
@@ -278,15 +294,20 @@ function verifiedVerdict(facts: RunFacts, lost: number): Verdict {
   const count = facts.verifyCommands.length;
   if (facts.noVerify) return notVerified(facts.noVerify);
   // Options without a verify command and without --no-verify are refused (options.ts): never a silent pass.
-  if (count === 0) return verdict("policy_or_artifact_error", "verification_not_run", "no verification command ran, and --no-verify was not given");
+  if (count === 0)
+    return verdict("policy_or_artifact_error", "verification_not_run", "no verification command ran, and --no-verify was not given");
   const parts = [`the patch passed all ${plural(count, "verification command")}`];
   if (facts.holdoutCount > 0) parts[0] += ` with ${plural(facts.holdoutCount, "held-out patch")} applied`;
   const fixed = transitions(facts).filter((t) => t.base === "red" && t.patched === "green");
   if (fixed.length > 0) parts.push(`it fixed ${fixed.map((t) => `\`${t.command}\``).join(", ")} (red on the base, green now)`);
-  if (compared(facts.tests) && facts.tests.fixed.count > 0) parts.push(`${plural(facts.tests.fixed.count, "test")} went from failing to passing`);
+  if (compared(facts.tests) && facts.tests.fixed.count > 0)
+    parts.push(`${plural(facts.tests.fixed.count, "test")} went from failing to passing`);
   const edits = facts.testEdits;
   if (edits && edits.changed.length > 0) parts.push(judgedText(edits, facts.held?.kind === "passed"));
-  if (lost > 0) parts.push(`WARNING: ${plural(lost, "test")} that passed on the base ${lost === 1 ? "is" : "are"} missing or skipped (allowed by --test-edits allow)`);
+  if (lost > 0)
+    parts.push(
+      `WARNING: ${plural(lost, "test")} that passed on the base ${lost === 1 ? "is" : "are"} missing or skipped (allowed by --test-edits allow)`,
+    );
   return verdict("verified", null, parts.join("; "));
 }
 
@@ -301,10 +322,21 @@ function failedVerification(outcome: Exclude<VerificationOutcome, { kind: "passe
     case "command_failed": {
       const failed = outcome.failed;
       if (failed.spawnError) return commandNotStarted(failed);
-      if (failed.timedOut) return verdict("verification_failed", "command_timed_out", `\`${failed.command}\` timed out${run === "held" ? " (held to the base)" : ""}`, "raise --verify-timeout if the command is slow (see test.log)");
+      if (failed.timedOut)
+        return verdict(
+          "verification_failed",
+          "command_timed_out",
+          `\`${failed.command}\` timed out${run === "held" ? " (held to the base)" : ""}`,
+          "raise --verify-timeout if the command is slow (see test.log)",
+        );
       if (failed.limitHit) {
         const cap = failed.limitHit === "memory" ? "memory" : "process";
-        return verdict("verification_failed", "resource_cap_hit", `\`${failed.command}\` ran into the ${cap} cap`, `raise --max-${cap === "memory" ? "memory" : "processes"} if the tests really need more (see test.log)`);
+        return verdict(
+          "verification_failed",
+          "resource_cap_hit",
+          `\`${failed.command}\` ran into the ${cap} cap`,
+          `raise --max-${cap === "memory" ? "memory" : "processes"} if the tests really need more (see test.log)`,
+        );
       }
       const exit = `exit ${failed.exitCode ?? failed.signal}`;
       if (run === "held") return failedHeldToBase(facts, `\`${failed.command}\` failed (${exit})`);
@@ -314,9 +346,19 @@ function failedVerification(outcome: Exclude<VerificationOutcome, { kind: "passe
       if (outcome.failed.spawnError) return commandNotStarted(outcome.failed);
       if (run === "held") return failedHeldToBase(facts, `setup command \`${outcome.failed.command}\` failed`);
       if (facts.baseline?.setupFailed) {
-        return verdict("verification_failed", "environment_broken", `setup command \`${outcome.failed.command}\` fails with the patch, and already failed on the untouched base: the environment may be broken`, "fix the setup command or the environment first (see test.log)");
+        return verdict(
+          "verification_failed",
+          "environment_broken",
+          `setup command \`${outcome.failed.command}\` fails with the patch, and already failed on the untouched base: the environment may be broken`,
+          "fix the setup command or the environment first (see test.log)",
+        );
       }
-      return verdict("verification_failed", "setup_failed", `setup command \`${outcome.failed.command}\` failed`, "see test.log; setup runs in a fresh checkout with the patch applied");
+      return verdict(
+        "verification_failed",
+        "setup_failed",
+        `setup command \`${outcome.failed.command}\` failed`,
+        "see test.log; setup runs in a fresh checkout with the patch applied",
+      );
     case "holdout_failed":
       return verdict(
         "verification_failed",
@@ -325,9 +367,18 @@ function failedVerification(outcome: Exclude<VerificationOutcome, { kind: "passe
         "the agent's patch changes the lines the held-out checks touch; see result.json verification.holdouts for the files they cover",
       );
     case "patch_changed":
-      return verdict("verification_failed", "verification_changed_patch", "the verification commands changed tracked files: the tested tree is not the patch", "make verification read-only (no formatters or generators in --verify)");
+      return verdict(
+        "verification_failed",
+        "verification_changed_patch",
+        "the verification commands changed tracked files: the tested tree is not the patch",
+        "make verification read-only (no formatters or generators in --verify)",
+      );
     case "apply_failed":
-      return verdict("policy_or_artifact_error", "patch_does_not_apply", `the extracted patch does not apply to a fresh checkout: ${outcome.message}`);
+      return verdict(
+        "policy_or_artifact_error",
+        "patch_does_not_apply",
+        `the extracted patch does not apply to a fresh checkout: ${outcome.message}`,
+      );
     case "round_trip_mismatch":
       return verdict("policy_or_artifact_error", "round_trip_mismatch", outcome.message);
     case "cancelled":
@@ -359,22 +410,41 @@ function failedAgainstBase(facts: RunFacts, command: string, exit: string): Verd
   const generic = verdict("verification_failed", "command_failed", `\`${command}\` failed (${exit})`, "see test.log");
   if (!baseline) return generic;
   if (baseline.setupFailed) {
-    return verdict("verification_failed", "environment_broken", `\`${command}\` failed (${exit}), and the setup already failed on the untouched base: the environment may be broken`, "fix the setup or the environment first (see test.log)");
+    return verdict(
+      "verification_failed",
+      "environment_broken",
+      `\`${command}\` failed (${exit}), and the setup already failed on the untouched base: the environment may be broken`,
+      "fix the setup or the environment first (see test.log)",
+    );
   }
   const transition = transitions(facts).find((t) => t.command === command && t.patched === "red");
   if (!transition || transition.base === "not_run") return generic;
   if (transition.base === "green") {
-    return verdict("verification_failed", "regression", `the patch broke \`${command}\` (green on the base, red now: ${exit})`, "see test.log for what the patch broke");
+    return verdict(
+      "verification_failed",
+      "regression",
+      `the patch broke \`${command}\` (green on the base, red now: ${exit})`,
+      "see test.log for what the patch broke",
+    );
   }
   const tests = facts.tests;
   if (compared(tests) && tests.fixed.count > 0) {
-    return verdict("verification_failed", "still_failing", `\`${command}\` is still red, as on the base, though ${plural(tests.fixed.count, "test")} now pass (${shownTests(tests.fixed)})`, "the patch fixed part of the failures; see test.log for the rest");
+    return verdict(
+      "verification_failed",
+      "still_failing",
+      `\`${command}\` is still red, as on the base, though ${plural(tests.fixed.count, "test")} now pass (${shownTests(tests.fixed)})`,
+      "the patch fixed part of the failures; see test.log for the rest",
+    );
   }
   // A broken environment fails before any test runs, or fails them all; a wrong fix leaves the other tests passing.
   const noTestRan = tests !== null && (total(tests.base) ?? 0) === 0 && (total(tests.patched) ?? 0) === 0;
   const notFound = [126, 127].includes(baselineExit(baseline, command) ?? -1) && /^exit 12[67]$/u.test(exit);
   if (noTestRan || notFound || (compared(tests) && tests.base.passed === 0)) {
-    const why = noTestRan ? "no test ran on either" : notFound ? "its program is not found or not executable on either" : "every test fails on the base";
+    const why = noTestRan
+      ? "no test ran on either"
+      : notFound
+        ? "its program is not found or not executable on either"
+        : "every test fails on the base";
     return verdict(
       "verification_failed",
       "environment_suspect",
@@ -383,7 +453,12 @@ function failedAgainstBase(facts: RunFacts, command: string, exit: string): Verd
     );
   }
   if (compared(tests)) {
-    return verdict("verification_failed", "still_failing", `\`${command}\` is still red, as on the base: the patch fixed none of its failing tests`, "the patch does not do what the tests ask; see test.log");
+    return verdict(
+      "verification_failed",
+      "still_failing",
+      `\`${command}\` is still red, as on the base: the patch fixed none of its failing tests`,
+      "the patch does not do what the tests ask; see test.log",
+    );
   }
   return verdict(
     "verification_failed",

@@ -14,7 +14,11 @@ function firstOf<T>(list: readonly T[]): T[] {
 export function minimalResult(result: RunResult): RunResult {
   const cut = (list: readonly unknown[]) => list.length > KEPT_ENTRIES;
   const wasCut =
-    cut(result.policy.violations) || cut(result.policy.warnings) || cut(result.patch?.files ?? []) || cut(result.verification.commands) || cut(result.sourceInvariant.changed);
+    cut(result.policy.violations) ||
+    cut(result.policy.warnings) ||
+    cut(result.patch?.files ?? []) ||
+    cut(result.verification.commands) ||
+    cut(result.sourceInvariant.changed);
   return {
     ...result,
     summary: wasCut ? `${result.summary} (result.json cut to the first ${KEPT_ENTRIES} entries of each list to fit)` : result.summary,

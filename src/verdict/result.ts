@@ -89,7 +89,10 @@ export const RunResult = z.looseObject({
       .nullable()
       .optional(),
     /** The run held to the base: the same commands with the changed inputs put back; null when it did not run. */
-    heldToBase: z.looseObject({ passed: z.boolean(), commands: z.array(Command) }).nullable().optional(),
+    heldToBase: z
+      .looseObject({ passed: z.boolean(), commands: z.array(Command) })
+      .nullable()
+      .optional(),
     /** `--holdout-patch`: each held-out patch by hash and the files it touches, never its content. */
     holdouts: z.array(z.looseObject({ source: z.string(), sha256: z.string(), files: z.array(z.string()) })).optional(),
     /** Test-level evidence from `--junit` files (verify/test-evidence.ts); absent when none was asked for. */
@@ -99,7 +102,10 @@ export const RunResult = z.looseObject({
     finalMessage: z.string().nullable(),
     usage: z.looseObject({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number().nullable() }).nullable(),
     /** What the final message claims about tests: a claim, never evidence. */
-    claim: z.looseObject({ tests: z.enum(["pass", "fail", "not_run"]), quote: z.string() }).nullable().optional(),
+    claim: z
+      .looseObject({ tests: z.enum(["pass", "fail", "not_run"]), quote: z.string() })
+      .nullable()
+      .optional(),
   }),
   sourceInvariant: z.looseObject({ matched: z.boolean(), changed: z.array(z.string()) }),
   timings: z.looseObject({ startedAt: z.string(), durationMs: z.number(), phases: z.record(z.string(), z.number()) }),

@@ -45,16 +45,30 @@ export async function stagedBlob(privateGitDir: string, listing: Buffer, path: s
  * changed only when a script verification runs (or a test runner's key) changed: a dependency bump is not a change
  * to the checks. Its other fields stay the patch's.
  */
-export function changedInputs(inputs: VerificationInputs, files: readonly PatchFile[], packageJson: { base: Buffer | null; patched: Buffer | null }): ChangedInput[] {
+export function changedInputs(
+  inputs: VerificationInputs,
+  files: readonly PatchFile[],
+  packageJson: { base: Buffer | null; patched: Buffer | null },
+): ChangedInput[] {
   const changed: ChangedInput[] = [];
   for (const file of files) {
     const input = inputFor(inputs, file.path, file.change);
     // package.json as a whole is an input only when a command names it or --protect covers it.
-    const scriptsOnly = file.path === "package.json" && (input === null || input.reason === "package_script" || input.reason === "runner_config");
+    const scriptsOnly =
+      file.path === "package.json" && (input === null || input.reason === "package_script" || input.reason === "runner_config");
     if (scriptsOnly && packageJson.base && file.change === "modified") {
-      const entries = [...scriptsChanged(packageJson.base, packageJson.patched, inputs.scripts).map((name) => `scripts.${name}`), ...runnerKeysChanged(packageJson.base, packageJson.patched ?? Buffer.alloc(0))];
+      const entries = [
+        ...scriptsChanged(packageJson.base, packageJson.patched, inputs.scripts).map((name) => `scripts.${name}`),
+        ...runnerKeysChanged(packageJson.base, packageJson.patched ?? Buffer.alloc(0)),
+      ];
       if (entries.length > 0) {
-        changed.push({ path: file.path, reason: input?.reason ?? "runner_config", why: input?.why ?? "configures a test runner", change: file.change, entries });
+        changed.push({
+          path: file.path,
+          reason: input?.reason ?? "runner_config",
+          why: input?.why ?? "configures a test runner",
+          change: file.change,
+          entries,
+        });
       }
       continue;
     }

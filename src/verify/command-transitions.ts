@@ -22,8 +22,18 @@ function states(count: number, records: readonly CommandRecord[]): CommandState[
  * Pairs each verify command with itself, by position (the same text may appear twice): its result on the base and
  * after the patch. A base whose setup failed ran no verify command: every one is `not_run` there.
  */
-export function commandTransitions(verify: readonly string[], baseline: BaselineOutcome, patched: readonly CommandRecord[]): CommandTransition[] {
-  const base = states(verify.length, baseline.commands.filter((record) => record.phase === "baseline"));
-  const after = states(verify.length, patched.filter((record) => record.phase === "verify"));
+export function commandTransitions(
+  verify: readonly string[],
+  baseline: BaselineOutcome,
+  patched: readonly CommandRecord[],
+): CommandTransition[] {
+  const base = states(
+    verify.length,
+    baseline.commands.filter((record) => record.phase === "baseline"),
+  );
+  const after = states(
+    verify.length,
+    patched.filter((record) => record.phase === "verify"),
+  );
   return verify.map((command, index) => ({ command, base: base[index]!, patched: after[index]! }));
 }

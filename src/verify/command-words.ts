@@ -25,7 +25,26 @@ export interface SimpleCommand {
 export const MAX_NESTED_DEPTH = 8;
 
 const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh"]);
-const KEYWORDS = new Set(["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "time", "exec", "command", "builtin", "nohup", "stdbuf"]);
+const KEYWORDS = new Set([
+  "if",
+  "then",
+  "else",
+  "elif",
+  "fi",
+  "do",
+  "done",
+  "while",
+  "until",
+  "!",
+  "{",
+  "}",
+  "time",
+  "exec",
+  "command",
+  "builtin",
+  "nohup",
+  "stdbuf",
+]);
 const SEPARATORS = new Set(["&&", "||", ";", ";;", "|", "|&", "&"]);
 const OUTPUT_REDIRECTS = new Set([">", ">>", ">&", "&>", ">|"]);
 
@@ -76,7 +95,14 @@ export function simpleCommands(command: string, cwd: string | null = "", depth =
  * Records one simple command (its wrappers stripped) and returns the directory the next one runs in: `cd`/`pushd`
  * change it, and the strings of `sh -c` and `eval` are read as commands of their own in that directory.
  */
-function emit(out: SimpleCommand[], raw: readonly string[], globs: string[], reads: string[], cwd: string | null, depth: number): string | null {
+function emit(
+  out: SimpleCommand[],
+  raw: readonly string[],
+  globs: string[],
+  reads: string[],
+  cwd: string | null,
+  depth: number,
+): string | null {
   const assignedValues: string[] = [];
   let start = 0;
   for (; start < raw.length; start++) {
@@ -86,7 +112,8 @@ function emit(out: SimpleCommand[], raw: readonly string[], globs: string[], rea
     else if (KEYWORDS.has(word)) continue;
     else if (word === "env") start = skipOptions(raw, start, ["-u", "--unset", "-C", "--chdir", "-S", "--split-string"]);
     else if (word === "nice") start = skipOptions(raw, start, ["-n", "--adjustment"]);
-    else if (word === "timeout") start = skipOptions(raw, start, ["-s", "--signal", "-k", "--kill-after"]) + 1; // and the duration
+    else if (word === "timeout")
+      start = skipOptions(raw, start, ["-s", "--signal", "-k", "--kill-after"]) + 1; // and the duration
     else break;
   }
   const words = raw.slice(start);

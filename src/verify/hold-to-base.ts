@@ -16,7 +16,12 @@ const literal = (path: string) => `:(literal)${path}`;
 const nulList = (items: readonly string[]) => Buffer.concat(items.flatMap((item) => [Buffer.from(item), Buffer.from([0])]));
 
 /** Applies the steps to a checkout (work tree and index), with git plumbing only: no filter or hook of the repository runs. */
-export async function holdToBase(target: GitTarget & { workTree: string }, baseCommit: string, steps: readonly HoldStep[], signal?: AbortSignal): Promise<void> {
+export async function holdToBase(
+  target: GitTarget & { workTree: string },
+  baseCommit: string,
+  steps: readonly HoldStep[],
+  signal?: AbortSignal,
+): Promise<void> {
   const restore = steps.filter((step) => step.kind === "restore").map((step) => literal(step.path));
   if (restore.length > 0) {
     await git(target, ["restore", `--source=${baseCommit}`, "--staged", "--worktree", "--pathspec-from-file=-", "--pathspec-file-nul"], {
@@ -26,13 +31,18 @@ export async function holdToBase(target: GitTarget & { workTree: string }, baseC
   }
   const remove = steps.filter((step) => step.kind === "remove").map((step) => literal(step.path));
   if (remove.length > 0) {
-    await git(target, ["rm", "-q", "-f", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"], { input: nulList(remove), signal });
+    await git(target, ["rm", "-q", "-f", "--ignore-unmatch", "--pathspec-from-file=-", "--pathspec-file-nul"], {
+      input: nulList(remove),
+      signal,
+    });
   }
   for (const step of steps) {
     if (step.kind !== "write") continue;
     const entry = splitNul((await git(target, ["ls-files", "-s", "-z", "--", literal(step.path)], { signal })).stdout)[0]?.toString("utf8");
     const mode = entry?.split(" ")[0] === "100755" ? "100755" : "100644";
-    const oid = (await git(target, ["hash-object", "-w", "--no-filters", "--stdin"], { input: step.bytes, signal })).stdout.toString("utf8").trim();
+    const oid = (await git(target, ["hash-object", "-w", "--no-filters", "--stdin"], { input: step.bytes, signal })).stdout
+      .toString("utf8")
+      .trim();
     await git(target, ["update-index", "--add", "--cacheinfo", `${mode},${oid},${step.path}`], { signal });
     writeFileSync(join(target.workTree, step.path), step.bytes);
   }

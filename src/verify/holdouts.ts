@@ -12,7 +12,6 @@ import { readFileSafely } from "../lib/safe-read.js";
 /** The largest `--holdout-patch` file handoff reads: as large as the largest patch it extracts. */
 export const MAX_HOLDOUT_BYTES = 64 * 1024 * 1024;
 
-
 /**
  * A held-out check (`--holdout-patch FILE`): a patch the agent never sees, applied by handoff in every verification
  * checkout after the agent's patch. Its bytes are read once, before the run starts, and kept in memory: the file is
@@ -31,7 +30,8 @@ export interface Holdout {
  * workspace and CLI-home directories).
  */
 export function readHoldoutFile(path: string, forbidden: ReadonlyArray<readonly [string, string]>): Holdout {
-  const bad = (why: string) => new UsageError("bad_holdout", `--holdout-patch ${escapeControls(path.slice(0, 200))}${path.length > 200 ? "…" : ""} ${why}`);
+  const bad = (why: string) =>
+    new UsageError("bad_holdout", `--holdout-patch ${escapeControls(path.slice(0, 200))}${path.length > 200 ? "…" : ""} ${why}`);
   if (path.includes("\0")) throw bad("holds a NUL byte");
   if (Buffer.byteLength(path) >= PATH_MAX) throw bad(`is ${Buffer.byteLength(path)} bytes; a path is under ${PATH_MAX}`);
   let real: string;
@@ -66,7 +66,9 @@ export interface HoldoutRecord {
   readonly files: readonly string[];
 }
 
-export type HoldoutsApplied = { readonly kind: "applied" } | { readonly kind: "conflict"; readonly source: string; readonly message: string };
+export type HoldoutsApplied =
+  | { readonly kind: "applied" }
+  | { readonly kind: "conflict"; readonly source: string; readonly message: string };
 
 /** The paths a holdout touches, as git reads them (`apply --numstat -z`): no work tree is needed. */
 export async function holdoutRecord(target: GitTarget, holdout: Holdout): Promise<HoldoutRecord> {
@@ -82,7 +84,11 @@ export async function holdoutRecord(target: GitTarget, holdout: Holdout): Promis
  */
 export async function applyHoldouts(target: GitTarget, holdouts: readonly Holdout[], signal?: AbortSignal): Promise<HoldoutsApplied> {
   for (const holdout of holdouts) {
-    const applied = await git(target, ["apply", "--index", "--whitespace=nowarn", "-"], { input: holdout.bytes, okExitCodes: [1, 128], signal });
+    const applied = await git(target, ["apply", "--index", "--whitespace=nowarn", "-"], {
+      input: holdout.bytes,
+      okExitCodes: [1, 128],
+      signal,
+    });
     if (applied.exitCode !== 0) {
       const message = applied.stderr.trim().split("\n").slice(0, 3).join("; ") || `git apply exit ${applied.exitCode}`;
       return { kind: "conflict", source: holdout.source, message };

@@ -14,9 +14,16 @@ export interface InputChanges {
   readonly patchedPackageJson: Buffer | null;
 }
 
-export async function judgeInputChanges(base: BaseForInputs, inputs: VerificationInputs, extraction: Extraction, policy: TestEditPolicy): Promise<InputChanges> {
+export async function judgeInputChanges(
+  base: BaseForInputs,
+  inputs: VerificationInputs,
+  extraction: Extraction,
+  policy: TestEditPolicy,
+): Promise<InputChanges> {
   const touchesPackageJson = extraction.files.some((file) => file.path === "package.json");
-  const patchedPackageJson = touchesPackageJson ? await stagedBlob(extraction.privateGitDir, extraction.listing, "package.json") : base.packageJson;
+  const patchedPackageJson = touchesPackageJson
+    ? await stagedBlob(extraction.privateGitDir, extraction.listing, "package.json")
+    : base.packageJson;
   const changed = changedInputs(inputs, extraction.files, { base: base.packageJson, patched: patchedPackageJson });
   return { testEdits: { policy, changed }, violations: policy === "reject" ? inputViolations(changed) : [], patchedPackageJson };
 }

@@ -93,7 +93,8 @@ export function findVerificationInputs(request: InputsRequest): VerificationInpu
  */
 export function inputFor(inputs: VerificationInputs, path: string, change: "added" | "modified" | "deleted"): VerificationInput | null {
   if (change !== "added") return inputs.byPath.get(path) ?? null;
-  if (path === PACKAGE_JSON && inputs.scripts.length > 0) return { path, reason: "package_script", why: "a new package.json holding the scripts the commands run" };
+  if (path === PACKAGE_JSON && inputs.scripts.length > 0)
+    return { path, reason: "package_script", why: "a new package.json holding the scripts the commands run" };
   if (isRunnerConfig(path)) return { path, reason: "runner_config", why: "a new test-runner config: it can shadow the base's" };
   if (matchesAnyGlob(path, inputs.protectPatterns)) return { path, reason: "protected", why: "matches --protect" };
   return null;
@@ -108,7 +109,13 @@ export function inputsRecord(inputs: VerificationInputs): {
   readonly protect: readonly string[];
 } {
   const files = inputs.files.slice(0, MAX_LISTED_INPUTS).map(({ path, reason, why }) => ({ path, reason, why }));
-  return { count: inputs.files.length, files, omitted: inputs.files.length - files.length, scripts: inputs.scripts, protect: inputs.protect };
+  return {
+    count: inputs.files.length,
+    files,
+    omitted: inputs.files.length - files.length,
+    scripts: inputs.scripts,
+    protect: inputs.protect,
+  };
 }
 
 function readPackage(readBase: (path: string) => Buffer | null): Record<string, unknown> | null {
@@ -141,7 +148,11 @@ class CommandReader {
   readonly #add: (path: string, reason: InputReason, why: string) => void;
   #globs = 0;
 
-  constructor(base: ReadonlySet<string>, pkg: Record<string, unknown> | null, add: (path: string, reason: InputReason, why: string) => void) {
+  constructor(
+    base: ReadonlySet<string>,
+    pkg: Record<string, unknown> | null,
+    add: (path: string, reason: InputReason, why: string) => void,
+  ) {
     this.#base = base;
     this.#pkg = pkg;
     this.#baseScripts = new Set(scriptNames(pkg));
@@ -215,7 +226,28 @@ class CommandReader {
         if (sub === "restart") return [...lifecycle("restart"), ...lifecycle("stop"), ...lifecycle("start")];
         if (["run", "run-script", "rum", "urn"].includes(sub)) return next === undefined ? [] : lifecycle(next);
         if (["it", "install-test", "cit", "clean-install-test"].includes(sub)) return [...INSTALL_SCRIPTS, ...lifecycle("test")];
-        if (["install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isnta", "isntal", "isntall", "add", "ci", "clean-install", "ic", "install-clean", "isntall-clean"].includes(sub)) return INSTALL_SCRIPTS;
+        if (
+          [
+            "install",
+            "i",
+            "in",
+            "ins",
+            "inst",
+            "insta",
+            "instal",
+            "isnt",
+            "isnta",
+            "isntal",
+            "isntall",
+            "add",
+            "ci",
+            "clean-install",
+            "ic",
+            "install-clean",
+            "isntall-clean",
+          ].includes(sub)
+        )
+          return INSTALL_SCRIPTS;
         return [];
       case "yarn":
       case "pnpm":
@@ -232,7 +264,9 @@ class CommandReader {
       case "run-s":
       case "run-p":
       case "npm-run-all":
-        return operands.flatMap((operand) => [...this.#baseScripts].filter((script) => scriptPattern(operand).test(script)).flatMap(lifecycle));
+        return operands.flatMap((operand) =>
+          [...this.#baseScripts].filter((script) => scriptPattern(operand).test(script)).flatMap(lifecycle),
+        );
       default:
         return [];
     }
@@ -251,8 +285,12 @@ class CommandReader {
 
 /** `-C dir`, `-Cdir`, `--directory=dir`; `-f file`, `-ffile`, `--file=file`, `--makefile=file`; else null. */
 function makeOption(word: string, next: string | undefined): { kind: "directory" | "file"; value: string; tookNext: boolean } | null {
-  for (const [kind, short, long] of [["directory", "-C", ["--directory"]], ["file", "-f", ["--file", "--makefile"]]] as const) {
-    if (word === short || (long as readonly string[]).includes(word)) return next === undefined ? null : { kind, value: next, tookNext: true };
+  for (const [kind, short, long] of [
+    ["directory", "-C", ["--directory"]],
+    ["file", "-f", ["--file", "--makefile"]],
+  ] as const) {
+    if (word === short || (long as readonly string[]).includes(word))
+      return next === undefined ? null : { kind, value: next, tookNext: true };
     if (word.startsWith(short) && !word.startsWith("--")) return { kind, value: word.slice(2), tookNext: false };
     const equals = long.find((name) => word.startsWith(`${name}=`));
     if (equals !== undefined) return { kind, value: word.slice(equals.length + 1), tookNext: false };
@@ -274,14 +312,22 @@ function operandsOf(args: readonly string[]): string[] {
 
 /** npm-run-all's script patterns: `test:*` matches `test:unit`, not `test:unit:fast`; `test:**` matches both. */
 function scriptPattern(operand: string): RegExp {
-  const source = operand.replace(/[.+^${}()|[\]\\]/gu, "\\$&").replace(/\*\*/gu, "\u0000").replace(/\*/gu, "[^:]*").replace(/\u0000/gu, ".*");
+  const source = operand
+    .replace(/[.+^${}()|[\]\\]/gu, "\\$&")
+    .replace(/\*\*/gu, "\u0000")
+    .replace(/\*/gu, "[^:]*")
+    .replace(/\u0000/gu, ".*");
   return new RegExp(`^${source}$`, "u");
 }
 
 /** The words of the command `npx X`, `bunx X`, `npm exec X`, `pnpm dlx X`… runs (X first); other commands as they are. */
 function withoutRunner(words: readonly string[]): readonly string[] {
   const name = baseName(words[0] ?? "");
-  const runs = ["npx", "bunx"].includes(name) ? 1 : ["npm", "pnpm", "yarn"].includes(name) && ["exec", "x", "dlx"].includes(words[1] ?? "") ? 2 : 0;
+  const runs = ["npx", "bunx"].includes(name)
+    ? 1
+    : ["npm", "pnpm", "yarn"].includes(name) && ["exec", "x", "dlx"].includes(words[1] ?? "")
+      ? 2
+      : 0;
   if (runs === 0) return words;
   let i = runs;
   while (i < words.length && words[i]!.startsWith("-")) i += ["-p", "--package", "-c", "--call"].includes(words[i]!) ? 2 : 1;

@@ -14,7 +14,14 @@ import type { TestEvidence } from "./test-evidence.js";
 
 type Testcase = Record<string, unknown>;
 
-const BUILDER = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: "@_", textNodeName: "#text", format: true, indentBy: "  ", suppressEmptyNode: true });
+const BUILDER = new XMLBuilder({
+  ignoreAttributes: false,
+  attributeNamePrefix: "@_",
+  textNodeName: "#text",
+  format: true,
+  indentBy: "  ",
+  suppressEmptyNode: true,
+});
 
 /** Text fit for XML 1.0 on one line: controls and invisibles as `\xNN`/`\uNNNN`, the rest XML cannot hold likewise. */
 function xmlLine(text: string): string {
@@ -47,7 +54,14 @@ function passing(name: string, classname: string, time?: string): Testcase {
 function verdictCase(r: RunResult): Testcase {
   if (r.terminalReason === "verified") return passing("verdict", "handoff", seconds(r.timings.durationMs));
   const reason = `${r.terminalReason}${r.detail ? ` (${r.detail})` : ""}, exit ${EXIT_CODES[r.terminalReason]}`;
-  return failing("verdict", "handoff", `${reason}: ${r.summary}`, r.terminalReason, [reason, r.summary, ...(r.hint ? [`hint: ${r.hint}`] : [])].join("\n"), seconds(r.timings.durationMs));
+  return failing(
+    "verdict",
+    "handoff",
+    `${reason}: ${r.summary}`,
+    r.terminalReason,
+    [reason, r.summary, ...(r.hint ? [`hint: ${r.hint}`] : [])].join("\n"),
+    seconds(r.timings.durationMs),
+  );
 }
 
 function commandCases(r: RunResult): Testcase[] {
@@ -72,7 +86,16 @@ function evidenceCases(tests: TestEvidence): Testcase[] {
     const classname = `handoff.tests.${kind}`;
     for (const name of list.names) cases.push(failing(name, classname, says, kind, `${name}: ${says}`));
     const more = list.count - list.names.length;
-    if (more > 0) cases.push(failing(`${more} more not listed`, classname, says, kind, `${more} more tests ${says}; result.json keeps the first ${list.names.length} names`));
+    if (more > 0)
+      cases.push(
+        failing(
+          `${more} more not listed`,
+          classname,
+          says,
+          kind,
+          `${more} more tests ${says}; result.json keeps the first ${list.names.length} names`,
+        ),
+      );
   }
   for (const name of tests.fixed.names) cases.push(passing(name, "handoff.tests.fixed"));
   const moreFixed = tests.fixed.count - tests.fixed.names.length;

@@ -17,7 +17,9 @@ export const JUNIT_MAX_BYTES = 32 * 1024 * 1024;
 /** A test id longer than this is cut (with `…`): names are hostile text and result.json stays small. */
 export const JUNIT_MAX_ID_CHARS = 500;
 
-export type JunitParse = { readonly kind: "parsed"; readonly tests: Map<string, TestStatus> } | { readonly kind: "malformed"; readonly diagnostic: string };
+export type JunitParse =
+  | { readonly kind: "parsed"; readonly tests: Map<string, TestStatus> }
+  | { readonly kind: "malformed"; readonly diagnostic: string };
 
 export type JunitEvidence =
   | { readonly kind: "read"; readonly tests: ReadonlyMap<string, TestStatus>; readonly diagnostics: readonly string[] }
@@ -103,7 +105,9 @@ export function testId(file: string, classname: string, name: string): string {
   for (const part of [file, classname, name]) if (part !== "" && part !== parts[parts.length - 1]) parts.push(part);
   const id = parts.length === 0 ? "(unnamed test)" : parts.join(" > ");
   if (id.length <= JUNIT_MAX_ID_CHARS) return id;
-  return `${Array.from(id.slice(0, JUNIT_MAX_ID_CHARS)).slice(0, JUNIT_MAX_ID_CHARS - 1).join("")}…`;
+  return `${Array.from(id.slice(0, JUNIT_MAX_ID_CHARS))
+    .slice(0, JUNIT_MAX_ID_CHARS - 1)
+    .join("")}…`;
 }
 
 /**
@@ -168,7 +172,11 @@ export function readJunitEvidence(checkoutDir: string, paths: readonly string[])
         diagnostics.push(`${shown}: not a regular file (a symlink, FIFO, device or directory), not read`);
         break;
       case "unreadable":
-        diagnostics.push(read.message === "ENOENT" ? `${shown}: not found (the verify command did not write it)` : `${shown}: unreadable (${read.message})`);
+        diagnostics.push(
+          read.message === "ENOENT"
+            ? `${shown}: not found (the verify command did not write it)`
+            : `${shown}: unreadable (${read.message})`,
+        );
         break;
     }
   }
@@ -189,7 +197,10 @@ function locate(checkoutDir: string, path: string): Located {
     parent = realpathSync(dirname(join(checkoutDir, path)));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return { kind: "refused", reason: code === "ENOENT" ? "not found (its directory does not exist)" : `its directory is unreadable (${code ?? "error"})` };
+    return {
+      kind: "refused",
+      reason: code === "ENOENT" ? "not found (its directory does not exist)" : `its directory is unreadable (${code ?? "error"})`,
+    };
   }
   const inside = relative(root, parent);
   if (inside === ".." || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
@@ -197,4 +208,3 @@ function locate(checkoutDir: string, path: string): Located {
   }
   return { kind: "at", path: join(parent, name) };
 }
-

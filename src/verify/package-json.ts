@@ -135,7 +135,11 @@ function same(a: unknown, b: unknown): boolean {
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, inner: unknown) =>
     typeof inner === "object" && inner !== null && !Array.isArray(inner)
-      ? Object.fromEntries(Object.keys(inner).sort().map((k) => [k, (inner as Json)[k]]))
+      ? Object.fromEntries(
+          Object.keys(inner)
+            .sort()
+            .map((k) => [k, (inner as Json)[k]]),
+        )
       : inner,
   );
 }

@@ -99,11 +99,15 @@ export async function runShellCommands(commands: readonly string[], options: She
  * order is the verdict's (src/verdict/decide.ts): not started, timed out, a cap, then how the process ended.
  */
 export function commandEnding(
-  record: Pick<CommandRecord, "exitCode" | "timedOut" | "limitHit" | "spawnError"> & { readonly signal?: string | null; readonly cancelled?: boolean },
+  record: Pick<CommandRecord, "exitCode" | "timedOut" | "limitHit" | "spawnError"> & {
+    readonly signal?: string | null;
+    readonly cancelled?: boolean;
+  },
 ): string {
   if (record.spawnError) return `could not start: ${record.spawnError}`;
   if (record.timedOut) return "timed out";
-  if (record.limitHit) return `stopped by the ${record.limitHit === "memory" ? "memory" : "process"} cap (exit ${record.exitCode ?? record.signal})`;
+  if (record.limitHit)
+    return `stopped by the ${record.limitHit === "memory" ? "memory" : "process"} cap (exit ${record.exitCode ?? record.signal})`;
   if (record.cancelled) return "cancelled";
   if (record.signal) return `killed by ${record.signal}`;
   return `exit ${record.exitCode}`;

@@ -72,7 +72,8 @@ export function inputViolations(changed: readonly ChangedInput[]): PolicyFinding
  */
 export function holdSteps(changed: readonly ChangedInput[], heldPackageJson: Buffer | null): HoldStep[] {
   return changed.map((input): HoldStep => {
-    if (input.entries?.length && input.change === "modified" && heldPackageJson) return { kind: "write", path: input.path, bytes: heldPackageJson };
+    if (input.entries?.length && input.change === "modified" && heldPackageJson)
+      return { kind: "write", path: input.path, bytes: heldPackageJson };
     return input.change === "added" ? { kind: "remove", path: input.path } : { kind: "restore", path: input.path };
   });
 }

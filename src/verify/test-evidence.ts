@@ -98,7 +98,10 @@ export type TestEvidence = z.infer<typeof TestEvidence>;
 
 /** The record for result.json; the transition lists are empty unless both sides were read. */
 export function testEvidenceRecord(patched: JunitEvidence, base: JunitEvidence | null, files: readonly string[]): TestEvidence {
-  const diagnostics = [...patched.diagnostics, ...(base?.diagnostics ?? []).map((line) => `on the base: ${line}`)].slice(0, DIAGNOSTICS_KEPT);
+  const diagnostics = [...patched.diagnostics, ...(base?.diagnostics ?? []).map((line) => `on the base: ${line}`)].slice(
+    0,
+    DIAGNOSTICS_KEPT,
+  );
   const common = { files: [...files], diagnostics };
   if (patched.kind === "read" && base?.kind === "read") {
     const { base: baseTotals, patched: patchedTotals, ...lists } = compareTestResults(base.tests, patched.tests);

@@ -21,7 +21,12 @@ import { takeJunitFiles } from "./junit-files.js";
  */
 export type VerificationOutcome =
   | { readonly kind: "passed"; readonly commands: readonly CommandRecord[]; readonly tests: JunitEvidence | null }
-  | { readonly kind: "command_failed"; readonly commands: readonly CommandRecord[]; readonly failed: CommandRecord; readonly tests: JunitEvidence | null }
+  | {
+      readonly kind: "command_failed";
+      readonly commands: readonly CommandRecord[];
+      readonly failed: CommandRecord;
+      readonly tests: JunitEvidence | null;
+    }
   | { readonly kind: "setup_failed"; readonly commands: readonly CommandRecord[]; readonly failed: CommandRecord }
   | { readonly kind: "apply_failed"; readonly message: string }
   | { readonly kind: "round_trip_mismatch"; readonly message: string }
@@ -67,7 +72,13 @@ function jailFor(containment: Containment | undefined, checkout: Checkout, role:
 }
 
 /** A fresh checkout of the base commit in a new directory, with its own index in the private git dir. A cancel kills it. */
-async function checkoutBase(privateGitDir: string, baseCommit: string, scratchParent: string, label: string, signal?: AbortSignal): Promise<Checkout> {
+async function checkoutBase(
+  privateGitDir: string,
+  baseCommit: string,
+  scratchParent: string,
+  label: string,
+  signal?: AbortSignal,
+): Promise<Checkout> {
   const root = mkdtempSync(join(scratchParent, `${label}-`));
   const dir = join(root, "tree");
   const home = join(root, "home");
@@ -91,7 +102,12 @@ export async function runVerification(request: VerificationRequest): Promise<Ver
   const phases = PHASES[request.label];
   const checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, request.label, request.signal);
   const target = { gitDir: request.privateGitDir, workTree: checkout.dir, indexFile: checkout.indexFile, cwd: checkout.dir };
-  const applied = await applyAndCompare(target, "--index", request, "the patch applied to a fresh checkout does not give the index handoff extracted");
+  const applied = await applyAndCompare(
+    target,
+    "--index",
+    request,
+    "the patch applied to a fresh checkout does not give the index handoff extracted",
+  );
   if (applied) return applied;
   if (request.hold.length > 0) await holdToBase(target, request.baseCommit, request.hold, request.signal);
   const heldOut = await applyHoldouts(target, request.holdouts, request.signal);
@@ -148,7 +164,12 @@ async function roundTripInIndex(request: VerificationRequest): Promise<Verificat
   const target = { gitDir: request.privateGitDir, indexFile, cwd: request.scratchParent };
   await git(target, ["read-tree", request.baseCommit]);
   return (
-    (await applyAndCompare(target, "--cached", request, "the patch applied at the base commit does not give the index handoff extracted")) ?? {
+    (await applyAndCompare(
+      target,
+      "--cached",
+      request,
+      "the patch applied at the base commit does not give the index handoff extracted",
+    )) ?? {
       kind: "passed",
       commands: [],
       tests: null,
@@ -188,14 +209,17 @@ export interface BaselineOutcome {
  * environment is never blamed on the patch. Every verify command runs, even after one fails: the verdict compares
  * each command's result on the base with its result after the patch.
  */
-export async function runBaseline(request: Omit<VerificationRequest, "patch" | "expectedListing" | "label" | "hold">): Promise<BaselineOutcome> {
+export async function runBaseline(
+  request: Omit<VerificationRequest, "patch" | "expectedListing" | "label" | "hold">,
+): Promise<BaselineOutcome> {
   let checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, "baseline", request.signal);
   let holdoutsApplied: boolean | null = null;
   if (request.holdouts.length > 0) {
     const target = { gitDir: request.privateGitDir, workTree: checkout.dir, indexFile: checkout.indexFile, cwd: checkout.dir };
     holdoutsApplied = (await applyHoldouts(target, request.holdouts, request.signal)).kind === "applied";
     // A holdout made on top of the fix may not apply to the base alone: the base then runs as it is, in a new checkout.
-    if (!holdoutsApplied) checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, "baseline-plain", request.signal);
+    if (!holdoutsApplied)
+      checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, "baseline-plain", request.signal);
   }
   const shell = { cwd: checkout.dir, env: checkout.env, timeoutMs: request.timeoutMs, signal: request.signal, log: request.log };
   const setup = await runShellCommands(request.setup, {
@@ -204,7 +228,8 @@ export async function runBaseline(request: Omit<VerificationRequest, "patch" | "
     onCommand: (c) => request.onCommand?.("baseline-setup", c),
     jail: jailFor(request.containment, checkout, "setup"),
   });
-  if (setup.some((record) => !commandPassed(record))) return { passed: false, commands: setup, setupFailed: true, holdoutsApplied, tests: null };
+  if (setup.some((record) => !commandPassed(record)))
+    return { passed: false, commands: setup, setupFailed: true, holdoutsApplied, tests: null };
   const verify = await runShellCommands(request.verify, {
     ...shell,
     phase: "baseline",

@@ -3,7 +3,17 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { codexArgs } from "../../backends/codex.js";
 import { startScriptedModel } from "../../scripted-model/index.js";
-import { FIX_SCRIPT, bareCliEnv, cliTestHome, conformanceEnabled, describeConformance, describeSteering, expectCleanRun, expectNotSteered, runWithCli } from "../helpers/conformance.js";
+import {
+  FIX_SCRIPT,
+  bareCliEnv,
+  cliTestHome,
+  conformanceEnabled,
+  describeConformance,
+  describeSteering,
+  expectCleanRun,
+  expectNotSteered,
+  runWithCli,
+} from "../helpers/conformance.js";
 import { CODEX_KEY_VAR, codexCli, codexUserConfig } from "./codex.js";
 
 describeConformance(codexCli);
@@ -32,7 +42,9 @@ describeSteering(codexCli, {
     expectTurns(turns, run) {
       // Not even the repo's `model` applied: the project config was not loaded at all.
       expect(turns.map((request) => request.model)).toEqual(turns.map(() => "gpt-5.5"));
-      expect(run.events.some((event) => event.type === "agent.error" && String(event.message).includes("project-local config"))).toBe(false);
+      expect(run.events.some((event) => event.type === "agent.error" && String(event.message).includes("project-local config"))).toBe(
+        false,
+      );
     },
   },
   itself: {
@@ -40,10 +52,15 @@ describeSteering(codexCli, {
     setup({ repo, good }) {
       const codexHome = cliTestHome("codex-steering");
       // The user trusts this very path: the strongest case a committed config could get.
-      writeFileSync(join(codexHome, "config.toml"), `${codexUserConfig(good.url)}\n[projects.${JSON.stringify(repo)}]\ntrust_level = "trusted"\n`);
+      writeFileSync(
+        join(codexHome, "config.toml"),
+        `${codexUserConfig(good.url)}\n[projects.${JSON.stringify(repo)}]\ntrust_level = "trusted"\n`,
+      );
       const env = { ...bareCliEnv(), CODEX_HOME: codexHome, [CODEX_KEY_VAR]: "sk-test" };
       const guarded = codexArgs({ cwd: repo, model: null });
-      const withoutOverride = guarded.filter((arg, i, all) => !arg.startsWith("projects=") && !(arg === "-c" && all[i + 1]?.startsWith("projects=")));
+      const withoutOverride = guarded.filter(
+        (arg, i, all) => !arg.startsWith("projects=") && !(arg === "-c" && all[i + 1]?.startsWith("projects=")),
+      );
       return (withSwitch) => ({ args: withSwitch ? guarded : withoutOverride, env });
     },
     expectSteered(control, { good }) {

@@ -1,7 +1,16 @@
 import { dirname } from "node:path";
 import { expect } from "vitest";
 import { ompArgs, ompHome } from "../../backends/omp.js";
-import { agentCliBin, bareCliEnv, cliTestHome, describeConformance, describeSteering, describeWithoutLogin, fakeUserHome, privateCliHome } from "../helpers/conformance.js";
+import {
+  agentCliBin,
+  bareCliEnv,
+  cliTestHome,
+  describeConformance,
+  describeSteering,
+  describeWithoutLogin,
+  fakeUserHome,
+  privateCliHome,
+} from "../helpers/conformance.js";
 import { ompCli } from "./omp.js";
 
 describeConformance(ompCli);

@@ -38,6 +38,8 @@ export const piCli: ConformanceCli = {
     writeFileSync(join(agent, "models.json"), `${JSON.stringify(piUserModels(modelUrl), null, 2)}\n`);
     writeFileSync(join(agent, "settings.json"), `${JSON.stringify(piUserSettings(), null, 2)}\n`);
     // What pi's /login stores for an API-key provider.
-    writeFileSync(join(agent, "auth.json"), `${JSON.stringify({ [PI_PROVIDER]: { type: "api_key", key: PI_KEY } }, null, 2)}\n`, { mode: 0o600 });
+    writeFileSync(join(agent, "auth.json"), `${JSON.stringify({ [PI_PROVIDER]: { type: "api_key", key: PI_KEY } }, null, 2)}\n`, {
+      mode: 0o600,
+    });
   },
 };

@@ -51,7 +51,10 @@ export interface BackendRunOverrides {
 }
 
 /** Runs backend `name` (or a backend object) on the task as the runner would, everything in temp dirs; returns its result and every event it emitted. */
-export async function runBackend(name: string | ExternalAgentBackend, overrides: BackendRunOverrides = {}): Promise<{ result: ExternalAgentResult; events: AgentEvent[] }> {
+export async function runBackend(
+  name: string | ExternalAgentBackend,
+  overrides: BackendRunOverrides = {},
+): Promise<{ result: ExternalAgentResult; events: AgentEvent[] }> {
   const scratch = tempDir("handoff-backend-run");
   const homeDir = overrides.homeDir ?? join(scratch, "cli-home");
   mkdirSync(homeDir, { recursive: true });

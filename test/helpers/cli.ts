@@ -24,7 +24,13 @@ export function startCli(args: readonly string[], options: CliOptions = {}): { c
   const state = tempDir("handoff-cli-state");
   const child = spawn(process.execPath, [HANDOFF_BIN, ...args], {
     cwd: options.cwd ?? state,
-    env: { ...process.env, XDG_STATE_HOME: join(state, "xdg"), HANDOFF_WORKSPACE_DIR: join(state, "ws"), HANDOFF_CLI_HOME_DIR: join(state, "homes"), ...options.env },
+    env: {
+      ...process.env,
+      XDG_STATE_HOME: join(state, "xdg"),
+      HANDOFF_WORKSPACE_DIR: join(state, "ws"),
+      HANDOFF_CLI_HOME_DIR: join(state, "homes"),
+      ...options.env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

@@ -89,7 +89,9 @@ const TASK = "make add() return the sum";
 export const FIXED_MATH = "export function add(a, b) {\n  return a + b;\n}\n";
 
 /** A model that fixes the fixture project's add() and says so. */
-export const FIX_SCRIPT: ModelScript = { steps: [{ write: { path: "math.js", content: FIXED_MATH } }, { say: "Fixed add(). All tests pass." }] };
+export const FIX_SCRIPT: ModelScript = {
+  steps: [{ write: { path: "math.js", content: FIXED_MATH } }, { say: "Fixed add(). All tests pass." }],
+};
 
 /** A fake user home with the user's own CLI config (pointing at `modelUrl`) written into it. */
 export function fakeUserHome(cli: ConformanceCli, modelUrl: string): string {
@@ -126,22 +128,44 @@ export async function runWithCli(
   mkdirSync(CLI_HOMES, { recursive: true });
   const runId = `conf-${cli.name}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
   onTestFinished(() => {
-    for (const entry of readdirSync(CLI_HOMES)) if (entry.startsWith(runId)) rmSync(join(CLI_HOMES, entry), { recursive: true, force: true });
+    for (const entry of readdirSync(CLI_HOMES))
+      if (entry.startsWith(runId)) rmSync(join(CLI_HOMES, entry), { recursive: true, force: true });
   });
   const outcome = await runCli(
     [
-      "run", "-C", repo, "--backend", cli.name, "--bin", bin, "--verify", "npm test", "--yes", "--json",
-      "--runs-dir", runsDir, "--run-id", runId,
-      "--timeout", String(options.timeoutSec ?? 120), "--idle-timeout", String(options.idleTimeoutSec ?? 60),
-      ...Object.keys(passEnv).flatMap((name) => ["--env", name]), ...(cli.model === undefined ? [] : ["--model", cli.model]),
-      "--", TASK,
+      "run",
+      "-C",
+      repo,
+      "--backend",
+      cli.name,
+      "--bin",
+      bin,
+      "--verify",
+      "npm test",
+      "--yes",
+      "--json",
+      "--runs-dir",
+      runsDir,
+      "--run-id",
+      runId,
+      "--timeout",
+      String(options.timeoutSec ?? 120),
+      "--idle-timeout",
+      String(options.idleTimeoutSec ?? 60),
+      ...Object.keys(passEnv).flatMap((name) => ["--env", name]),
+      ...(cli.model === undefined ? [] : ["--model", cli.model]),
+      "--",
+      TASK,
     ],
     { env: { ...USER_ENV_RESET, HOME: userHome, HANDOFF_CLI_HOME_DIR: CLI_HOMES, ...passEnv } },
   );
   const runDir = join(runsDir, runId);
   const parsed = RunResult.safeParse(JSON.parse(outcome.stdout || "null"));
   if (!parsed.success) throw new Error(`no result on stdout (exit ${outcome.code}): ${outcome.stderr.slice(-2000)}`);
-  const events = readFileSync(join(runDir, "events.jsonl"), "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  const events = readFileSync(join(runDir, "events.jsonl"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
   return {
     code: outcome.code,
     stderr: outcome.stderr,
@@ -162,7 +186,10 @@ export function expectCleanRun(run: CliRunOutcome, options: { readonly session?:
     const sessionId = run.result.backend.sessionId;
     expect(sessionId, "session id in result.json").toMatch(/\S/);
     expect(run.backendResult.sessionId).toBe(sessionId);
-    expect(run.events.some((event) => event.type === "agent.session" && event.sessionId === sessionId), "agent.session in events.jsonl").toBe(true);
+    expect(
+      run.events.some((event) => event.type === "agent.session" && event.sessionId === sessionId),
+      "agent.session in events.jsonl",
+    ).toBe(true);
   }
 }
 
@@ -183,7 +210,10 @@ export function describeConformance(cli: ConformanceCli, expectations: Conforman
       expect(run.result.agent.finalMessage).toContain("All tests pass");
       expect(run.result.agent.usage?.outputTokens).toBeGreaterThan(0);
       expect(run.result.backend.version).toMatch(/^\d+\.\d+\.\d+/);
-      expect(run.model.requests.some((request) => !request.side && request.hasAuth), "the model saw the user's credential").toBe(true);
+      expect(
+        run.model.requests.some((request) => !request.side && request.hasAuth),
+        "the model saw the user's credential",
+      ).toBe(true);
       expectCleanRun(run);
     });
 
@@ -219,15 +249,23 @@ export function describeConformance(cli: ConformanceCli, expectations: Conforman
       expectCleanRun(run, { session: !expectations.noSessionIn?.includes("hang") });
     });
 
-    test("V1: a model that deletes the failing test file and says all tests pass is not verified: held to the base's test, it fails", CASE, async () => {
-      const script: ModelScript = { steps: [{ run: { command: "rm test/math.test.js" } }, { say: "Removed a broken test. All tests pass." }] };
-      const run = await runWithCli(cli, script, { files: INTEGRITY_PROJECT });
-      expect(run.result.terminalReason, run.stderr).toBe("verification_failed");
-      expect(run.result.detail).toBe("failed_held_to_base");
-      expect(run.result.verification.testEdits?.changed).toEqual([expect.objectContaining({ path: "test/math.test.js", change: "deleted", judged: "held_to_base" })]);
-      expect(run.code).toBe(1);
-      expectCleanRun(run);
-    });
+    test(
+      "V1: a model that deletes the failing test file and says all tests pass is not verified: held to the base's test, it fails",
+      CASE,
+      async () => {
+        const script: ModelScript = {
+          steps: [{ run: { command: "rm test/math.test.js" } }, { say: "Removed a broken test. All tests pass." }],
+        };
+        const run = await runWithCli(cli, script, { files: INTEGRITY_PROJECT });
+        expect(run.result.terminalReason, run.stderr).toBe("verification_failed");
+        expect(run.result.detail).toBe("failed_held_to_base");
+        expect(run.result.verification.testEdits?.changed).toEqual([
+          expect.objectContaining({ path: "test/math.test.js", change: "deleted", judged: "held_to_base" }),
+        ]);
+        expect(run.code).toBe(1);
+        expectCleanRun(run);
+      },
+    );
 
     test("a model that writes a symlink ends policy_or_artifact_error", CASE, async () => {
       const run = await runWithCli(cli, { steps: [{ run: { command: "ln -s /etc/passwd passwd-link" } }, { say: "Linked it." }] });

@@ -37,7 +37,13 @@ export async function extractAfter(repo: string, agentCmd: string, policy: Parti
     env: { ...process.env, HOME: workspace.home, TMPDIR: workspace.tmp, HANDOFF_TEST_MARKERS: markers, HANDOFF_TEST_SOURCE: repo },
     stdio: "ignore",
   });
-  const extraction = await extractPatch({ source, workspace, policy: compilePolicy({ ...DEFAULT_POLICY, ...policy }), privateParent: scratch, pristine });
+  const extraction = await extractPatch({
+    source,
+    workspace,
+    policy: compilePolicy({ ...DEFAULT_POLICY, ...policy }),
+    privateParent: scratch,
+    pristine,
+  });
   return { extraction, patch: extraction.patch.toString("utf8"), payloadsRan: readdirSync(markers) };
 }
 

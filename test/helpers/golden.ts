@@ -28,7 +28,11 @@ export function replay(transcript: string, parser: StreamParser): { events: Agen
  */
 export function goldenTranscriptTests(cli: string, createParser: () => StreamParser): void {
   const dir = join(TRANSCRIPTS, cli);
-  const cases = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith(".jsonl")).sort() : [];
+  const cases = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((name) => name.endsWith(".jsonl"))
+        .sort()
+    : [];
   test(`has recorded transcripts for ${cli}`, () => {
     expect(cases.length).toBeGreaterThan(0);
   });

@@ -41,7 +41,8 @@ export async function makeRepo(files: Record<string, string>, options: { dir?: s
 export const FAILING_ADD_PROJECT: Record<string, string> = {
   "package.json": `${JSON.stringify({ name: "fixture", type: "module", scripts: { test: "node test.js" } }, null, 2)}\n`,
   "math.js": "export function add(a, b) {\n  return a - b;\n}\n",
-  "test.js": 'import { add } from "./math.js";\nif (add(2, 2) !== 4) {\n  console.error("FAIL: add(2, 2) =", add(2, 2));\n  process.exit(1);\n}\nconsole.log("ok");\n',
+  "test.js":
+    'import { add } from "./math.js";\nif (add(2, 2) !== 4) {\n  console.error("FAIL: add(2, 2) =", add(2, 2));\n  process.exit(1);\n}\nconsole.log("ok");\n',
   ".gitignore": "node_modules/\n",
 };
 

@@ -24,7 +24,12 @@ export interface Harness {
 
 export function makeHarness(): Harness {
   const root = tempDir("handoff-harness");
-  const harness = { runsDir: join(root, "runs"), workspacesDir: join(root, "ws"), cliHomesDir: join(root, "homes"), markerDir: join(root, "markers") };
+  const harness = {
+    runsDir: join(root, "runs"),
+    workspacesDir: join(root, "ws"),
+    cliHomesDir: join(root, "homes"),
+    markerDir: join(root, "markers"),
+  };
   mkdirSync(harness.markerDir);
   return harness;
 }

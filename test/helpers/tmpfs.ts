@@ -19,7 +19,10 @@ export const canMountTmpfs = (() => {
   }
 })();
 
-if (!canMountTmpfs) console.warn("handoff tests: cannot mount a tmpfs here (needs root and a container that allows mount): the full-disk and read-only file-system tests are skipped");
+if (!canMountTmpfs)
+  console.warn(
+    "handoff tests: cannot mount a tmpfs here (needs root and a container that allows mount): the full-disk and read-only file-system tests are skipped",
+  );
 
 /** A tmpfs of `mebibytes` (`ro` for a read-only one) mounted on a new temp dir, unmounted when the test ends. */
 export function smallFileSystem(mebibytes: number, options: { readOnly?: boolean } = {}): string {

@@ -48,7 +48,11 @@ export function checkPathName(bytes: Buffer): PolicyFinding[] {
     findings.push({ path: escapeControls(text), rule: "control_character", message: "the name contains a control character" });
   }
   if (INVISIBLE.test(text)) {
-    findings.push({ path: escapeControls(text), rule: "invisible_character", message: "the name contains an invisible or bidi-control character" });
+    findings.push({
+      path: escapeControls(text),
+      rule: "invisible_character",
+      message: "the name contains an invisible or bidi-control character",
+    });
   }
   if (text.startsWith("/") || text.split("/").some((part) => part === "" || part === "." || part === "..")) {
     findings.push({ path: escapeControls(text), rule: "unsafe_path", message: "absolute path, empty, `.` or `..` component" });
@@ -62,9 +66,7 @@ export function checkPathName(bytes: Buffer): PolicyFinding[] {
 /** Names Linux accepts but Windows would misread (backslash traversal, reserved device names, streams). */
 export function windowsNameWarnings(path: string): PolicyFinding[] {
   const parts = path.split("/");
-  const bad =
-    path.includes("\\") ||
-    parts.some((part) => WINDOWS_RESERVED.test(part) || /[<>:"|?*]/u.test(part) || /[. ]$/u.test(part));
+  const bad = path.includes("\\") || parts.some((part) => WINDOWS_RESERVED.test(part) || /[<>:"|?*]/u.test(part) || /[. ]$/u.test(part));
   return bad ? [{ path, rule: "windows_unsafe_name", message: "this name is unsafe or unusable on Windows" }] : [];
 }
 

@@ -72,7 +72,11 @@ export function judgeEntries(entries: readonly ChangedEntry[], policy: CompiledP
     });
   }
   if (facts.patchBytes > policy.maxPatchBytes) {
-    violations.push({ path: "", rule: "patch_too_large", message: `the patch is ${facts.patchBytes} bytes, over the limit of ${policy.maxPatchBytes}` });
+    violations.push({
+      path: "",
+      rule: "patch_too_large",
+      message: `the patch is ${facts.patchBytes} bytes, over the limit of ${policy.maxPatchBytes}`,
+    });
   }
   const added: string[] = [];
   entries.slice(0, policy.maxFiles).forEach((entry, index) => {
@@ -98,7 +102,7 @@ export function judgeEntries(entries: readonly ChangedEntry[], policy: CompiledP
     }
     if (matchesAnyGlob(path, policy.denyPatterns)) violations.push({ path, rule: "denied_path", message: "matches a --deny pattern" });
 
-    if (entry.status === "D" || entry.newMode !== "100644" && entry.newMode !== "100755") return;
+    if (entry.status === "D" || (entry.newMode !== "100644" && entry.newMode !== "100755")) return;
     const read = entry.content ?? facts.readContent?.(entry) ?? { kind: "unreadable", message: "no content given" };
     switch (read.kind) {
       case "too_large":
@@ -112,7 +116,11 @@ export function judgeEntries(entries: readonly ChangedEntry[], policy: CompiledP
         break;
     }
     if (blobId(read.bytes, facts.objectFormat) !== entry.newId) {
-      violations.push({ path, rule: "staged_bytes_differ", message: "git stored other bytes than the workspace holds (attributes, eol or filter conversion)" });
+      violations.push({
+        path,
+        rule: "staged_bytes_differ",
+        message: "git stored other bytes than the workspace holds (attributes, eol or filter conversion)",
+      });
     }
     if (read.bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0) || entry.additions === null) {
       violations.push({ path, rule: "binary", message: "binary content" });
