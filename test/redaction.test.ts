@@ -10,6 +10,7 @@ import { agent } from "./helpers/run.js";
 
 /** Fake credentials, assembled at run time so this file holds no token-shaped literal. */
 const AWS_KEY = ["AKIA", "QWERTYUIOPASDFGH"].join("");
+const A36 = "0123456789abcdefghijABCDEFGHIJ012345";
 const PEM_BEGIN = ["-----BEGIN ", "RSA PRIVATE KEY-----"].join("");
 const PEM_END = ["-----END ", "RSA PRIVATE KEY-----"].join("");
 
@@ -101,6 +102,19 @@ describe("Redactor", () => {
     expect(redactor.text(`x abcd-efgh y abcd z ${AWS_KEY}.`)).toBe(
       "x [redacted: --env LONG] y [redacted: --env SHORT] z [redacted: AWS access key id].",
     );
+  });
+
+  test.each([
+    ["AWS access key id", AWS_KEY],
+    ["GitHub token", ["ghp_", A36].join("")],
+    ["Anthropic API key", ["sk-ant-", "api03-", "abcdefghijklmnopqrstuvwxyz012345"].join("")],
+    ["OpenAI API key", ["sk-", "proj-", "abcdefghijklmnopqrstuvwxyz0123456789"].join("")],
+    ["Slack token", ["xox", "b-", "1234567890-abcdefghij"].join("")],
+    ["Google API key", ["AIza", "SyA-abcdefghijklmnopqrstuvwxyz01234"].join("")],
+    ["Stripe live key", ["sk_", "live_", "abcdefghijklmnopqrstuvwx"].join("")],
+    ["npm token", ["npm_", A36].join("")],
+  ])("a %s the scanner knows is named by its own marker", (kind, secret) => {
+    expect(new Redactor().text(`before ${secret} after`)).toBe(`before [redacted: ${kind}] after`);
   });
 
   test(`an --env value under ${MIN_REDACTED_LENGTH} characters, one that names an existing path, and an unset one are not redacted`, () => {

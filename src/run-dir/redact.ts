@@ -20,8 +20,14 @@ export interface EnvSecret {
   readonly value: string;
 }
 
-/** The scanner's kinds as one pattern, each kind one capture group, and the marker of each. */
-const KINDS = new RegExp(SECRET_KINDS.map((kind) => `(${(kind.extent ?? kind.pattern).source})`).join("|"), "g");
+/** The scanner's kinds as one pattern, each kind wrapped in one capture group, and the marker of each. */
+const KIND_SOURCES = SECRET_KINDS.map((kind) => (kind.extent ?? kind.pattern).source);
+const KINDS = new RegExp(KIND_SOURCES.map((source) => `(${source})`).join("|"), "g");
+/** Where each kind's own group sits among the capture groups (a kind's pattern may hold groups of its own). */
+const KIND_GROUPS = KIND_SOURCES.reduce<number[]>((starts, source, i) => {
+  starts.push(i === 0 ? 0 : starts[i - 1]! + 1 + groupCount(KIND_SOURCES[i - 1]!));
+  return starts;
+}, []);
 const KIND_MARKERS = SECRET_KINDS.map((kind) => `[redacted: ${kind.name}]`);
 
 export class Redactor {
@@ -103,7 +109,13 @@ function namesAPlace(value: string): boolean {
   }
 }
 
-/** The marker of the kind that matched: the first capture group that is set (each kind is one group). */
-function markerOfKind(...groups: unknown[]): string {
-  return KIND_MARKERS[groups.slice(1, 1 + KIND_MARKERS.length).findIndex((group) => group !== undefined)] ?? "[redacted]";
+/** The marker of the kind that matched: the kind whose own capture group is set. */
+function markerOfKind(...args: unknown[]): string {
+  const groups = args.slice(1);
+  return KIND_MARKERS[KIND_GROUPS.findIndex((start) => groups[start] !== undefined)] ?? "[redacted]";
+}
+
+/** How many capture groups a pattern holds: the length of a match of the pattern or nothing, less the whole match. */
+function groupCount(source: string): number {
+  return new RegExp(`${source}|`).exec("")!.length - 1;
 }
