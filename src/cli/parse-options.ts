@@ -1,5 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { UsageError } from "../lib/errors.js";
+import { escapeControls } from "../patch/rules/path-names.js";
 import type { Command } from "./help.js";
 
 export type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig["options"]>;
@@ -18,11 +19,17 @@ export function parseOptions<T extends ParseArgsOptionsConfig>(command: Command,
     return parseArgs({ args: [...args], options, allowPositionals: true, strict: true } as const);
   } catch (error) {
     const unknown = (error as NodeJS.ErrnoException).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? unknownOption(args, options) : null;
-    if (unknown === null) throw new UsageError("bad_option", (error as Error).message.split("\n")[0]!);
+    if (unknown === null) throw new UsageError("bad_option", shown((error as Error).message.split("\n")[0]!, 300));
     const near = nearestOption(unknown, options);
     const hint = near ? `did you mean ${near}?` : `see handoff ${command} --help`;
-    throw new UsageError("unknown_option", `unknown option '${unknown}' for 'handoff ${command}' (${hint})`);
+    throw new UsageError("unknown_option", `unknown option '${shown(unknown, 100)}' for 'handoff ${command}' (${hint})`);
   }
+}
+
+/** Text from argv as one printable line: control characters escaped (a newline or an escape sequence is shown, not obeyed), and cut. */
+function shown(text: string, max: number): string {
+  const escaped = escapeControls(text);
+  return escaped.length > max ? `${escaped.slice(0, max)}…` : escaped;
 }
 
 /** The first option on the command line (before `--`) that the command does not have, as it was written. */
