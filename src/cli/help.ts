@@ -15,6 +15,7 @@ Usage:
   handoff show <run-id|run-dir> [--format text|markdown|json|junit] [--runs-dir DIR]
   handoff apply <run-id|run-dir> [-C repo] [--runs-dir DIR]
                                                  apply a verified run's changes.patch to the source repo
+  handoff <command> --help                       that command's own usage, options and exit codes
 `;
 
 const RUN_OPTIONS = `Run options:
