@@ -42,6 +42,22 @@ function rewriteSameSizeKeepMtime(path: string, content: string): void {
   execFileSync("touch", ["-m", "-d", `@${mtimeNs / 1_000_000_000n}.${String(mtimeNs % 1_000_000_000n).padStart(9, "0")}`, path]);
 }
 
+/**
+ * A racy checkout with `file` rewritten (same size, mtime put back) within the second of the checkout, so that only
+ * the ctime's nanoseconds tell (git compares whole seconds): on a loaded machine the rewrite can land in the next
+ * second, so a checkout where it did is made again.
+ */
+async function racyCheckoutRewrittenInTheSameSecond(file: string, content: string): ReturnType<typeof racyCheckout> {
+  for (let attempt = 1; ; attempt++) {
+    const checkout = await racyCheckout();
+    const path = join(checkout.repo, file);
+    const ctimeSeconds = () => lstatSync(path, { bigint: true }).ctimeNs / 1_000_000_000n;
+    const before = ctimeSeconds();
+    rewriteSameSizeKeepMtime(path, content);
+    if (ctimeSeconds() === before || attempt === 10) return checkout;
+  }
+}
+
 describe("settling racily clean index entries", () => {
   test("trusts the untouched files of a fresh checkout and dates the copy one second past them", async () => {
     const { repo, index, seconds } = await racyCheckout();
@@ -52,8 +68,7 @@ describe("settling racily clean index entries", () => {
   });
 
   test("smudges a file rewritten in the same second with its size and mtime put back, so git still stages it", async () => {
-    const { repo, index } = await racyCheckout();
-    rewriteSameSizeKeepMtime(join(repo, "a.txt"), "HELLO\n");
+    const { repo, index } = await racyCheckoutRewrittenInTheSameSecond("a.txt", "HELLO\n");
     // The danger being guarded against: the same copy merely dated a second later hides the change from git.
     expect(gitSeesChanged(repo, { bytes: index.bytes, mtimeMs: index.mtimeMs + 1000 })).toEqual([]);
     const settled = settleRacyEntries(index, repo, "sha1");
