@@ -24,10 +24,7 @@ export interface EnvSecret {
 const KIND_SOURCES = SECRET_KINDS.map((kind) => (kind.extent ?? kind.pattern).source);
 const KINDS = new RegExp(KIND_SOURCES.map((source) => `(${source})`).join("|"), "g");
 /** Where each kind's own group sits among the capture groups (a kind's pattern may hold groups of its own). */
-const KIND_GROUPS = KIND_SOURCES.reduce<number[]>((starts, source, i) => {
-  starts.push(i === 0 ? 0 : starts[i - 1]! + 1 + groupCount(KIND_SOURCES[i - 1]!));
-  return starts;
-}, []);
+const KIND_GROUPS = KIND_SOURCES.map((_, i) => KIND_SOURCES.slice(0, i).reduce((groups, source) => groups + 1 + groupCount(source), 0));
 const KIND_MARKERS = SECRET_KINDS.map((kind) => `[redacted: ${kind.name}]`);
 
 export class Redactor {
