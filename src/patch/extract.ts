@@ -6,7 +6,7 @@ import { git, splitNul } from "../process/git.js";
 import { printablePath } from "./rules/path-names.js";
 import type { CompiledPolicy } from "./rules/policy.js";
 import { addedLinesPerFile, parsePatch } from "./patch.js";
-import { judgeEntries } from "./rules/rule-book.js";
+import { changeKind, judgeEntries } from "./rules/rule-book.js";
 import { createPrivateGitDir, writeIndexCopy } from "../clone/private-git.js";
 import { settleRacyEntries } from "../clone/racy-index.js";
 import { readFileSafely } from "../lib/safe-read.js";
@@ -233,7 +233,7 @@ function keptPatchBytes(policy: CompiledPolicy): number {
 function toPatchFile(change: RawChange): PatchFile {
   return {
     path: printablePath(change.path),
-    change: change.status === "A" ? "added" : change.status === "D" ? "deleted" : "modified",
+    change: changeKind(change.status),
     additions: change.additions ?? 0,
     deletions: change.deletions ?? 0,
   };
