@@ -1,4 +1,4 @@
-import { realpathSync } from "node:fs";
+import { lstatSync, realpathSync } from "node:fs";
 import { sep } from "node:path";
 
 /** Whether `child` is `parent` or lies below it (plain string paths; resolve links first where they matter). */
@@ -12,5 +12,15 @@ export function existingRealPath(path: string): string | null {
     return realpathSync(path);
   } catch {
     return null;
+  }
+}
+
+/** Whether anything is at `path` itself (a dangling link counts: never followed). */
+export function lexists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -21,6 +21,7 @@ import {
   uniqueSurvivors,
 } from "../containment/survivors.js";
 import { removeTree } from "../clone/workspace.js";
+import { lexists } from "../lib/paths.js";
 
 /**
  * A handoff killed mid-run (kill -9, OOM, power) leaves its run directory without result.json, its workspace on
@@ -175,15 +176,6 @@ function cgroupTree(cgroup: string): string[] {
   }
 }
 
-function exists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Finds and kills the run's processes, again and again while new ones show up (a survivor may fork meanwhile): by
  * the run's own marker (its nonce; none without one), by a hold on its recorded directories, by its recorded cgroups.
@@ -205,13 +197,13 @@ async function killRunProcesses(nonce: string | null, roots: readonly string[], 
 async function removeRunPaths(paths: readonly string[], cgroups: readonly string[]): Promise<string[]> {
   const removed: string[] = [];
   for (const path of paths) {
-    if (!exists(path)) continue;
+    if (!lexists(path)) continue;
     try {
       removeTree(path); // rm never follows a link: a link the agent planted is removed, not its target
     } catch {
       // reported by its absence from `removed`
     }
-    if (!exists(path)) removed.push(path);
+    if (!lexists(path)) removed.push(path);
   }
   return [...removed, ...(await removeCgroupDirs(cgroups.flatMap(cgroupTree)))];
 }
@@ -330,7 +322,7 @@ async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, o
   try {
     dir.writeJson("result.json", result);
     const notRun: BackendResultJson = { backend: backendName, ran: false };
-    if (!exists(backendResultPath)) dir.writeJson("backend-result.json", notRun);
+    if (!lexists(backendResultPath)) dir.writeJson("backend-result.json", notRun);
     dir.event({ type: "diagnostic", message: `${result.summary} (by pid ${process.pid})` });
     dir.event({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
     writeSweptCheckpoint(dir, checkpoint, result);
@@ -400,7 +392,7 @@ async function cleanUpFinishedRun(
       });
       dir.event({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
     }
-    writeSweptCheckpoint(dir, checkpoint, result, { cleanup: stillAlive.length === 0 && !paths.some(exists) ? "done" : "pending" });
+    writeSweptCheckpoint(dir, checkpoint, result, { cleanup: stillAlive.length === 0 && !paths.some(lexists) ? "done" : "pending" });
   } finally {
     dir.close();
   }

@@ -1,5 +1,5 @@
-import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
+import { existingRealPath } from "../lib/paths.js";
 import { SECRET_KINDS } from "../patch/rules/secrets.js";
 
 /**
@@ -97,13 +97,7 @@ export function envSecrets(names: readonly string[], env: NodeJS.ProcessEnv = pr
 }
 
 function namesAPlace(value: string): boolean {
-  if (!isAbsolute(value)) return false;
-  try {
-    statSync(value);
-    return true;
-  } catch {
-    return false;
-  }
+  return isAbsolute(value) && existingRealPath(value) !== null;
 }
 
 /** The marker of the kind that matched: the kind whose own capture group is set. */

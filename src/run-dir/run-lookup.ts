@@ -1,9 +1,10 @@
-import { lstatSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { readArtifact } from "./artifact-file.js";
 import { RunNotFoundError, UntrustedArtifactError } from "../lib/errors.js";
 import { defaultRunsDir } from "../run/options.js";
 import { RunResult } from "../verdict/result.js";
+import { lexists } from "../lib/paths.js";
 
 export interface LoadedRun {
   readonly dir: string;
@@ -13,15 +14,6 @@ export interface LoadedRun {
 }
 
 const MAX_RESULT_BYTES = 16 * 1024 * 1024;
-
-function lexists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A run named by id (looked up in the runs directory) or by its directory path. */
 export function loadRun(ref: string, runsDir: string = defaultRunsDir()): LoadedRun {
