@@ -27,6 +27,23 @@ export interface CliInvocation {
   readonly sessionId: string;
 }
 
+/** A resumed turn: the session to continue, and where it ran (equal to `cwd` within a run). */
+export interface CliResumeInvocation extends CliInvocation {
+  /** The session id the earlier turn reported. */
+  readonly resumeId: string;
+  /** The earlier turn's working directory: `cwd` for a repair attempt, the earlier run's clone for `handoff resume`. */
+  readonly previousCwd: string;
+}
+
+/** How to continue a session: the command, and files inside the private home to copy first (pure data). */
+export interface CliResumeCommand {
+  readonly command: AgentCommand;
+  /** E.g. a transcript kept under a folder named for the earlier cwd; both paths inside the invocation's homeDir. */
+  readonly copies?: readonly { readonly from: string; readonly to: string }[];
+  /** The session id the resumed turn will report, when the CLI keeps it (the parser expects it). */
+  readonly sessionId?: string;
+}
+
 /**
  * The private home of one run: directories to create, the user's login files to link, the env that points there.
  * The same env (in a throwaway home) is what `--version` runs with, so no CLI writes state into the user's home.
@@ -44,6 +61,8 @@ export interface CliHome {
 export interface CliTranslator {
   home(homeDir: string, userEnv: Readonly<Record<string, string | undefined>>): CliHome;
   command(invocation: CliInvocation): AgentCommand;
+  /** The command that continues a session headless; absent for a CLI that cannot. */
+  resume?(invocation: CliResumeInvocation): CliResumeCommand;
   parser(invocation: CliInvocation, info: CliInfo): StreamParser;
 }
 

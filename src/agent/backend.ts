@@ -59,8 +59,29 @@ export interface ExternalAgentResult {
   readonly durationMs: number;
 }
 
+/** The session a repair attempt (`--attempts`) or `handoff resume` continues. */
+export interface SessionToResume {
+  /** The session id the earlier turn reported; null when none arrived (a CLI then cannot resume). */
+  readonly sessionId: string | null;
+  /** Where the earlier turn ran: this clone within a run; the earlier run's (removed) clone for `handoff resume`. */
+  readonly cwd: string;
+  /** The number of the attempt this turn is, within its run (2 for the first repair; the command backend's $HANDOFF_ATTEMPT). */
+  readonly attempt: number;
+}
+
+/** What `resume` did: continued the session, or said why it cannot (never a silent fresh session). Keyed on `kind`. */
+export type ResumeOutcome =
+  | { readonly kind: "resumed"; readonly result: ExternalAgentResult }
+  | { readonly kind: "cannot_resume"; readonly reason: string };
+
 /** An agent handoff can delegate to. Built-in ones are translators over the shared process module. */
 export interface ExternalAgentBackend {
   readonly name: string;
   run(task: string, context: AgentContext): Promise<ExternalAgentResult>;
+  /**
+   * Continues `session` with `message` as the user's next turn, in `context.cwd` with the same private home
+   * (`context.homeDir`) the session's state lives in. Optional: without it, `--attempts` ends after the first
+   * attempt and `handoff resume` is refused, each saying why.
+   */
+  resume?(session: SessionToResume, message: string, context: AgentContext): Promise<ResumeOutcome>;
 }
