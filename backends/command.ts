@@ -3,7 +3,8 @@ import type { AgentCommand } from "../src/agent/agent-process.js";
 /**
  * `--backend command --agent-cmd CMD`: any program as the agent. It runs with `/bin/sh -c` in the clone, the task
  * on stdin, in the file named by $HANDOFF_TASK_FILE, and in $HANDOFF_TASK when it fits (and `--model`, if given, in
- * $HANDOFF_MODEL). Its stdout is read by backends/command-stream.ts; src/agent/command-run.ts runs it. Exit 0 means
+ * $HANDOFF_MODEL). A resumed turn gets handoff's feedback on stdin and in $HANDOFF_FEEDBACK, and every turn its
+ * number in $HANDOFF_ATTEMPT. Its stdout is read by backends/command-stream.ts; src/agent/command-run.ts runs it. Exit 0 means
  * it finished; anything else is an agent error (src/agent/agent-ending.ts).
  */
 export function buildCommandAgentCommand(
@@ -11,14 +12,18 @@ export function buildCommandAgentCommand(
   task: string,
   model: string | null = null,
   taskFile: string | null = null,
+  feedback: string | null = null,
 ): AgentCommand {
   // The kernel caps one environment string at 128 KiB (E2BIG): a larger task is on stdin and in the file only.
-  const inline: Record<string, string> = Buffer.byteLength(task) <= MAX_TASK_IN_ENV_BYTES ? { HANDOFF_TASK: task } : {};
+  const fits = (text: string) => Buffer.byteLength(text) <= MAX_TASK_IN_ENV_BYTES;
+  const inline: Record<string, string> = fits(task) ? { HANDOFF_TASK: task } : {};
+  // A resumed turn (`--attempts`, `handoff resume`): handoff's feedback, or the user's new instruction, on stdin and here.
+  const resumed: Record<string, string> = feedback === null ? {} : { HANDOFF_FEEDBACK: fits(feedback) ? feedback : feedback.slice(0, 16 * 1024) };
   return {
     file: "/bin/sh",
     args: ["-c", agentCmd],
-    stdin: task,
-    env: { ...inline, ...(taskFile ? { HANDOFF_TASK_FILE: taskFile } : {}), ...(model ? { HANDOFF_MODEL: model } : {}) },
+    stdin: feedback ?? task,
+    env: { ...inline, ...resumed, ...(taskFile ? { HANDOFF_TASK_FILE: taskFile } : {}), ...(model ? { HANDOFF_MODEL: model } : {}) },
   };
 }
 

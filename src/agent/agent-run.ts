@@ -1,5 +1,6 @@
 import { backendCrashed, OVERRAN } from "./agent-ending.js";
-import type { AgentContext, ExternalAgentBackend, ExternalAgentResult } from "./backend.js";
+import { assertNever } from "../lib/assert-never.js";
+import type { AgentContext, ExternalAgentBackend, ExternalAgentResult, SessionToResume } from "./backend.js";
 
 /** How long past its deadline a backend may take to stop before handoff stops waiting for it. */
 const OVERRUN_GRACE_MS = 10_000;
@@ -20,24 +21,49 @@ export function resultWithoutProcess(outcome: ExternalAgentResult["outcome"], du
   };
 }
 
+/** One turn of the agent: its first, or a resumed one that continues `session` with `message`. Keyed on `kind`. */
+export type AgentTurn =
+  | { readonly kind: "start"; readonly task: string }
+  | { readonly kind: "resume"; readonly session: SessionToResume; readonly message: string };
+
+/** How a turn went: it ran (whatever its ending), or the backend could not resume the session and nothing ran. */
+export type TurnOutcome =
+  | { readonly kind: "ran"; readonly result: ExternalAgentResult }
+  | { readonly kind: "cannot_resume"; readonly reason: string };
+
 /**
  * Calls a backend (built-in or the user's own) so that it cannot take the run down with it: a throw becomes an
  * agent error, and a backend that ignores its deadline is abandoned after a grace period and counted as a timeout.
+ * A backend without `resume` cannot take a resumed turn, and says so.
  */
-export async function runAgentSafely(backend: ExternalAgentBackend, task: string, context: AgentContext): Promise<ExternalAgentResult> {
+export async function runAgentSafely(backend: ExternalAgentBackend, turn: AgentTurn, context: AgentContext): Promise<TurnOutcome> {
   const started = Date.now();
   let timer: NodeJS.Timeout | undefined;
-  const overrun = new Promise<ExternalAgentResult>((resolve) => {
+  const overrun = new Promise<TurnOutcome>((resolve) => {
     timer = setTimeout(
-      () => resolve(resultWithoutProcess(OVERRAN, Date.now() - started)),
+      () => resolve({ kind: "ran", result: resultWithoutProcess(OVERRAN, Date.now() - started) }),
       Math.max(0, context.deadline - Date.now()) + OVERRUN_GRACE_MS,
     );
   });
   try {
-    return await Promise.race([backend.run(task, context), overrun]);
+    return await Promise.race([callBackend(backend, turn, context), overrun]);
   } catch (error) {
-    return resultWithoutProcess(backendCrashed(backend.name, error as Error), Date.now() - started);
+    return { kind: "ran", result: resultWithoutProcess(backendCrashed(backend.name, error as Error), Date.now() - started) };
   } finally {
     clearTimeout(timer);
+  }
+}
+
+async function callBackend(backend: ExternalAgentBackend, turn: AgentTurn, context: AgentContext): Promise<TurnOutcome> {
+  switch (turn.kind) {
+    case "start":
+      return { kind: "ran", result: await backend.run(turn.task, context) };
+    case "resume": {
+      if (!backend.resume) return { kind: "cannot_resume", reason: `the ${backend.name} backend cannot resume a session` };
+      const resumed = await backend.resume(turn.session, turn.message, context);
+      return resumed.kind === "resumed" ? { kind: "ran", result: resumed.result } : resumed;
+    }
+    default:
+      return assertNever(turn);
   }
 }

@@ -38,7 +38,8 @@ export interface AgentContext {
 export type AgentOutcome =
   | { readonly kind: "finished" }
   | { readonly kind: "failed"; readonly detail: string; readonly message: string; readonly hint: string | null }
-  | { readonly kind: "timed_out"; readonly limit: "wall" | "idle" }
+  /** `total`: the run's `--total-timeout` ended the turn before its own `--timeout` did. */
+  | { readonly kind: "timed_out"; readonly limit: "wall" | "idle" | "total" }
   | { readonly kind: "cancelled" };
 
 export interface ExternalAgentResult {

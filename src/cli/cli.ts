@@ -128,6 +128,9 @@ export const RUN_OPTIONS = {
   "max-patch-size": { type: "string" },
   "max-workspace-entries": { type: "string" },
   "max-depth": { type: "string" },
+  attempts: { type: "string" },
+  "total-timeout": { type: "string" },
+  "keep-session": { type: "boolean" },
 } as const;
 
 function wholeNumber(name: string, value: string | undefined): number | undefined {
@@ -215,6 +218,15 @@ function progressPrinter(json: boolean): (event: RecordedEvent) => void {
       case "source.changed":
         write(`the source repository changed: ${event.changed.slice(0, 5).join(", ")}`);
         break;
+      case "attempt.started":
+        if (event.resumed) write(`attempt ${event.attempt}: resuming the agent's session with handoff's feedback…`);
+        break;
+      case "attempt.finished":
+        write(`attempt ${event.attempt}: ${event.terminalReason}${event.detail ? ` (${event.detail})` : ""}`);
+        break;
+      case "attempts.stopped":
+        write(`no further attempt: ${event.reason}`);
+        break;
       case "agent.message":
         if (!json) write(`  agent: ${event.text.split("\n")[0]!.slice(0, 160)}`);
         break;
@@ -296,6 +308,9 @@ async function runCommand(args: readonly string[]): Promise<number> {
         maxWorkspaceEntries: wholeNumber("--max-workspace-entries", values["max-workspace-entries"]),
         maxDepth: wholeNumber("--max-depth", values["max-depth"]),
       },
+      attempts: wholeNumber("--attempts", values.attempts),
+      totalTimeoutMs: seconds("--total-timeout", values["total-timeout"]),
+      keepSession: values["keep-session"],
       signal: controller.signal,
     });
     if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -21,7 +21,8 @@ Usage:
 const RUN_OPTIONS = `Run options:
   -C, --repo DIR          the source repository (default: current directory)
   -b, --backend NAME      ${backendNamesText()} (default: from .handoff.json, else ${DEFAULT_BACKEND})
-      --agent-cmd CMD     with --backend command: shell command run as the agent (task on stdin, in $HANDOFF_TASK_FILE, and in $HANDOFF_TASK up to 64 KiB)
+      --agent-cmd CMD     with --backend command: shell command run as the agent (task on stdin, in $HANDOFF_TASK_FILE, and in $HANDOFF_TASK up to 64 KiB;
+                          a repair attempt gets the feedback on stdin and in $HANDOFF_FEEDBACK, its number in $HANDOFF_ATTEMPT)
       --bin PATH          the backend's executable (default: looked up on PATH)
   -m, --model NAME        model handed to the backend
       --verify CMD        verification command handoff runs itself (repeatable, in order); a run needs one
@@ -33,8 +34,13 @@ const RUN_OPTIONS = `Run options:
       --setup CMD         run in every fresh checkout before the agent and before verification (repeatable)
       --baseline          run the verify commands on the untouched base first, to tell a red base from a bad patch
   -y, --yes               approve the agent editing the disposable clone without asking
-      --timeout SEC       agent wall-clock limit (default 1800)
-      --idle-timeout SEC  agent limit on silence (default 600)
+      --attempts N        attempts the agent gets (default 1, at most 20): after a failed verification or patch rule,
+                          the same session continues in the same clone with handoff's feedback, and every gate reruns
+      --total-timeout SEC limit on the whole run across attempts (default: none)
+      --keep-session      keep the agent CLI's session (its private home, without your login) for \`handoff resume\`,
+                          for 7 days or until \`handoff gc\`
+      --timeout SEC       agent wall-clock limit, per attempt (default 1800)
+      --idle-timeout SEC  agent limit on silence, per attempt (default 600)
       --verify-timeout SEC  limit per setup or verification command (default 900)
       --allow GLOB        every changed path must match one (repeatable)
       --deny GLOB         no changed path may match (repeatable)

@@ -16,7 +16,7 @@ import {
   writeSync,
 } from "node:fs";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { untrustedBecause } from "./artifact-file.js";
 import { ArtifactWriteError, UsageError } from "../lib/errors.js";
 import type { Phase, RecordedEvent, RunnerEvent } from "../run/events.js";
@@ -37,11 +37,12 @@ export const ARTIFACTS = [
 ] as const;
 
 /** The artifacts that carry the agent's and the commands' words: written through the run's Redactor (src/run-dir/redact.ts). */
-const REDACTED: ReadonlySet<string> = new Set<(typeof ARTIFACTS)[number]>([
+const REDACTED: ReadonlySet<string> = new Set<(typeof ARTIFACTS)[number] | "feedback.md">([
   "events.jsonl",
   "backend-result.json",
   "result.json",
   "test.log",
+  "feedback.md",
 ]);
 /** Keys of an artifact kept exact: handoff's own locators, which `apply` and `show` follow (the patch's paths agree with changes.patch). */
 const VERBATIM_KEYS: Readonly<Record<string, readonly string[]>> = { "result.json": ["runId", "runDir", "repo", "patch", "workspace"] };
@@ -56,6 +57,9 @@ const RUNNER_EVENT_TYPES: ReadonlySet<string> = new Set<RunnerEvent["type"]>([
   "phase.finished",
   "command.started",
   "source.changed",
+  "attempt.started",
+  "attempt.finished",
+  "attempts.stopped",
   "run.finished",
 ]);
 const APPEND_NO_FOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -251,14 +255,34 @@ export class RunDirectory {
 
   /** A new file `.<name>.<pid>.<random>.tmp`, made with O_EXCL and O_NOFOLLOW: a planted link or file is never used. */
   #createTemp(name: string): TempFile {
+    const parent = this.#parentOf(name);
     for (let attempt = 0; ; attempt++) {
-      const path = join(this.path, `.${name}.${process.pid}.${randomBytes(8).toString("hex")}.tmp`);
+      const path = join(parent, `.${basename(name)}.${process.pid}.${randomBytes(8).toString("hex")}.tmp`);
       try {
         return { fd: openSync(path, CREATE_NEW, 0o600), path };
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST" || attempt >= 4) throw error;
       }
     }
+  }
+
+  /**
+   * The directory `name` goes in: the run directory, or a folder of it (`attempts/2/changes.patch`), made 0700 and
+   * checked to be a directory at each step, so a planted link is never followed.
+   */
+  #parentOf(name: string): string {
+    let parent = this.path;
+    for (const part of dirname(name) === "." ? [] : dirname(name).split("/")) {
+      if (part === "" || part === "." || part === "..") throw new Error(`bad artifact name ${name}`);
+      parent = join(parent, part);
+      try {
+        mkdirSync(parent, { mode: 0o700 });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+      if (!lstatSync(parent).isDirectory()) throw new Error(`${parent} is not a directory`);
+    }
+    return parent;
   }
 
   /** Renames the temp file over `name`, then checks that what now stands there is the file just written. */
@@ -291,13 +315,13 @@ export class RunDirectory {
    * kept exact. The runner takes result.json from here, so what `run` returns and prints is what the file says.
    */
   redacted<T>(name: string, value: T): T {
-    return REDACTED.has(name) ? this.#redactor.json(value, VERBATIM_KEYS[name]) : value;
+    return REDACTED.has(basename(name)) ? this.#redactor.json(value, VERBATIM_KEYS[basename(name)]) : value;
   }
 
   /** Writes `name` whole or not at all (redacted when it carries the agent's words; changes.patch never is). */
   writeFile(name: string, content: string | Buffer): void {
     const bytes = typeof content === "string" ? Buffer.from(content) : content;
-    this.#writeWhole(name, REDACTED.has(name) ? this.#redactor.bytes(bytes) : bytes);
+    this.#writeWhole(name, REDACTED.has(basename(name)) ? this.#redactor.bytes(bytes) : bytes);
   }
 
   /** On any failure the temp file goes, the old file stays, and the error is thrown. */

@@ -16,6 +16,10 @@ export const HandoffConfig = z.strictObject({
   timeout: z.number().positive().optional(),
   idleTimeout: z.number().positive().optional(),
   verifyTimeout: z.number().positive().optional(),
+  /** Checked with the option: a whole number from 1 to 20. */
+  attempts: z.number().optional(),
+  totalTimeout: z.number().positive().optional(),
+  keepSession: z.boolean().optional(),
   /** Checked with the option (`bad_test_edits`): base, reject or allow. */
   testEdits: z.string().min(1).optional(),
   junit: z.array(z.string().min(1)).optional(),

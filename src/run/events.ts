@@ -25,6 +25,11 @@ export type GateEvent =
   | { readonly type: "phase.finished"; readonly phase: Phase; readonly durationMs: number; readonly ok: boolean; readonly note?: string }
   | { readonly type: "command.started"; readonly phase: string; readonly command: string }
   | { readonly type: "source.changed"; readonly when: "after_agent" | "at_end"; readonly changed: readonly string[] }
+  /** `--attempts`: an attempt begins (`resumed`: the session continues with handoff's feedback) and ends with its own verdict. */
+  | { readonly type: "attempt.started"; readonly attempt: number; readonly resumed: boolean }
+  | { readonly type: "attempt.finished"; readonly attempt: number; readonly terminalReason: string; readonly detail: string | null }
+  /** No further attempt, although the last one could have been repaired: why (a backend that cannot resume, --total-timeout). */
+  | { readonly type: "attempts.stopped"; readonly reason: string }
   | { readonly type: "run.finished"; readonly terminalReason: string; readonly detail: string | null };
 
 export type AgentEvent =

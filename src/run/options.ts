@@ -18,6 +18,8 @@ import { isSafeRunId } from "../run-dir/run-dir.js";
 import { SANDBOX_MODES, type SandboxMode } from "../containment/sandbox.js";
 import { type Holdout, readHoldoutFile } from "../verify/holdouts.js";
 import { TEST_EDIT_POLICIES, type TestEditPolicy } from "../verify/test-edits.js";
+import type { FeedbackWriter } from "../repair/feedback.js";
+import type { ContinueFrom } from "../repair/continue-from.js";
 
 /** What a caller asks of one run. Everything optional falls back to `.handoff.json`, then to the defaults. */
 export interface RunOptions {
@@ -82,6 +84,19 @@ export interface RunOptions {
   /** Caps on each contained process tree (enforced where a writable cgroup exists). */
   readonly caps?: Partial<ResourceCaps>;
   readonly signal?: AbortSignal;
+  /**
+   * How many attempts the agent gets (`--attempts`, default 1). After an attempt that fails verification or a patch
+   * rule, the same session continues in the same clone with handoff's feedback, and every gate runs again.
+   */
+  readonly attempts?: number;
+  /** A limit on the whole run (`--total-timeout`): no attempt starts after it, and an agent turn ends at it. */
+  readonly totalTimeoutMs?: number;
+  /** Writes the message a repair attempt sends the agent; gets what failed and handoff's own message for it. */
+  readonly feedback?: FeedbackWriter;
+  /** Keep the agent CLI's private home, its session, after the run for `handoff resume` (`--keep-session`). */
+  readonly keepSession?: boolean;
+  /** `handoff resume`: the finished run whose session this run continues (src/repair/continue-run.ts builds it). */
+  readonly continueFrom?: ContinueFrom;
 }
 
 export const DEFAULTS = {
@@ -91,7 +106,11 @@ export const DEFAULTS = {
   verifyTimeoutMs: 900_000,
   sandbox: "auto",
   maxProcesses: 4096,
+  attempts: 1,
 } as const;
+
+/** The most attempts one run may have: each is a full agent turn and verification. */
+export const MAX_ATTEMPTS = 20;
 
 /** Half the machine's memory, at most 8 GiB, for each contained process tree. */
 export function defaultMemoryCap(total = totalmem()): number {
@@ -194,6 +213,13 @@ export interface ResolvedOptions {
   readonly sandbox: SandboxMode;
   readonly verifyNetwork: boolean;
   readonly caps: ResourceCaps;
+  /** 1 to MAX_ATTEMPTS. */
+  readonly attempts: number;
+  /** null: no limit on the whole run beyond each attempt's own. */
+  readonly totalTimeoutMs: number | null;
+  readonly feedback: FeedbackWriter | null;
+  readonly keepSession: boolean;
+  readonly continueFrom: ContinueFrom | null;
 }
 
 export function resolveOptions(options: RunOptions, config: HandoffConfig, sourceTop: string): ResolvedOptions {
@@ -229,6 +255,7 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
       throw new UsageError("bad_number", `${name} must be at most ${MAX_TIMEOUT_SECONDS} seconds (24 days)`);
     return value;
   };
+  const optionalPositive = (name: string, value: number | undefined) => (value === undefined ? null : positive(name, value));
   const allow = options.allow ?? config.allow ?? [];
   const deny = options.deny ?? config.deny ?? [];
   const protect = options.protect ?? config.protect ?? [];
@@ -330,6 +357,11 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     sandbox,
     verifyNetwork: options.verifyNetwork ?? false,
     caps,
+    attempts: whole("--attempts", options.attempts ?? config.attempts ?? DEFAULTS.attempts, MAX_ATTEMPTS),
+    totalTimeoutMs: optionalPositive("--total-timeout", options.totalTimeoutMs ?? seconds(config.totalTimeout)),
+    feedback: options.feedback ?? null,
+    keepSession: options.keepSession ?? config.keepSession ?? false,
+    continueFrom: options.continueFrom ?? null,
   };
   // Last, so that any other bad input is named first.
   if (verify.length === 0 && !noVerify) {

@@ -1,8 +1,8 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import type { BackendResultJson } from "../run-dir/artifacts/backend-result.js";
 import type { ExternalAgentBackend, ExternalAgentResult } from "../agent/backend.js";
-import { runAgentSafely } from "../agent/agent-run.js";
+import { type AgentTurn, resultWithoutProcess, runAgentSafely } from "../agent/agent-run.js";
 import { askApproval, isApproved } from "../approval/approval.js";
 import { type DisposableClone, makeDisposableClone } from "../clone/clone.js";
 import { type SourceSnapshot, compareSnapshots, takeSourceSnapshot } from "../clone/source-snapshot.js";
@@ -18,7 +18,12 @@ import { compilePolicy } from "../patch/rules/policy.js";
 import type { RunDirectory } from "../run-dir/run-dir.js";
 import { RUN_MARKER_VARIABLE, runNames } from "../run-dir/run-names.js";
 import { buildRunResult } from "../verdict/build-result.js";
-import { type RunFacts, decideOutcome } from "../verdict/decide.js";
+import { type RunFacts, type Verdict, decideOutcome } from "../verdict/decide.js";
+import { git } from "../process/git.js";
+import { feedbackInput } from "../repair/feedback-input.js";
+import { handoffFeedback } from "../repair/feedback.js";
+import { KEPT_SESSION_MS } from "../repair/kept-session.js";
+import { repairable } from "../repair/repairable.js";
 import { minimalResult } from "../verdict/minimal-result.js";
 import type { RunResult } from "../verdict/result.js";
 import type { BaseForInputs } from "../verify/changed-inputs.js";
@@ -83,6 +88,15 @@ interface Attempt {
   readonly verification: Verification | null;
 }
 
+/** An attempt as the run keeps it: its number, its own verdict, and the feedback sent after it (a run-directory path). */
+interface AttemptRecord {
+  readonly number: number;
+  readonly attempt: Attempt;
+  readonly verdict: Verdict;
+  readonly durationMs: number;
+  feedback: string | null;
+}
+
 /**
  * One run, gate by gate: approval → clone (+ setup) → attempt (agent → patch → verify) → verdict. Each gate's
  * result is kept once, in `gates`; the decider's facts and result.json are both read from it at the end.
@@ -91,10 +105,10 @@ export class PipelineRun {
   readonly #setup: RunSetup;
   readonly #record: RunRecorder;
   readonly #testLog: TestLog;
-  readonly #gates: { clone: DisposableClone | null; setup: readonly CommandRecord[]; attempt: Attempt | null } = {
+  readonly #gates: { clone: DisposableClone | null; setup: readonly CommandRecord[]; attempts: AttemptRecord[] } = {
     clone: null,
     setup: [],
-    attempt: null,
+    attempts: [],
   };
   /** What the run itself met, outside any one gate. */
   readonly #run = {
@@ -103,7 +117,16 @@ export class PipelineRun {
     warnings: [] as PolicyFinding[],
     /** The source was compared with its snapshot after the last process handoff does not trust (setup, agent, verify). */
     sourceCheckedSinceLastCommand: false,
-    backendResultWritten: false,
+    /** backend-result.json holds the last attempt's record. */
+    backendResultCurrent: false,
+    /** Why the run made no further attempt although the last one could have been repaired. */
+    attemptsStopped: null as string | null,
+    /** The baseline runs once: every attempt is compared with the same base. */
+    baseline: undefined as BaselineOutcome | null | undefined,
+    /** The end of `--total-timeout` (epoch ms), or null. */
+    totalDeadline: null as number | null,
+    /** The private CLI home was kept for `handoff resume`. */
+    sessionKept: false,
   };
   /** What the run made and must remove (or keep, with --keep-workspace). */
   readonly #made = { scratch: null as string | null, cliHome: null as string | null, containment: null as Containment | null };
@@ -113,6 +136,12 @@ export class PipelineRun {
     this.#record = new RunRecorder(setup.dir, setup.hooks.onEvent, setup.options.signal);
     this.#testLog = new TestLog((bytes) => setup.dir.writeFile("test.log", bytes));
     this.#run.warnings.push(...setup.warnings);
+    if (setup.options.totalTimeoutMs !== null) this.#run.totalDeadline = setup.startedAt.getTime() + setup.options.totalTimeoutMs;
+  }
+
+  /** The attempt that decides the verdict: the last one. */
+  get #last(): AttemptRecord | null {
+    return this.#gates.attempts.at(-1) ?? null;
   }
 
   async execute(): Promise<RunResult> {
@@ -147,7 +176,7 @@ export class PipelineRun {
     if (!before) return this.#finish(null);
     try {
       const clone = await this.#clone();
-      if (clone && (await this.#runSetup(clone))) this.#gates.attempt = await this.#attempt(clone, before);
+      if (clone && (await this.#runSetup(clone))) await this.#attempts(clone, before);
     } finally {
       if (this.#record.cancelled) this.#run.cancelled ??= "interrupted";
     }
@@ -183,6 +212,15 @@ export class PipelineRun {
     this.#gates.clone = clone ?? null;
     if (!clone || this.#record.halted) return null;
     this.#containment(clone.scratch);
+    const earlier = options.continueFrom;
+    // `handoff resume`: the clone starts where the earlier run ended, its patch in the work tree (not committed).
+    if (earlier && earlier.patch.length > 0) {
+      const ws = clone.workspace;
+      await git({ gitDir: ws.agentGitDir, workTree: ws.workTree, cwd: ws.root }, ["apply", "--whitespace=nowarn", "-"], {
+        input: earlier.patch,
+        signal: options.signal,
+      });
+    }
     return clone;
   }
 
@@ -207,17 +245,79 @@ export class PipelineRun {
     return !this.#gates.setup.some((record) => !commandPassed(record)) && !this.#record.halted;
   }
 
-  /** One attempt in the clone: the agent works, then its patch is extracted, judged and verified. */
-  async #attempt(clone: DisposableClone, before: SourceSnapshot): Promise<Attempt> {
-    const agent = await this.#agent(clone);
+  /**
+   * The attempts (`--attempts`): the first turn, then, while the last verdict is one the agent can repair, the same
+   * session resumed in the same clone with handoff's feedback, and every gate again. The last attempt decides.
+   */
+  async #attempts(clone: DisposableClone, before: SourceSnapshot): Promise<void> {
+    const { options } = this.#setup;
+    const earlier = options.continueFrom;
+    let turn: AgentTurn = earlier
+      ? { kind: "resume", session: { sessionId: earlier.sessionId, cwd: earlier.cwd, attempt: 1 }, message: options.task }
+      : { kind: "start", task: options.task };
+    for (let number = 1; ; number++) {
+      const started = Date.now();
+      const attempt = await this.#attempt(clone, before, number, turn);
+      if (attempt === null) break; // the backend could not resume: the previous attempt stands
+      const verdict = decideOutcome(this.#facts(attempt));
+      const record: AttemptRecord = { number, attempt, verdict, durationMs: Date.now() - started, feedback: null };
+      this.#gates.attempts.push(record);
+      if (options.attempts > 1)
+        this.#record.emit({ type: "attempt.finished", attempt: number, terminalReason: verdict.terminalReason, detail: verdict.detail });
+      if (number >= options.attempts || this.#record.halted || !repairable(verdict, this.#facts(attempt))) break;
+      if (this.#run.totalDeadline !== null && Date.now() >= this.#run.totalDeadline) {
+        this.#stopAttempts(`--total-timeout was reached after attempt ${number}`);
+        break;
+      }
+      const message = await this.#feedback(record);
+      if (message === null) break;
+      const sessionId = attempt.agent?.sessionId ?? (turn.kind === "resume" ? turn.session.sessionId : null);
+      turn = { kind: "resume", session: { sessionId, cwd: clone.workspace.workTree, attempt: number + 1 }, message };
+    }
+  }
+
+  /** One attempt in the clone: the agent works, then its patch is extracted, judged and verified; null when the turn could not start. */
+  async #attempt(clone: DisposableClone, before: SourceSnapshot, number: number, turn: AgentTurn): Promise<Attempt | null> {
+    const { dir, options } = this.#setup;
+    const perAttempt = options.attempts > 1;
+    const log = perAttempt ? new TestLog((bytes) => dir.writeFile(`attempts/${number}/test.log`, bytes), this.#testLog) : this.#testLog;
+    if (perAttempt) this.#record.emit({ type: "attempt.started", attempt: number, resumed: turn.kind === "resume" });
+    const agent = await this.#agent(clone, turn, number);
+    if (agent === null) return null;
     if (this.#record.halted) return { agent, patch: null, verification: null };
-    const patch = await this.#patch(clone, before);
-    const verification = patch && this.#verifiable(agent, patch) ? await this.#verify(clone, patch) : null;
+    const patch = await this.#patch(clone, before, number);
+    const verification = patch && this.#verifiable(agent, patch) ? await this.#verify(clone, patch, log) : null;
     return { agent, patch, verification };
   }
 
-  /** The agent, in its private CLI home and its jail; backend-result.json is written as soon as it is back. */
-  async #agent(clone: DisposableClone): Promise<ExternalAgentResult | null> {
+  /** The message the next attempt gets (attempts/<k>/feedback.md), from handoff or the library user's writer; null ends the loop. */
+  async #feedback(record: AttemptRecord): Promise<string | null> {
+    const { dir, options } = this.#setup;
+    const input = feedbackInput(record, options.attempts, this.#testLog);
+    const ours = handoffFeedback(input);
+    let message: string;
+    try {
+      message = options.feedback ? await options.feedback(input, ours) : ours;
+    } catch (error) {
+      this.#stopAttempts(`the feedback writer failed: ${(error as Error).message}`);
+      return null;
+    }
+    const path = `attempts/${record.number}/feedback.md`;
+    if (this.#record.tryWrite(() => dir.writeFile(path, message))) record.feedback = path;
+    return message;
+  }
+
+  #stopAttempts(why: string): void {
+    this.#run.attemptsStopped = why;
+    this.#record.emit({ type: "attempts.stopped", reason: why });
+  }
+
+  /**
+   * One agent turn, in its private CLI home and its jail; backend-result.json is written as soon as it is back. The
+   * home is made by the first turn and kept for the next (a `handoff resume` moves the earlier run's kept home in).
+   * Null when a resumed turn could not start (the backend said why).
+   */
+  async #agent(clone: DisposableClone, turn: AgentTurn, number: number): Promise<ExternalAgentResult | null> {
     const { dir, options, backend } = this.#setup;
     const ws = clone.workspace;
     // The nonce marks every process the agent starts, so a leftover one can be found by its environment (HANDOFF_RUN_ID
@@ -228,19 +328,16 @@ export class PipelineRun {
       extraNames: options.envNames,
       set: { HANDOFF_RUN_ID: dir.runId, [RUN_MARKER_VARIABLE]: dir.nonce },
     });
-    const agent = await this.#record.phase("agent", async () => {
-      const cliHome = join(options.cliHomesDir, runNames(dir.runId, dir.nonce).cliHome);
-      dir.track({ cliHome });
-      mkdirSync(options.cliHomesDir, { recursive: true, mode: 0o700 });
-      mkdirSync(cliHome, { mode: 0o700 });
-      this.#made.cliHome = cliHome;
+    const turnDeadline = Math.min(Date.now() + options.timeoutMs, this.#run.totalDeadline ?? Number.POSITIVE_INFINITY);
+    const outcome = await this.#record.phase("agent", async () => {
+      const cliHome = this.#made.cliHome ?? this.#makeCliHome();
       const jail = this.#jail(clone, "agent", backend.name, [cliHome]);
       try {
-        return await runAgentSafely(backend, options.task, {
+        return await runAgentSafely(backend, turn, {
           cwd: ws.workTree,
-          env,
+          env: { ...env, HANDOFF_ATTEMPT: String(number) },
           signal: options.signal ?? new AbortController().signal,
-          deadline: Date.now() + options.timeoutMs,
+          deadline: turnDeadline,
           idleTimeoutMs: options.idleTimeoutMs,
           model: options.model,
           executable: options.bin,
@@ -253,13 +350,48 @@ export class PipelineRun {
         await jail.finish();
       }
     });
+    if (outcome?.kind === "cannot_resume") {
+      if (number > 1) {
+        this.#stopAttempts(`attempt ${number} did not start: ${outcome.reason}`);
+        return null;
+      }
+      // `handoff resume` whose session cannot continue: an agent error, never a silent fresh session.
+      const failed = { kind: "failed" as const, detail: "cannot_resume", message: outcome.reason, hint: null };
+      return this.#agentBack(resultWithoutProcess(failed, 0), number);
+    }
+    let agent = outcome?.result ?? null;
+    // The turn ran into --total-timeout, not its own --timeout: say which limit stopped it.
+    if (agent?.outcome.kind === "timed_out" && agent.outcome.limit === "wall" && this.#run.totalDeadline === turnDeadline)
+      agent = { ...agent, outcome: { kind: "timed_out", limit: "total" } };
+    return this.#agentBack(agent, number);
+  }
+
+  /** Records what a turn returned: its warnings, backend-result.json (and the attempt's copy). */
+  #agentBack(agent: ExternalAgentResult | null, number: number): ExternalAgentResult | null {
+    const { dir, options, backend } = this.#setup;
     for (const warning of agent?.warnings ?? []) this.#run.warnings.push({ ...warning });
-    this.#writeBackendResult(agent ?? null);
-    return agent ?? null;
+    this.#run.backendResultCurrent = false;
+    this.#writeBackendResult(agent);
+    if (options.attempts > 1)
+      this.#record.tryWrite(() => dir.writeJson(`attempts/${number}/backend-result.json`, backendRecord(backend.name, agent)));
+    return agent;
+  }
+
+  /** The run's private CLI home: new, or for `handoff resume` the earlier run's kept one, moved here. */
+  #makeCliHome(): string {
+    const { dir, options } = this.#setup;
+    const cliHome = join(options.cliHomesDir, runNames(dir.runId, dir.nonce).cliHome);
+    dir.track({ cliHome });
+    mkdirSync(options.cliHomesDir, { recursive: true, mode: 0o700 });
+    const kept = options.continueFrom?.home ?? null;
+    if (kept) renameSync(kept, cliHome);
+    else mkdirSync(cliHome, { mode: 0o700 });
+    this.#made.cliHome = cliHome;
+    return cliHome;
   }
 
   /** Gate 3: handoff extracts the patch and judges it, then checks the source held; changes.patch gets the patch. */
-  async #patch(clone: DisposableClone, before: SourceSnapshot): Promise<JudgedPatch | null> {
+  async #patch(clone: DisposableClone, before: SourceSnapshot, number: number): Promise<JudgedPatch | null> {
     const { dir, source, options, verificationBase } = this.#setup;
     const judged = await this.#record.phase("extract", async () => {
       const extraction = await extractPatch({
@@ -284,11 +416,11 @@ export class PipelineRun {
       this.#run.sourceCheckedSinceLastCommand = true;
     }
     if (!judged) return null;
+    const bytes = judged.extraction.patch;
+    if (options.attempts > 1) this.#record.tryWrite(() => dir.writeFile(`attempts/${number}/changes.patch`, bytes));
     return {
       ...judged,
-      saved: this.#record.tryWrite(() =>
-        dir.writeRecordedFile("changes.patch", { bytes: judged.extraction.patch, sha256: judged.extraction.sha256 }),
-      ),
+      saved: this.#record.tryWrite(() => dir.writeRecordedFile("changes.patch", { bytes, sha256: judged.extraction.sha256 })),
     };
   }
 
@@ -305,7 +437,7 @@ export class PipelineRun {
   }
 
   /** Gate 4: the verify commands in a fresh checkout of base + patch (after the baseline; then held to the base). */
-  async #verify(clone: DisposableClone, patch: JudgedPatch): Promise<Verification> {
+  async #verify(clone: DisposableClone, patch: JudgedPatch, log: TestLog): Promise<Verification> {
     const { source, options, verificationBase } = this.#setup;
     const { extraction, inputs } = patch;
     const common = {
@@ -315,7 +447,7 @@ export class PipelineRun {
       verify: options.verify,
       timeoutMs: options.verifyTimeoutMs,
       scratchParent: clone.scratch,
-      log: this.#testLog,
+      log,
       signal: options.signal,
       onCommand: (phase: string, command: string) => this.#record.emit({ type: "command.started", phase, command }),
       containment: this.#made.containment!,
@@ -324,8 +456,9 @@ export class PipelineRun {
     };
     // Setup and verify commands run code from the patch: the source is checked again at the end.
     if (options.setup.length > 0 || options.verify.length > 0) this.#run.sourceCheckedSinceLastCommand = false;
-    const baseline =
+    this.#run.baseline ??=
       options.baseline && options.verify.length > 0 ? ((await this.#record.phase("baseline", () => runBaseline(common))) ?? null) : null;
+    const baseline = this.#run.baseline;
     const applied = { patch: extraction.patch, expectedListing: extraction.listing };
     const verify =
       (await this.#record.phase("verify", () => runVerification({ ...common, ...applied, label: "verify", hold: [] }))) ?? null;
@@ -357,8 +490,9 @@ export class PipelineRun {
     if (this.#record.cancelled) this.#run.cancelled ??= "interrupted";
     const containment = (this.#made.containment ?? this.#containment(null)).summary();
     const keep = options.keepWorkspace && this.#gates.clone !== null;
-    const agent = this.#gates.attempt?.agent ?? null;
+    const agent = this.#last?.attempt.agent ?? null;
     this.#writeBackendResult(agent);
+    this.#run.sessionKept = this.#keepSession();
     let result = this.#result(containment, keep);
     let written = this.#writeResult(result);
     if (!written) {
@@ -386,10 +520,9 @@ export class PipelineRun {
     return result;
   }
 
-  /** The facts the decider reads, from the gates' results. */
-  #facts(): RunFacts {
+  /** The facts the decider reads, from the gates' results: of the last attempt, or of the one given. */
+  #facts(attempt: Attempt | null = this.#last?.attempt ?? null): RunFacts {
     const { dir, options } = this.#setup;
-    const attempt = this.#gates.attempt;
     const verification = attempt?.verification ?? null;
     return {
       cancelled: this.#run.cancelled,
@@ -413,7 +546,8 @@ export class PipelineRun {
   #result(containment: ContainmentSummary, keep: boolean): RunResult {
     const { dir, source, options, backend, startedAt, verificationBase } = this.#setup;
     const facts = this.#facts();
-    const patch = this.#gates.attempt?.patch ?? null;
+    const patch = this.#last?.attempt.patch ?? null;
+    const earlier = options.continueFrom;
     // Redacted here, not only in the file: `run` returns and --json prints what result.json says.
     return dir.redacted(
       "result.json",
@@ -441,6 +575,22 @@ export class PipelineRun {
         startedAt,
         phases: this.#record.phases,
         workspace: keep ? this.#gates.clone!.workspace.workTree : null,
+        attempts: this.#gates.attempts.map((record) => ({
+          attempt: record.number,
+          verdict: record.verdict,
+          sessionId: record.attempt.agent?.sessionId ?? null,
+          patchSha256: record.attempt.patch?.saved ? record.attempt.patch.extraction.sha256 : null,
+          usage: record.attempt.agent?.usage ?? null,
+          durationMs: record.durationMs,
+          feedback: record.feedback,
+        })),
+        attemptsStopped: this.#run.attemptsStopped,
+        session: {
+          kept: this.#run.sessionKept,
+          home: this.#run.sessionKept ? this.#made.cliHome : null,
+          keptUntil: this.#run.sessionKept ? new Date(Date.now() + KEPT_SESSION_MS).toISOString() : null,
+        },
+        resumedFrom: earlier ? { runId: earlier.runId, runDir: earlier.runDir, sessionId: earlier.sessionId } : null,
       }),
     );
   }
@@ -494,10 +644,21 @@ export class PipelineRun {
 
   /** backend-result.json: what the backend returned, or `ran: false`; again at the end if it could not be written. */
   #writeBackendResult(agent: ExternalAgentResult | null): void {
-    if (this.#run.backendResultWritten) return;
-    const name = this.#setup.backend.name;
-    const record: BackendResultJson = agent ? { backend: name, ...agent } : { backend: name, ran: false };
-    this.#run.backendResultWritten = this.#record.tryWrite(() => this.#setup.dir.writeJson("backend-result.json", record));
+    if (this.#run.backendResultCurrent) return;
+    const record = backendRecord(this.#setup.backend.name, agent);
+    this.#run.backendResultCurrent = this.#record.tryWrite(() => this.#setup.dir.writeJson("backend-result.json", record));
+  }
+
+  /**
+   * `--keep-session`: the private CLI home outlives the run, for `handoff resume`, until the age limit (or `handoff gc`)
+   * removes it. Only a home an agent turn ran in, and never with the user's login in it (the backend unlinks it after
+   * each turn). Released from the run's tracking, so the crash sweep leaves it too.
+   */
+  #keepSession(): boolean {
+    const { dir, options } = this.#setup;
+    if (!options.keepSession || this.#made.cliHome === null) return false;
+    dir.release(["cliHome"]);
+    return true;
   }
 
   /** result.json, into the space the run directory reserved for it. */
@@ -521,7 +682,7 @@ export class PipelineRun {
       cleaned = false;
     }
     if (this.#made.scratch) remove(this.#made.scratch);
-    if (this.#made.cliHome && !keep) remove(this.#made.cliHome);
+    if (this.#made.cliHome && !keep && !this.#run.sessionKept) remove(this.#made.cliHome);
     if (this.#gates.clone && !keep) remove(this.#gates.clone.workspace.root);
     return cleaned;
   }
@@ -531,4 +692,9 @@ export class PipelineRun {
 function patchFacts(patch: JudgedPatch): RunFacts["patch"] {
   if (!patch.saved) return null;
   return { empty: patch.extraction.patch.length === 0, violations: [...patch.extraction.violations, ...patch.inputs.violations] };
+}
+
+/** backend-result.json: what the backend returned, or `ran: false`. */
+function backendRecord(backend: string, agent: ExternalAgentResult | null): BackendResultJson {
+  return agent ? { backend, ...agent } : { backend, ran: false };
 }

@@ -50,8 +50,38 @@ export interface ResultInputs {
   readonly phases: Readonly<Record<string, number>>;
   readonly workspace: string | null;
   readonly containment: ContainmentSummary | null;
+  /** Each attempt (a run without repair attempts has one); the agent's usage is their sum. */
+  readonly attempts?: readonly AttemptSummary[];
+  readonly attemptsStopped?: string | null;
+  readonly session?: { readonly kept: boolean; readonly home: string | null; readonly keptUntil: string | null };
+  readonly resumedFrom?: { readonly runId: string; readonly runDir: string; readonly sessionId: string | null } | null;
   /** A crashed run: the processes the sweep killed or could not kill, and the paths it removed. */
   readonly sweep?: { readonly killed: readonly Survivor[]; readonly stillAlive: readonly Survivor[]; readonly removed: readonly string[] };
+}
+
+/** One attempt as result.json lists it. */
+export interface AttemptSummary {
+  readonly attempt: number;
+  readonly verdict: Verdict;
+  readonly sessionId: string | null;
+  readonly patchSha256: string | null;
+  readonly usage: ExternalAgentResult["usage"];
+  readonly durationMs: number;
+  readonly feedback: string | null;
+}
+
+type Usage = NonNullable<ExternalAgentResult["usage"]>;
+
+/** Tokens and cost over all attempts: null when no attempt reported usage; a cost only when every one that did had one. */
+export function sumUsage(usages: readonly (Usage | null)[]): Usage | null {
+  const known = usages.filter((usage): usage is Usage => usage !== null);
+  if (known.length === 0) return null;
+  const costs = known.map((usage) => usage.costUsd);
+  return {
+    inputTokens: known.reduce((sum, usage) => sum + usage.inputTokens, 0),
+    outputTokens: known.reduce((sum, usage) => sum + usage.outputTokens, 0),
+    costUsd: costs.every((cost) => cost !== null) ? costs.reduce((sum: number, cost) => sum + cost!, 0) : null,
+  };
 }
 
 const sweptProcess = ({ pid, command, reason }: Survivor) => ({ pid, command, reason });
@@ -150,7 +180,11 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
       holdouts: inputs.holdouts.map((holdout) => ({ ...holdout, files: [...holdout.files] })),
       tests: inputs.tests,
     },
-    agent: { finalMessage: agent?.finalMessage ?? null, usage: agent?.usage ?? null, claim: readTestClaim(agent?.finalMessage ?? null) },
+    agent: {
+      finalMessage: agent?.finalMessage ?? null,
+      usage: inputs.attempts && inputs.attempts.length > 1 ? sumUsage(inputs.attempts.map((a) => a.usage)) : (agent?.usage ?? null),
+      claim: readTestClaim(agent?.finalMessage ?? null),
+    },
     sourceInvariant: { matched: inputs.sourceChanged.length === 0, changed: [...inputs.sourceChanged] },
     timings: {
       startedAt: inputs.startedAt.toISOString(),
@@ -161,6 +195,24 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
     containment: inputs.containment
       ? { ...inputs.containment, events: [...inputs.containment.events], uncontained: [...inputs.containment.uncontained] }
       : null,
+    ...(inputs.attempts
+      ? {
+          attempts: inputs.attempts.map((entry) => ({
+            attempt: entry.attempt,
+            terminalReason: entry.verdict.terminalReason,
+            detail: entry.verdict.detail,
+            summary: entry.verdict.summary,
+            sessionId: entry.sessionId,
+            patchSha256: entry.patchSha256,
+            usage: entry.usage,
+            durationMs: entry.durationMs,
+            feedback: entry.feedback,
+          })),
+          attemptsStopped: inputs.attemptsStopped ?? null,
+        }
+      : {}),
+    ...(inputs.session ? { session: { ...inputs.session } } : {}),
+    ...(inputs.resumedFrom !== undefined ? { resumedFrom: inputs.resumedFrom } : {}),
     ...(inputs.sweep
       ? {
           sweep: {

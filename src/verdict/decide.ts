@@ -167,14 +167,26 @@ export function decideOutcome(facts: RunFacts): Verdict {
     const outcome = agent.outcome;
     switch (outcome.kind) {
       case "timed_out":
-        return outcome.limit === "idle"
-          ? verdict(
+        switch (outcome.limit) {
+          case "idle":
+            return verdict(
               "timeout",
               "idle_timeout",
               "the agent was silent for longer than --idle-timeout and was stopped",
               "raise --idle-timeout if the agent needs long silent stretches",
-            )
-          : verdict("timeout", "wall_timeout", "the agent ran past --timeout and was stopped", "raise --timeout or split the task");
+            );
+          case "wall":
+            return verdict("timeout", "wall_timeout", "the agent ran past --timeout and was stopped", "raise --timeout or split the task");
+          case "total":
+            return verdict(
+              "timeout",
+              "total_timeout",
+              "the run reached --total-timeout while the agent was working and the agent was stopped",
+              "raise --total-timeout or allow fewer --attempts",
+            );
+          default:
+            return assertNever(outcome.limit);
+        }
       case "cancelled":
         return verdict("user_cancelled", "interrupted", "the agent was cancelled");
       case "failed":

@@ -22,6 +22,22 @@ const ContainmentEvent = z.looseObject({ kind: z.string(), role: z.string(), lab
 /** A process the crash sweep dealt with (src/containment/survivors.ts `Survivor`, without its start time). */
 const SweptProcess = z.looseObject({ pid: z.number(), command: z.string(), reason: z.string() });
 
+const Usage = z.looseObject({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number().nullable() });
+
+/** One attempt of a run (`--attempts`): its own verdict, patch and usage (docs/attempts.md). */
+const AttemptEntry = z.looseObject({
+  attempt: z.number(),
+  terminalReason: z.enum(TERMINAL_REASONS),
+  detail: z.string().nullable(),
+  summary: z.string(),
+  sessionId: z.string().nullable(),
+  patchSha256: z.string().nullable(),
+  usage: Usage.nullable(),
+  durationMs: z.number(),
+  /** The feedback handoff sent after this attempt (a path in the run directory), or null when none was sent. */
+  feedback: z.string().nullable(),
+});
+
 export const RunResult = z.looseObject({
   schemaVersion: z.literal(1),
   runId: z.string(),
@@ -100,7 +116,8 @@ export const RunResult = z.looseObject({
   }),
   agent: z.looseObject({
     finalMessage: z.string().nullable(),
-    usage: z.looseObject({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number().nullable() }).nullable(),
+    /** Summed over every attempt. */
+    usage: Usage.nullable(),
     /** What the final message claims about tests: a claim, never evidence. */
     claim: z
       .looseObject({ tests: z.enum(["pass", "fail", "not_run"]), quote: z.string() })
@@ -129,6 +146,14 @@ export const RunResult = z.looseObject({
     })
     .nullable()
     .optional(),
+  /** Every attempt, in order; the last one decided the verdict. Absent in results written before `--attempts`. */
+  attempts: z.array(AttemptEntry).optional(),
+  /** Why the run stopped before `--attempts` ran out although the last attempt could have been repaired; else null. */
+  attemptsStopped: z.string().nullable().optional(),
+  /** The agent CLI's private home kept for `handoff resume` (`--keep-session`), and until when. */
+  session: z.looseObject({ kept: z.boolean(), home: z.string().nullable(), keptUntil: z.string().nullable() }).optional(),
+  /** `handoff resume`: the run whose session this run continued. */
+  resumedFrom: z.looseObject({ runId: z.string(), runDir: z.string(), sessionId: z.string().nullable() }).nullable().optional(),
   /** Only in the result of a run whose handoff died, written by the sweep of a later start (docs/crash-safety.md). */
   sweep: z.looseObject({ killed: z.array(SweptProcess), stillAlive: z.array(SweptProcess), removed: z.array(z.string()) }).optional(),
 });

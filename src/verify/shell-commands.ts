@@ -21,12 +21,16 @@ export interface CommandRecord {
 export class TestLog {
   readonly #sections: Buffer[] = [];
   readonly #persist: (bytes: Buffer) => void;
-  constructor(persist: (bytes: Buffer) => void) {
+  readonly #whole: TestLog | null;
+  /** `whole`: the run's log, which also gets every section of this one (an attempt's log, for example). */
+  constructor(persist: (bytes: Buffer) => void, whole: TestLog | null = null) {
     this.#persist = persist;
+    this.#whole = whole;
   }
   add(section: Buffer): void {
     this.#sections.push(section);
     this.#persist(this.toBuffer());
+    this.#whole?.add(section);
   }
   toBuffer(): Buffer {
     return Buffer.concat(this.#sections);

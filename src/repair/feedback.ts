@@ -1,0 +1,71 @@
+import type { PolicyFinding } from "../patch/rules/findings.js";
+import type { TerminalReason } from "../verdict/decide.js";
+
+/** What handoff saw in a failed attempt: the evidence its feedback message is written from. */
+export interface FeedbackInput {
+  /** The attempt that failed, and how many the run allows. */
+  readonly attempt: number;
+  readonly attempts: number;
+  readonly terminalReason: TerminalReason;
+  readonly detail: string | null;
+  readonly summary: string;
+  /** The command that failed in handoff's own checkout (a verify, setup or held-to-base command), or null. */
+  readonly failedCommand: { readonly command: string; readonly exitCode: number | null; readonly timedOut: boolean } | null;
+  /** The end of this attempt's test.log, at most FEEDBACK_LOG_BYTES. */
+  readonly logTail: string;
+  /** The patch rules the attempt's patch broke, with their paths. */
+  readonly violations: readonly PolicyFinding[];
+  /** Verification inputs (tests, the verify script's files) the patch changed, and how handoff judged each. */
+  readonly changedInputs: readonly { readonly path: string; readonly judged: string }[];
+}
+
+/**
+ * Writes the message a repair attempt sends the agent's session. A library user's writer gets handoff's own message
+ * too, to send as it is, extend or replace.
+ */
+export type FeedbackWriter = (input: FeedbackInput, handoffMessage: string) => string | Promise<string>;
+
+/** How much of a failed attempt's test.log goes back to the agent: the end, where the failure usually is. */
+export const FEEDBACK_LOG_BYTES = 6 * 1024;
+
+/** The phrase every feedback message of handoff's starts with (the scripted model's tests wait for it). */
+export const FEEDBACK_OPENING = "did not pass handoff's checks";
+
+/** handoff's feedback: what failed, the evidence, and what the agent must not do to get past it. */
+export function handoffFeedback(input: FeedbackInput): string {
+  const lines = [
+    `Your change (attempt ${input.attempt} of ${input.attempts}) ${FEEDBACK_OPENING}: ${input.terminalReason}${input.detail ? ` (${input.detail})` : ""}.`,
+    input.summary,
+    "",
+  ];
+  if (input.failedCommand) {
+    const how = input.failedCommand.timedOut ? "timed out" : `exited ${input.failedCommand.exitCode ?? "on a signal"}`;
+    lines.push(`handoff ran \`${input.failedCommand.command}\` on your patch, in a fresh checkout of its own: it ${how}.`);
+  }
+  if (input.logTail.trim() !== "") lines.push("The end of its output:", fence(input.logTail), "");
+  if (input.violations.length > 0) {
+    lines.push("Your patch breaks these rules; handoff rejects it until none of them holds:");
+    for (const finding of input.violations.slice(0, 50))
+      lines.push(`- ${finding.path || "(workspace)"}: ${finding.rule}: ${finding.message}`);
+    if (input.violations.length > 50) lines.push(`- …and ${input.violations.length - 50} more`);
+    lines.push("");
+  }
+  if (input.changedInputs.length > 0) {
+    lines.push("Your patch changes verification inputs; handoff does not take your version of them:");
+    for (const changed of input.changedInputs.slice(0, 50)) lines.push(`- ${changed.path}: ${changed.judged.replaceAll("_", " ")}`);
+    lines.push("");
+  }
+  lines.push(
+    "Your earlier changes are still in this working directory. Change the code so that the check passes, then stop; handoff extracts and verifies the new state itself.",
+    "Do not edit, delete or weaken the tests or the verification commands' files: handoff verifies with its own copy of them.",
+    "Do not touch anything outside this working directory, and do not commit or change git metadata.",
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+/** A fence longer than any run of backticks inside, so the output cannot close it early. */
+function fence(text: string): string {
+  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((match) => match[0].length));
+  const marks = "`".repeat(longest + 1);
+  return `${marks}\n${text.replace(/\n$/, "")}\n${marks}`;
+}

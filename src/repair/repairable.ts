@@ -1,0 +1,17 @@
+import type { RunFacts, Verdict } from "../verdict/decide.js";
+
+/**
+ * Whether another attempt could turn this verdict around: a patch that failed handoff's verification, or that broke
+ * a patch rule (every rule is about the work tree, which the agent can change). Anything else (the agent failed or
+ * timed out, the source changed, an artifact could not be written, the user cancelled) ends the run as it is.
+ */
+export function repairable(verdict: Verdict, facts: RunFacts): boolean {
+  switch (verdict.terminalReason) {
+    case "verification_failed":
+      return true;
+    case "policy_or_artifact_error":
+      return (facts.patch?.violations.length ?? 0) > 0 && facts.runDirWrite === null && facts.artifactError === null;
+    default:
+      return false;
+  }
+}
