@@ -257,7 +257,8 @@ export class PipelineRun {
       : { kind: "start", task: options.task };
     for (let number = 1; ; number++) {
       const started = Date.now();
-      const attempt = await this.#attempt(clone, before, number, turn);
+      const scratch = this.#attemptScratch(clone, number);
+      const attempt = await this.#attempt(clone, before, number, turn, scratch);
       if (attempt === null) break; // the backend could not resume: the previous attempt stands
       const verdict = decideOutcome(this.#facts(attempt));
       const record: AttemptRecord = { number, attempt, verdict, durationMs: Date.now() - started, feedback: null };
@@ -271,13 +272,21 @@ export class PipelineRun {
       }
       const message = await this.#feedback(record);
       if (message === null) break;
+      // This attempt's extraction and verification checkouts are done with: N attempts do not take N times the disk.
+      if (scratch !== clone.scratch) removeTree(scratch);
       const sessionId = attempt.agent?.sessionId ?? (turn.kind === "resume" ? turn.session.sessionId : null);
       turn = { kind: "resume", session: { sessionId, cwd: clone.workspace.workTree, attempt: number + 1 }, message };
     }
   }
 
   /** One attempt in the clone: the agent works, then its patch is extracted, judged and verified; null when the turn could not start. */
-  async #attempt(clone: DisposableClone, before: SourceSnapshot, number: number, turn: AgentTurn): Promise<Attempt | null> {
+  async #attempt(
+    clone: DisposableClone,
+    before: SourceSnapshot,
+    number: number,
+    turn: AgentTurn,
+    scratch: string,
+  ): Promise<Attempt | null> {
     const { dir, options } = this.#setup;
     const perAttempt = options.attempts > 1;
     const log = perAttempt ? new TestLog((bytes) => dir.writeFile(`attempts/${number}/test.log`, bytes), this.#testLog) : this.#testLog;
@@ -285,9 +294,17 @@ export class PipelineRun {
     const agent = await this.#agent(clone, turn, number);
     if (agent === null) return null;
     if (this.#record.halted) return { agent, patch: null, verification: null };
-    const patch = await this.#patch(clone, before, number);
-    const verification = patch && this.#verifiable(agent, patch) ? await this.#verify(clone, patch, log) : null;
+    const patch = await this.#patch(clone, before, number, scratch);
+    const verification = patch && this.#verifiable(agent, patch) ? await this.#verify(patch, log, scratch) : null;
     return { agent, patch, verification };
+  }
+
+  /** Where an attempt's private git dir and verification checkouts go: the scratch dir, or with --attempts a folder of it per attempt. */
+  #attemptScratch(clone: DisposableClone, number: number): string {
+    if (this.#setup.options.attempts === 1) return clone.scratch;
+    const scratch = join(clone.scratch, `attempt-${number}`);
+    mkdirSync(scratch, { mode: 0o700 });
+    return scratch;
   }
 
   /** The message the next attempt gets (attempts/<k>/feedback.md), from handoff or the library user's writer; null ends the loop. */
@@ -391,14 +408,14 @@ export class PipelineRun {
   }
 
   /** Gate 3: handoff extracts the patch and judges it, then checks the source held; changes.patch gets the patch. */
-  async #patch(clone: DisposableClone, before: SourceSnapshot, number: number): Promise<JudgedPatch | null> {
+  async #patch(clone: DisposableClone, before: SourceSnapshot, number: number, scratch: string): Promise<JudgedPatch | null> {
     const { dir, source, options, verificationBase } = this.#setup;
     const judged = await this.#record.phase("extract", async () => {
       const extraction = await extractPatch({
         source,
         workspace: clone.workspace,
         policy: compilePolicy(options.policy),
-        privateParent: clone.scratch,
+        privateParent: scratch,
         pristine: clone.pristine,
         signal: options.signal,
       });
@@ -437,7 +454,7 @@ export class PipelineRun {
   }
 
   /** Gate 4: the verify commands in a fresh checkout of base + patch (after the baseline; then held to the base). */
-  async #verify(clone: DisposableClone, patch: JudgedPatch, log: TestLog): Promise<Verification> {
+  async #verify(patch: JudgedPatch, log: TestLog, scratch: string): Promise<Verification> {
     const { source, options, verificationBase } = this.#setup;
     const { extraction, inputs } = patch;
     const common = {
@@ -446,7 +463,7 @@ export class PipelineRun {
       setup: options.setup,
       verify: options.verify,
       timeoutMs: options.verifyTimeoutMs,
-      scratchParent: clone.scratch,
+      scratchParent: scratch,
       log,
       signal: options.signal,
       onCommand: (phase: string, command: string) => this.#record.emit({ type: "command.started", phase, command }),
