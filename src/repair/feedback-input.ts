@@ -49,11 +49,17 @@ function failedCommand(outcome: VerificationOutcome | null): FeedbackInput["fail
   }
 }
 
-/** The last `limit` bytes as text, starting at a line, with a note of what was left out. */
+/** The last `limit` bytes of the log as plain text (colours and other terminal controls taken out), starting at a line. */
 function tail(bytes: Buffer, limit: number): string {
-  if (bytes.length <= limit) return bytes.toString("utf8");
-  const cut = bytes.subarray(bytes.length - limit);
+  const text = plain(bytes.toString("utf8"));
+  const whole = Buffer.from(text);
+  if (whole.length <= limit) return text;
+  const cut = whole.subarray(whole.length - limit);
   const newline = cut.indexOf(0x0a);
-  const text = (newline >= 0 ? cut.subarray(newline + 1) : cut).toString("utf8");
-  return `[… ${bytes.length - limit} earlier bytes of the log left out]\n${text}`;
+  return `[… ${whole.length - limit} earlier bytes of the log left out]\n${(newline >= 0 ? cut.subarray(newline + 1) : cut).toString("utf8")}`;
+}
+
+/** ANSI escape sequences (a test runner's colours) and other control characters but newline and tab, removed. */
+function plain(text: string): string {
+  return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|[\u0000-\u0008\u000b-\u001f\u007f]/g, "");
 }
