@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { AgentCommand } from "../src/agent/agent-process.js";
-import type { CliHome, CliInvocation, CliTranslator } from "./cli-backend.js";
+import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "./cli-backend.js";
 import { type LoginLink, userDir } from "./cli-home.js";
 import { createOpencodeParser } from "./opencode-stream.js";
 
@@ -71,8 +71,15 @@ export function opencodeCommand(invocation: CliInvocation): AgentCommand {
   return { file: invocation.executable, args: opencodeArgs(invocation), stdin: invocation.task, env: opencodeCommandEnv(invocation.cwd) };
 }
 
+/** `run --format json --dir <clone> --session <id>`: the first turn's flags and environment, continuing that session. */
+export function opencodeResume(invocation: CliResumeInvocation): CliResumeCommand {
+  const command = opencodeCommand(invocation);
+  return { command: { ...command, args: [...command.args, "--session", invocation.resumeId] }, sessionId: invocation.resumeId };
+}
+
 export const opencodeDefinition: CliTranslator = {
   home: opencodeHome,
   command: opencodeCommand,
+  resume: opencodeResume,
   parser: () => createOpencodeParser(),
 };
