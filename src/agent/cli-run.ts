@@ -18,7 +18,7 @@ interface Turn {
   readonly parserInvocation: CliInvocation;
 }
 
-/** A turn that cannot start, with the reason (a resumed turn's copy was refused). */
+/** A turn that cannot start, with the reason (the translator cannot resume from here, or a copy was refused). */
 class TurnRefused extends Error {}
 
 /**
@@ -30,15 +30,18 @@ export function defineCliBackend(definition: CliBackendDefinition): ExternalAgen
   const { info } = definition;
   return {
     name: info.name,
-    run: (task, context) => runCliTurn(definition, task, context, (invocation) => ({ command: definition.command(invocation), parserInvocation: invocation })),
+    run: (task, context) =>
+      runCliTurn(definition, task, context, (invocation) => ({ command: definition.command(invocation), parserInvocation: invocation })),
     async resume(session: SessionToResume, message: string, context: AgentContext): Promise<ResumeOutcome> {
       const resume = definition.resume;
-      if (!resume) return { kind: "cannot_resume", reason: `${info.name} cannot continue a session headless (its backend has no resume command)` };
+      if (!resume)
+        return { kind: "cannot_resume", reason: `${info.name} cannot continue a session headless (its backend has no resume command)` };
       const resumeId = session.sessionId;
       if (resumeId === null) return { kind: "cannot_resume", reason: `${info.name} reported no session id in the earlier turn` };
       try {
         const result = await runCliTurn(definition, message, context, (invocation) => {
           const resumed = resume({ ...invocation, resumeId, previousCwd: session.cwd });
+          if ("cannotResume" in resumed) throw new TurnRefused(resumed.cannotResume);
           try {
             copyInsideHome(resumed.copies ?? [], context.homeDir);
           } catch (error) {

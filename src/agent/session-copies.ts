@@ -31,7 +31,8 @@ export function copyInsideHome(copies: readonly SessionCopy[], homeDir: string):
     const from = resolve(copy.from);
     const to = resolve(copy.to);
     for (const path of [from, to]) {
-      if (path === resolve(homeDir) || !isInside(path, resolve(homeDir))) throw new SessionCopyError(`${path} is not inside the private CLI home`);
+      if (path === resolve(homeDir) || !isInside(path, resolve(homeDir)))
+        throw new SessionCopyError(`${path} is not inside the private CLI home`);
     }
     insideReally(dirname(from), home);
     insideReally(nearestExisting(dirname(to)), home);
