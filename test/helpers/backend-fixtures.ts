@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { CliInfo, CliInvocation } from "../../backends/cli-backend.js";
+import type { CliInfo, CliInvocation, CliResumeInvocation } from "../../backends/cli-backend.js";
 import { CLI_BACKENDS, type CliName, resolveBackend } from "../../backends/index.js";
 import type { AgentContext, ExternalAgentBackend, ExternalAgentResult, ResumeOutcome, SessionToResume } from "../../src/agent/backend.js";
 import type { AgentEvent } from "../../src/run/events.js";
@@ -20,6 +20,12 @@ export function cliInvocation(executable: string, overrides: Partial<CliInvocati
     sessionId: "00000000-0000-4000-8000-000000000000",
     ...overrides,
   };
+}
+
+/** A resumed turn of the session `resumeId` (a repair attempt: the same clone unless `previousCwd` says otherwise). */
+export function cliResumeInvocation(executable: string, overrides: Partial<CliResumeInvocation> = {}): CliResumeInvocation {
+  const invocation = cliInvocation(executable, overrides);
+  return { resumeId: "session-1", previousCwd: invocation.cwd, ...invocation, task: "did not pass handoff's checks", ...overrides };
 }
 
 /** The registry's info for CLI `name`, which its parser is given. */
