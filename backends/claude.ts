@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { AgentCommand } from "../src/agent/agent-process.js";
-import type { CliHome, CliInvocation, CliTranslator } from "./cli-backend.js";
+import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "./cli-backend.js";
 import { createClaudeParser } from "./claude-stream.js";
 import { sameNameLinks, userDir } from "./cli-home.js";
 
@@ -28,8 +28,11 @@ export function userClaudeConfigDir(userEnv: Readonly<Record<string, string | un
   return userDir(userEnv, "CLAUDE_CONFIG_DIR", ".claude");
 }
 
+/** Claude's config dir inside the run's private CLI home. */
+const PRIVATE_DIR = "claude";
+
 export function claudeHome(homeDir: string, userEnv: Readonly<Record<string, string | undefined>>): CliHome {
-  const home = join(homeDir, "claude");
+  const home = join(homeDir, PRIVATE_DIR);
   const mine = userClaudeConfigDir(userEnv);
   const links = sameNameLinks(CLAUDE_LOGIN_FILES, home, mine);
   return {
@@ -45,12 +48,17 @@ export function claudeHome(homeDir: string, userEnv: Readonly<Record<string, str
 }
 
 export function claudeArgs(invocation: Pick<CliInvocation, "sessionId" | "model">): string[] {
+  return claudeTurnArgs(`--session-id=${invocation.sessionId}`, invocation.model);
+}
+
+/** The flags of every turn; `session` names the session: a new one's id, or the one a resumed turn continues. */
+function claudeTurnArgs(session: string, model: string | null): string[] {
   return [
     "-p",
     "--output-format",
     "stream-json",
     "--verbose",
-    `--session-id=${invocation.sessionId}`,
+    session,
     "--permission-mode",
     "acceptEdits",
     `--allowedTools=${CLAUDE_ALLOWED_TOOLS.join(",")}`,
@@ -61,7 +69,7 @@ export function claudeArgs(invocation: Pick<CliInvocation, "sessionId" | "model"
     // No MCP servers from a repo's .mcp.json or from ~/.claude.json.
     "--strict-mcp-config",
     // `=` keeps a model name that starts with "-" from being read as a flag.
-    ...(invocation.model ? [`--model=${invocation.model}`] : []),
+    ...(model ? [`--model=${model}`] : []),
   ];
 }
 
@@ -69,8 +77,38 @@ export function claudeCommand(invocation: CliInvocation): AgentCommand {
   return { file: invocation.executable, args: claudeArgs(invocation), stdin: invocation.task };
 }
 
+/**
+ * Claude's folder for the transcripts of one working directory, under `<CLAUDE_CONFIG_DIR>/projects/`: the cwd with
+ * every character other than a letter or a digit made `-` (checked with 2.1.197: `/tmp/a_b.c` is `-tmp-a-b-c`).
+ */
+export function claudeProjectSlug(cwd: string): string {
+  return cwd.replace(/[^A-Za-z0-9]/g, "-");
+}
+
+/**
+ * `-p --resume=<id>` with every other flag of a first turn (no `--session-id`: with `--resume` it would fork).
+ * Claude finds a session only under the folder of the cwd it runs in, so a turn in another clone first gets the
+ * earlier transcript copied to the new clone's folder.
+ */
+export function claudeResume(invocation: CliResumeInvocation): CliResumeCommand {
+  const args = claudeTurnArgs(`--resume=${invocation.resumeId}`, invocation.model);
+  const projects = join(invocation.homeDir, PRIVATE_DIR, "projects");
+  const transcript = `${invocation.resumeId}.jsonl`;
+  const copies =
+    claudeProjectSlug(invocation.previousCwd) === claudeProjectSlug(invocation.cwd)
+      ? []
+      : [
+          {
+            from: join(projects, claudeProjectSlug(invocation.previousCwd), transcript),
+            to: join(projects, claudeProjectSlug(invocation.cwd), transcript),
+          },
+        ];
+  return { command: { file: invocation.executable, args, stdin: invocation.task }, copies, sessionId: invocation.resumeId };
+}
+
 export const claudeDefinition: CliTranslator = {
   home: claudeHome,
   command: claudeCommand,
+  resume: claudeResume,
   parser: (invocation) => createClaudeParser(invocation.sessionId),
 };

@@ -44,6 +44,11 @@ export interface CliResumeCommand {
   readonly sessionId?: string;
 }
 
+/** Why this CLI cannot continue the session here (e.g. OpenCode cannot rebind a session to a new directory). */
+export interface CliCannotResume {
+  readonly cannotResume: string;
+}
+
 /**
  * The private home of one run: directories to create, the user's login files to link, the env that points there.
  * The same env (in a throwaway home) is what `--version` runs with, so no CLI writes state into the user's home.
@@ -62,7 +67,7 @@ export interface CliTranslator {
   home(homeDir: string, userEnv: Readonly<Record<string, string | undefined>>): CliHome;
   command(invocation: CliInvocation): AgentCommand;
   /** The command that continues a session headless; absent for a CLI that cannot. */
-  resume?(invocation: CliResumeInvocation): CliResumeCommand;
+  resume?(invocation: CliResumeInvocation): CliResumeCommand | CliCannotResume;
   parser(invocation: CliInvocation, info: CliInfo): StreamParser;
 }
 

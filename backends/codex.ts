@@ -1,6 +1,7 @@
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { AgentCommand } from "../src/agent/agent-process.js";
-import type { CliHome, CliInvocation, CliTranslator } from "./cli-backend.js";
+import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "./cli-backend.js";
 import { createCodexParser } from "./codex-stream.js";
 import { sameNameLinks, userDir } from "./cli-home.js";
 
@@ -59,8 +60,31 @@ export function codexCommand(invocation: CliInvocation): AgentCommand {
   return { file: invocation.executable, args: codexArgs(invocation), stdin: invocation.task };
 }
 
+/**
+ * Where a resumed turn keeps Codex's SQLite state: a folder of CODEX_HOME named for the home's own path. Codex records
+ * each thread's rollout file by absolute path there and, when that path is gone (a kept home renamed for `handoff
+ * resume`), fails "no rollout found" instead of looking again. A home at a new path so gets a fresh database, which
+ * Codex fills from the rollout files under `sessions/`; the turns of one run share theirs.
+ */
+export function codexResumeStateDir(homeDir: string): string {
+  const key = createHash("sha256").update(homeDir).digest("hex").slice(0, 16);
+  return join(homeDir, "codex", "state", key);
+}
+
+/**
+ * `exec --json <the first turn's flags> -c sqlite_home=… resume <thread_id> -`: the global options go before `resume`
+ * (as Codex's SDK puts them), `-c` overrides are not kept with the session so they are passed again, and the thread
+ * is found in the same CODEX_HOME. The `-C` and the untrusted-project override name the clone this turn runs in.
+ */
+export function codexResume(invocation: CliResumeInvocation): CliResumeCommand {
+  const state = ["-c", `sqlite_home=${tomlString(codexResumeStateDir(invocation.homeDir))}`];
+  const args = [...codexArgs(invocation).slice(0, -1), ...state, "resume", invocation.resumeId, "-"];
+  return { command: { file: invocation.executable, args, stdin: invocation.task }, sessionId: invocation.resumeId };
+}
+
 export const codexDefinition: CliTranslator = {
   home: codexHome,
   command: codexCommand,
+  resume: codexResume,
   parser: () => createCodexParser(),
 };

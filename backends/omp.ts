@@ -1,6 +1,6 @@
 import { isAbsolute, join } from "node:path";
 import type { AgentCommand } from "../src/agent/agent-process.js";
-import type { CliHome, CliInvocation, CliTranslator } from "./cli-backend.js";
+import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "./cli-backend.js";
 import { sameNameLinks, userHome } from "./cli-home.js";
 import { createPiStreamParser } from "./pi-stream.js";
 
@@ -55,8 +55,20 @@ export function ompCommand(invocation: CliInvocation): AgentCommand {
   return { file: invocation.executable, args: ompArgs(invocation), stdin: invocation.task };
 }
 
+/**
+ * In the same clone, `--resume <id>` continues the session (same id). From another clone omp would silently run in
+ * the session's stored cwd (the old clone), whatever `--cwd` says; `--fork <id>` copies the history into a new
+ * session bound to this clone (a new id, which the stream's header line reports).
+ */
+export function ompResume(invocation: CliResumeInvocation): CliResumeCommand {
+  const same = invocation.previousCwd === invocation.cwd;
+  const args = [...ompArgs(invocation), same ? "--resume" : "--fork", invocation.resumeId];
+  return { command: { file: invocation.executable, args, stdin: invocation.task }, ...(same ? { sessionId: invocation.resumeId } : {}) };
+}
+
 export const ompDefinition: CliTranslator = {
   home: ompHome,
   command: ompCommand,
+  resume: ompResume,
   parser: (_invocation, info) => createPiStreamParser({ cli: info.name }),
 };

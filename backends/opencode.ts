@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { AgentCommand } from "../src/agent/agent-process.js";
-import type { CliHome, CliInvocation, CliTranslator } from "./cli-backend.js";
+import type { CliCannotResume, CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "./cli-backend.js";
 import { type LoginLink, userDir } from "./cli-home.js";
 import { createOpencodeParser } from "./opencode-stream.js";
 
@@ -71,8 +71,24 @@ export function opencodeCommand(invocation: CliInvocation): AgentCommand {
   return { file: invocation.executable, args: opencodeArgs(invocation), stdin: invocation.task, env: opencodeCommandEnv(invocation.cwd) };
 }
 
+/**
+ * `run --format json --dir <clone> --session <id>`: the first turn's flags and environment, continuing that session.
+ * Only in the clone the session ran in: OpenCode keeps each session's directory in its database and runs a resumed
+ * (or `--fork`ed) session there whatever `--dir` says, failing when that directory is gone (checked with 1.18.33).
+ */
+export function opencodeResume(invocation: CliResumeInvocation): CliResumeCommand | CliCannotResume {
+  if (invocation.previousCwd !== invocation.cwd) {
+    return {
+      cannotResume: `opencode continues a session only in the directory it ran in (${invocation.previousCwd}), and this turn runs in ${invocation.cwd}`,
+    };
+  }
+  const command = opencodeCommand(invocation);
+  return { command: { ...command, args: [...command.args, "--session", invocation.resumeId] }, sessionId: invocation.resumeId };
+}
+
 export const opencodeDefinition: CliTranslator = {
   home: opencodeHome,
   command: opencodeCommand,
+  resume: opencodeResume,
   parser: () => createOpencodeParser(),
 };

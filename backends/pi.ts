@@ -1,6 +1,6 @@
 import { isAbsolute, join } from "node:path";
 import type { AgentCommand } from "../src/agent/agent-process.js";
-import type { CliHome, CliInvocation, CliTranslator } from "./cli-backend.js";
+import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "./cli-backend.js";
 import { sameNameLinks, userHome } from "./cli-home.js";
 import { createPiStreamParser } from "./pi-stream.js";
 
@@ -62,8 +62,21 @@ export function piCommand(invocation: CliInvocation): AgentCommand {
   return { file: invocation.executable, args: piArgs(invocation), stdin: invocation.task };
 }
 
+/**
+ * In the same clone, `--session <id>` continues the session (same id, same file). From another clone pi would ask
+ * on the terminal whether to fork (and, with stdin not a terminal, exit 0 having done nothing) or, given the file,
+ * run in the session's old cwd; `--fork <id>` copies the history into a new session bound to this clone (a new id,
+ * which the stream's header line reports).
+ */
+export function piResume(invocation: CliResumeInvocation): CliResumeCommand {
+  const same = invocation.previousCwd === invocation.cwd;
+  const args = [...piArgs(invocation), same ? "--session" : "--fork", invocation.resumeId];
+  return { command: { file: invocation.executable, args, stdin: invocation.task }, ...(same ? { sessionId: invocation.resumeId } : {}) };
+}
+
 export const piDefinition: CliTranslator = {
   home: piHome,
   command: piCommand,
+  resume: piResume,
   parser: (_invocation, info) => createPiStreamParser({ cli: info.name }),
 };

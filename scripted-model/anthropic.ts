@@ -38,20 +38,27 @@ export const anthropic: Protocol = {
     if (!parsed.success) return { ok: false, message: describeIssues(parsed.error.issues) };
     const request = parsed.data;
     const toolResultIds: string[] = [];
-    const texts = [textOf(request.system)];
+    const userTexts: string[] = [];
     for (const message of request.messages) {
       if (message.role !== "user") continue;
       for (const block of Array.isArray(message.content) ? message.content : []) {
         if (isRecord(block) && block.type === "tool_result") toolResultIds.push(stringOr(block.tool_use_id));
       }
-      texts.push(textOf(message.content)); // tool_result blocks have no `text`, so only the user's words count
+      userTexts.push(textOf(message.content)); // tool_result blocks have no `text`, so only the user's words count
     }
     const tools: OfferedTool[] = (request.tools ?? []).flatMap((tool) =>
       tool.name ? [{ name: tool.name, kind: "function" as const, parameters: tool.input_schema ?? null }] : [],
     );
     return {
       ok: true,
-      conversation: { model: request.model ?? null, stream: request.stream === true, toolResultIds, tools, texts },
+      conversation: {
+        model: request.model ?? null,
+        stream: request.stream === true,
+        toolResultIds,
+        tools,
+        texts: [textOf(request.system), ...userTexts],
+        userTexts,
+      },
     };
   },
 

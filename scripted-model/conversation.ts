@@ -9,6 +9,8 @@ export interface Conversation {
   readonly tools: readonly OfferedTool[];
   /** System prompt and user-side text in order, searched for the agent's working directory. */
   readonly texts: readonly string[];
+  /** The user's messages only (no system prompt, no tool results), searched for a later turn's `when` (script.ts). */
+  readonly userTexts: readonly string[];
 }
 
 /** The text of a message content: a string, or the `text` fields of an array of parts. */

@@ -14,6 +14,8 @@ export type Action =
 
 export interface Decision {
   readonly stepIndex: number | null;
+  /** The user turn the step belongs to (0 = the first, k = the script's k-th `next` entry); null for a side request. */
+  readonly turn: number | null;
   /** A request without tools (title generation…): answered without consuming a step. */
   readonly side: boolean;
   /** Tool call id without protocol prefix: `<seq>_<step>`, plus READ_MARK for a read before a write. */
@@ -27,18 +29,21 @@ export const SIDE_TEXT = "Scripted task";
 const READ_MARK = "_read";
 
 /**
- * How the scripted model answers a conversation. Stateless: the step index is the number of tool results,
- * not counting results of the model's own reads-before-write.
+ * How the scripted model answers a conversation. Stateless: the turn comes from the user's text, the step index from
+ * the number of tool results, not counting results of the model's own reads-before-write (script.ts `selectStep`).
  */
 export function decide(script: ModelScript, conversation: Conversation, seq: number): Decision {
-  if (conversation.tools.length === 0) return { stepIndex: null, side: true, callId: `${seq}_side`, action: text(SIDE_TEXT) };
+  if (conversation.tools.length === 0) return { stepIndex: null, turn: null, side: true, callId: `${seq}_side`, action: text(SIDE_TEXT) };
   const ids = conversation.toolResultIds;
-  const { index, step } = selectStep(script, ids.filter((id) => !id.endsWith(READ_MARK)).length);
-  const decision = (action: Action, callId = `${seq}_${index}`): Decision => ({ stepIndex: index, side: false, callId, action });
+  const userText = conversation.userTexts.join("\n");
+  const { turn, index, step } = selectStep(script, ids.filter((id) => !id.endsWith(READ_MARK)).length, userText);
+  // The first turn's steps keep their plain index; a later turn's are `t<turn>-<index>`, so a read of one turn is not another's.
+  const label = turn === 0 ? `${index}` : `t${turn}-${index}`;
+  const decision = (action: Action, callId = `${seq}_${label}`): Decision => ({ stepIndex: index, turn, side: false, callId, action });
   if ("write" in step) {
     const cwd = findCwd(conversation.texts);
-    const read = ids.some((id) => id.endsWith(`_${index}${READ_MARK}`)) ? null : planReadBeforeWrite(step.write, conversation.tools, cwd);
-    if (read) return decision({ kind: "reply", reply: { kind: "tool", call: read } }, `${seq}_${index}${READ_MARK}`);
+    const read = ids.some((id) => id.endsWith(`_${label}${READ_MARK}`)) ? null : planReadBeforeWrite(step.write, conversation.tools, cwd);
+    if (read) return decision({ kind: "reply", reply: { kind: "tool", call: read } }, `${seq}_${label}${READ_MARK}`);
     return decision(toolAction(index, "write", planWrite(step.write, conversation.tools, cwd)));
   }
   if ("run" in step) return decision(toolAction(index, "run", planRun(step.run, conversation.tools)));

@@ -35,6 +35,7 @@ export const openAiChat: Protocol = {
     const texts = request.messages
       .filter((message) => message.role === "system" || message.role === "developer" || message.role === "user")
       .map((message) => textOf(message.content));
+    const userTexts = request.messages.filter((message) => message.role === "user").map((message) => textOf(message.content));
     const tools: OfferedTool[] = (request.tools ?? []).flatMap((tool) =>
       tool.function ? [{ name: tool.function.name, kind: "function" as const, parameters: tool.function.parameters ?? null }] : [],
     );
@@ -46,6 +47,7 @@ export const openAiChat: Protocol = {
         toolResultIds: request.messages.filter((message) => message.role === "tool").map((message) => stringOr(message.tool_call_id)),
         tools,
         texts,
+        userTexts,
       },
     };
   },

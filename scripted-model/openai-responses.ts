@@ -107,9 +107,12 @@ export const openAiResponses: Protocol = {
     const request = parsed.data;
     const items = typeof request.input === "string" ? [{ type: "message", role: "user", content: request.input }] : request.input;
     const texts = [request.instructions ?? ""];
+    const userTexts: string[] = [];
     for (const item of items) {
       // An item without a type is a message in the "easy input" form.
-      if ((item.type ?? "message") === "message" && PROMPT_ROLES.has(item.role ?? "")) texts.push(textOf(item.content));
+      if ((item.type ?? "message") !== "message" || !PROMPT_ROLES.has(item.role ?? "")) continue;
+      texts.push(textOf(item.content));
+      if (item.role === "user") userTexts.push(textOf(item.content));
     }
     const tools: OfferedTool[] = (request.tools ?? []).flatMap((tool): OfferedTool[] => {
       if (!tool.name) return [];
@@ -126,6 +129,7 @@ export const openAiResponses: Protocol = {
         toolResultIds: items.filter((item) => TOOL_OUTPUTS.has(item.type ?? "")).map((item) => stringOr(item.call_id)),
         tools,
         texts,
+        userTexts,
       },
     };
   },

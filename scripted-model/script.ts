@@ -12,7 +12,10 @@ export const scriptStepSchema = z.union([
   z.strictObject({ cut: z.literal(true) }),
 ]);
 
-export const modelScriptSchema = z.strictObject({ steps: z.array(scriptStepSchema) });
+/** A later user turn of the same session (a resumed turn): played once `when` occurs in the user's side of the conversation. */
+export const laterTurnSchema = z.strictObject({ when: z.string().min(1), steps: z.array(scriptStepSchema) });
+
+export const modelScriptSchema = z.strictObject({ steps: z.array(scriptStepSchema), next: z.array(laterTurnSchema).optional() });
 
 export type ScriptStep = z.infer<typeof scriptStepSchema>;
 export type ModelScript = z.infer<typeof modelScriptSchema>;
@@ -29,10 +32,32 @@ export function parseModelScript(value: unknown): ModelScript {
 /** Played once the script has run out, so a chatty agent still ends its turn. */
 const PAST_THE_END: ScriptStep = { say: "Done." };
 
+/** The step a request plays: its user turn (0 = `steps`, k = the k-th `next` entry) and its index within that turn. */
+export interface SelectedStep {
+  readonly turn: number;
+  readonly index: number;
+  readonly step: ScriptStep;
+}
+
 /**
- * The step for a request, chosen statelessly: the number of tool results already in the conversation.
- * A retried request therefore replays the same step (a failing step fails again).
+ * The step for a request, chosen statelessly. The turn is the last `next` entry whose `when` occurs in the user's
+ * text (else the first turn); the index is the number of tool results already in the conversation minus the tool
+ * steps (write, run) of the earlier turns, whose results the resumed conversation carries. A retried request
+ * therefore replays the same step (a failing step fails again).
  */
-export function selectStep(script: ModelScript, toolResults: number): { readonly index: number; readonly step: ScriptStep } {
-  return { index: toolResults, step: script.steps[toolResults] ?? PAST_THE_END };
+export function selectStep(script: ModelScript, toolResults: number, userText: string): SelectedStep {
+  const later = script.next ?? [];
+  let turn = 0;
+  later.forEach((entry, k) => {
+    if (userText.includes(entry.when)) turn = k + 1;
+  });
+  const turns = [script.steps, ...later.map((entry) => entry.steps)];
+  const earlier = turns.slice(0, turn).reduce((sum, steps) => sum + steps.filter(isToolStep).length, 0);
+  const index = Math.max(0, toolResults - earlier);
+  return { turn, index, step: turns[turn]?.[index] ?? PAST_THE_END };
+}
+
+/** A step the agent answers with a tool result. */
+function isToolStep(step: ScriptStep): boolean {
+  return "write" in step || "run" in step;
 }

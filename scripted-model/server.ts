@@ -18,6 +18,10 @@ export interface RecordedRequest {
   readonly path: string;
   readonly protocol: "anthropic" | "openai-chat" | "openai-responses" | "other";
   readonly stepIndex: number | null;
+  /** The script's user turn this request played: 0 = `steps`, k = the k-th `next` entry (a resumed session); null if none. */
+  readonly turn: number | null;
+  /** How many tool results the conversation already carried (a resumed request carries the earlier turns'). */
+  readonly toolResults: number | null;
   readonly side: boolean;
   readonly model: string | null;
   readonly userAgent: string | null;
@@ -122,7 +126,15 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
     const context: ReplyContext = { model: conversation.model ?? "mock-model", seq, callId: decision.callId };
     const status = statusOf(decision.action);
     requests.push(
-      entry(req, { protocol: protocol.name, stepIndex: decision.stepIndex, side: decision.side, model: conversation.model, status }),
+      entry(req, {
+        protocol: protocol.name,
+        stepIndex: decision.stepIndex,
+        turn: decision.turn,
+        toolResults: conversation.toolResultIds.length,
+        side: decision.side,
+        model: conversation.model,
+        status,
+      }),
     );
     respond(res, protocol, decision.action, conversation.stream, context);
   }
@@ -205,6 +217,8 @@ function entry(req: IncomingMessage, facts: Partial<RecordedRequest> & { readonl
     path: pathOf(req),
     protocol: "other",
     stepIndex: null,
+    turn: null,
+    toolResults: null,
     side: false,
     model: null,
     userAgent: header(req, "user-agent"),

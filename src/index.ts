@@ -34,7 +34,16 @@ export type { ApplyOutcome } from "./review/apply.js";
 export type { LoadedRun } from "./run-dir/run-lookup.js";
 export type { ReportFormat } from "./review/report.js";
 export type { AgentCommand, StreamParser, StreamVerdict, TranslatorSpec } from "./agent/agent-process.js";
-export type { CliBackendDefinition, CliHome, CliInfo, CliInvocation, CliTranslator } from "../backends/cli-backend.js";
+export type {
+  CliBackendDefinition,
+  CliCannotResume,
+  CliHome,
+  CliInfo,
+  CliInvocation,
+  CliResumeCommand,
+  CliResumeInvocation,
+  CliTranslator,
+} from "../backends/cli-backend.js";
 export type { BackendAvailability } from "./cli/backends-report.js";
 export type { TestClaim } from "./verdict/agent-claim.js";
 export type { AgentContext, AgentOutcome, ExternalAgentBackend, ExternalAgentResult } from "./agent/backend.js";

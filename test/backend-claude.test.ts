@@ -1,8 +1,16 @@
 import { describe, expect, test } from "vitest";
-import { CLAUDE_ALLOWED_TOOLS, claudeArgs, claudeDefinition, claudeHome, userClaudeConfigDir } from "../backends/claude.js";
+import {
+  CLAUDE_ALLOWED_TOOLS,
+  claudeArgs,
+  claudeDefinition,
+  claudeHome,
+  claudeProjectSlug,
+  claudeResume,
+  userClaudeConfigDir,
+} from "../backends/claude.js";
 import { classifyClaudeError, createClaudeParser, detailOfErrorCode } from "../backends/claude-stream.js";
 import type { StreamParser } from "../src/agent/agent-process.js";
-import { cliInfo, cliInvocation, lines } from "./helpers/backend-fixtures.js";
+import { cliInfo, cliInvocation, cliResumeInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
 
 const SESSION = "00000000-0000-4000-8000-000000000000";
@@ -128,6 +136,31 @@ describe("claude argv, env and home", () => {
     expect(claudeHome("/h", { HOME: "/home/ann", CLAUDE_CONFIG_DIR: "/srv/claude" }).links[0]!.target).toBe(
       "/srv/claude/.credentials.json",
     );
+  });
+});
+
+describe("claude resume", () => {
+  test("-p --resume=<id> with every other flag of a first turn, no --session-id (it would fork); nothing to copy in the same clone", () => {
+    const resumed = claudeResume(cliResumeInvocation("/opt/claude/bin/claude", { resumeId: SESSION }));
+    const first = claudeDefinition.command(invocation).args;
+    expect(resumed.command.args).toEqual(first.map((arg) => (arg.startsWith("--session-id=") ? `--resume=${SESSION}` : arg)));
+    expect(resumed.command.args.some((arg) => arg.startsWith("--session-id"))).toBe(false);
+    expect(resumed.command.stdin).toBe("did not pass handoff's checks");
+    expect(resumed.sessionId).toBe(SESSION);
+    expect(resumed.copies).toEqual([]);
+  });
+
+  test("in a new clone, the transcript is copied from the old cwd's project folder to the new one's, inside the home", () => {
+    const resumed = claudeResume(
+      cliResumeInvocation("/c", { resumeId: SESSION, cwd: "/work/new_2/ws.b", previousCwd: "/work/old/ws", homeDir: "/h/kept" }),
+    );
+    expect(resumed.copies).toEqual([
+      { from: `/h/kept/claude/projects/-work-old-ws/${SESSION}.jsonl`, to: `/h/kept/claude/projects/-work-new-2-ws-b/${SESSION}.jsonl` },
+    ]);
+  });
+
+  test("the project folder turns every character but a letter or digit into '-'", () => {
+    expect(claudeProjectSlug("/tmp/a_b.c/Dir-9 x")).toBe("-tmp-a-b-c-Dir-9-x");
   });
 });
 

@@ -1,7 +1,15 @@
 import { describe, expect, test } from "vitest";
-import { codexArgs, codexDefinition, codexHome, untrustedProjectOverride, userCodexHome } from "../backends/codex.js";
+import {
+  codexArgs,
+  codexDefinition,
+  codexHome,
+  codexResume,
+  codexResumeStateDir,
+  untrustedProjectOverride,
+  userCodexHome,
+} from "../backends/codex.js";
 import { classifyCodexError, createCodexParser } from "../backends/codex-stream.js";
-import { cliInfo, cliInvocation, lines } from "./helpers/backend-fixtures.js";
+import { cliInfo, cliInvocation, cliResumeInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
 
 const invocation = cliInvocation("/opt/codex/bin/codex");
@@ -51,6 +59,32 @@ describe("codex argv, env and home", () => {
     expect(userCodexHome({ HOME: "/home/ann", CODEX_HOME: "" })).toBe("/home/ann/.codex");
     expect(userCodexHome({ HOME: "/home/ann", CODEX_HOME: "rel/codex" })).toBe("/home/ann/.codex");
     expect(codexHome("/h", { HOME: "/home/ann", CODEX_HOME: "/srv/codex" }).links[0]!.target).toBe("/srv/codex/auth.json");
+  });
+});
+
+describe("codex resume", () => {
+  test("exec --json with every flag of the first turn, its SQLite state named for the home, then resume <thread_id> - (prompt on stdin)", () => {
+    const resumed = codexResume(cliResumeInvocation("/opt/codex/bin/codex", { resumeId: "thread-1" }));
+    const first = codexDefinition.command(invocation).args;
+    const state = codexResumeStateDir("/var/handoff/homes/run-1");
+    expect(resumed.command.args).toEqual([...first.slice(0, -1), "-c", `sqlite_home="${state}"`, "resume", "thread-1", "-"]);
+    expect(resumed.command.stdin).toBe("did not pass handoff's checks");
+    expect(resumed.sessionId).toBe("thread-1");
+    expect(resumed.copies).toBeUndefined();
+  });
+
+  test("a home at a new path gets its own state dir inside it (Codex keeps rollout paths there absolute); one home keeps one", () => {
+    const kept = codexResumeStateDir("/var/handoff/homes/run-1-kept");
+    expect(kept.startsWith("/var/handoff/homes/run-1-kept/codex/state/")).toBe(true);
+    expect(kept).not.toBe(codexResumeStateDir("/var/handoff/homes/run-1").replace("run-1", "run-1-kept"));
+    expect(codexResumeStateDir("/var/handoff/homes/run-1-kept")).toBe(kept);
+  });
+
+  test("a new clone is the one named by -C and the untrusted override", () => {
+    const args = codexResume(cliResumeInvocation("/c", { cwd: "/work/new/ws", previousCwd: "/work/old/ws" })).command.args;
+    expect(args.slice(2, 4)).toEqual(["-C", "/work/new/ws"]);
+    expect(args).toContain('projects={"/work/new/ws"={trust_level="untrusted"}}');
+    expect(args.join(" ")).not.toContain("/work/old/ws");
   });
 });
 

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { OMP_LOGIN_FILES, ompArgs, ompDefinition, ompHome, userOmpAgentDir } from "../backends/omp.js";
-import { cliInfo, cliInvocation, lines } from "./helpers/backend-fixtures.js";
+import { OMP_LOGIN_FILES, ompArgs, ompDefinition, ompHome, ompResume, userOmpAgentDir } from "../backends/omp.js";
+import { cliInfo, cliInvocation, cliResumeInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay, TRANSCRIPTS } from "./helpers/golden.js";
 
 const invocation = cliInvocation("/opt/omp/node_modules/.bin/omp");
@@ -40,6 +40,22 @@ describe("omp argv, env and home", () => {
 });
 
 // The parser is shared with pi (backends/pi-stream.ts, tested in backend-pi.test.ts); here what only omp writes.
+describe("omp resume", () => {
+  test("in the same clone: the first turn's flags (no extensions, yolo, no title) plus --resume <id>, the same id", () => {
+    const resumed = ompResume(cliResumeInvocation("/opt/omp/node_modules/.bin/omp", { resumeId: "01a2" }));
+    expect(resumed.command.args).toEqual([...ompDefinition.command(invocation).args, "--resume", "01a2"]);
+    expect(resumed.command.stdin).toBe("did not pass handoff's checks");
+    expect(resumed.sessionId).toBe("01a2");
+  });
+
+  test("in a new clone: --fork <id> (--resume would run in the old clone), a new id the stream reports", () => {
+    const resumed = ompResume(cliResumeInvocation("/o", { resumeId: "01a2", cwd: "/work/new/ws", previousCwd: "/work/old/ws" }));
+    expect(resumed.command.args.slice(-2)).toEqual(["--fork", "01a2"]);
+    expect(resumed.command.args).toContain("--no-extensions");
+    expect(resumed.sessionId).toBeUndefined();
+  });
+});
+
 describe("omp stream specifics", () => {
   const parse = (text: string) => replay(text, ompDefinition.parser(invocation, cliInfo("omp")));
   const session = {

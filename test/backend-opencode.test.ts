@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
-import { opencodeArgs, opencodeDefinition, opencodeHome } from "../backends/opencode.js";
+import { opencodeArgs, opencodeDefinition, opencodeHome, opencodeResume } from "../backends/opencode.js";
 import { classifyOpencodeError, createOpencodeParser } from "../backends/opencode-stream.js";
-import { cliInfo, cliInvocation, lines } from "./helpers/backend-fixtures.js";
+import { cliInfo, cliInvocation, cliResumeInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
 
 const invocation = cliInvocation("/opt/opencode/bin/opencode");
@@ -83,6 +83,23 @@ describe("opencode argv, env and home", () => {
     const fallback = opencodeHome("/h", { HOME: "/home/ann", XDG_CONFIG_HOME: "", XDG_DATA_HOME: "rel" });
     expect(fallback.links[0]!.target).toBe("/home/ann/.local/share/opencode/auth.json");
     expect(fallback.links[1]!.target).toBe("/home/ann/.config/opencode/opencode.json");
+  });
+});
+
+describe("opencode resume", () => {
+  test("the first turn's argv and env plus --session <id>, in the same clone", () => {
+    const resumed = opencodeResume(cliResumeInvocation("/opt/opencode/bin/opencode", { resumeId: "ses_1" }));
+    if ("cannotResume" in resumed) throw new Error(resumed.cannotResume);
+    const first = opencodeDefinition.command(invocation);
+    expect(resumed.command.args).toEqual([...first.args, "--session", "ses_1"]);
+    expect(resumed.command.env).toEqual(first.env);
+    expect(resumed.command.stdin).toBe("did not pass handoff's checks");
+    expect(resumed.sessionId).toBe("ses_1");
+  });
+
+  test("in a new clone it cannot resume, and says why (the session's stored directory wins over --dir)", () => {
+    const resumed = opencodeResume(cliResumeInvocation("/o", { cwd: "/work/new/ws", previousCwd: "/work/old/ws" }));
+    expect(resumed).toEqual({ cannotResume: expect.stringMatching(/only in the directory it ran in \(\/work\/old\/ws\)/) });
   });
 });
 

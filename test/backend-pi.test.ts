@@ -1,8 +1,8 @@
 import { describe, expect, test } from "vitest";
-import { PI_LOGIN_FILES, piArgs, piDefinition, piHome, userPiAgentDir } from "../backends/pi.js";
+import { PI_LOGIN_FILES, piArgs, piDefinition, piHome, piResume, userPiAgentDir } from "../backends/pi.js";
 import { classifyProviderError } from "../backends/failures.js";
 import { PI_SKIPPED_TYPES, createPiStreamParser } from "../backends/pi-stream.js";
-import { cliInfo, cliInvocation, lines } from "./helpers/backend-fixtures.js";
+import { cliInfo, cliInvocation, cliResumeInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
 
 const invocation = cliInvocation("/opt/pi/bin/pi");
@@ -76,6 +76,22 @@ describe("pi argv, env and home", () => {
     expect(userPiAgentDir({ HOME: "/home/ann", PI_CODING_AGENT_DIR: "" })).toBe("/home/ann/.pi/agent");
     expect(userPiAgentDir({ HOME: "/home/ann", PI_CODING_AGENT_DIR: "rel" })).toBe("/home/ann/.pi/agent");
     expect(piHome("/h", { HOME: "/home/ann", PI_CODING_AGENT_DIR: "/srv/pi" }).links[0]!.target).toBe("/srv/pi/auth.json");
+  });
+});
+
+describe("pi resume", () => {
+  test("in the same clone: the first turn's flags (no extensions, private sessions) plus --session <id>, the same id", () => {
+    const resumed = piResume(cliResumeInvocation("/opt/pi/bin/pi", { resumeId: "01a2" }));
+    expect(resumed.command.args).toEqual([...piDefinition.command(invocation).args, "--session", "01a2"]);
+    expect(resumed.command.stdin).toBe("did not pass handoff's checks");
+    expect(resumed.sessionId).toBe("01a2");
+  });
+
+  test("in a new clone: --fork <id>, a new session bound to it whose id the stream reports", () => {
+    const resumed = piResume(cliResumeInvocation("/opt/pi/bin/pi", { resumeId: "01a2", cwd: "/work/new/ws", previousCwd: "/work/old/ws" }));
+    expect(resumed.command.args.slice(-2)).toEqual(["--fork", "01a2"]);
+    expect(resumed.command.args).toContain("--no-extensions");
+    expect(resumed.sessionId).toBeUndefined();
   });
 });
 

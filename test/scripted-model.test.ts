@@ -13,8 +13,8 @@ afterEach(async () => {
   await Promise.all(started.splice(0).map((model) => model.close()));
 });
 
-async function model(steps: ModelScript["steps"]): Promise<ScriptedModel> {
-  const server = await startScriptedModel({ script: { steps } });
+async function model(steps: ModelScript["steps"], next?: ModelScript["next"]): Promise<ScriptedModel> {
+  const server = await startScriptedModel({ script: next ? { steps, next } : { steps } });
   started.push(server);
   return server;
 }
@@ -507,6 +507,8 @@ describe("scripted model: failures and plumbing", () => {
       path: "/v1/chat/completions",
       protocol: "openai-chat",
       stepIndex: 0,
+      turn: 0,
+      toolResults: 0,
       side: false,
       model: "mock-model",
       userAgent: "opencode/1.18.33",
@@ -529,6 +531,105 @@ describe("scripted model: failures and plumbing", () => {
     await expect(startScriptedModel({ script: { steps: [{ jump: true }] } as unknown as ModelScript })).rejects.toThrow(
       /invalid model script/,
     );
+  });
+});
+
+describe("scripted model: later user turns (a resumed session)", () => {
+  const FEEDBACK = "Your change did not pass handoff's checks: npm test failed.";
+  const WRONG_MATH = { write: { path: "math.js", content: "export function add(a, b) {\n  return a - b;\n}\n" } };
+  const FIX_TURN = { when: "did not pass handoff's checks", steps: [WRITE_MATH, { say: "Fixed it for real." }] };
+
+  /** The first turn as a resumed Chat Completions request carries it: the task, a wrong write and its result, the claim. */
+  const firstTurn = [
+    { role: "user", content: "Fix add()." },
+    { role: "assistant", content: "", tool_calls: [{ id: "c1", type: "function", function: { name: "write", arguments: "{}" } }] },
+    { role: "tool", tool_call_id: "c1", content: "Wrote file successfully." },
+    { role: "assistant", content: "Done." },
+  ];
+
+  function chatToolCall(chunks: Json[]): { name: string; arguments: Json } | null {
+    const calls = chunks.flatMap((chunk) => (chunk === "[DONE]" ? [] : (chunk.choices[0]?.delta.tool_calls ?? [])));
+    if (calls.length === 0) return null;
+    return { name: calls[0].function.name, arguments: JSON.parse(calls.map((call: Json) => call.function.arguments).join("")) };
+  }
+
+  test("a resumed turn after a say step plays the next turn's steps instead of replaying the say", async () => {
+    const server = await model([WRONG_MATH, { say: "Done." }], [FIX_TURN]);
+    const resumed = [...firstTurn, { role: "user", content: FEEDBACK }];
+    const call = chatToolCall(await streamed(await post(server, "/v1/chat/completions", chatBody(resumed))));
+    expect(call).toEqual({ name: "write", arguments: expect.objectContaining({ filePath: "math.js", content: WRITE_MATH.write.content }) });
+    const afterFix = [
+      ...resumed,
+      { role: "assistant", content: "", tool_calls: [{ id: "c2", type: "function", function: { name: "write", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: "c2", content: "Wrote file successfully." },
+    ];
+    const chunks: Json[] = await streamed(await post(server, "/v1/chat/completions", chatBody(afterFix)));
+    expect(chunks.map((chunk) => (chunk === "[DONE]" ? "" : (chunk.choices[0]?.delta.content ?? ""))).join("")).toBe("Fixed it for real.");
+    expect(server.requests.map(({ turn, stepIndex, toolResults }) => ({ turn, stepIndex, toolResults }))).toEqual([
+      { turn: 1, stepIndex: 0, toolResults: 1 },
+      { turn: 1, stepIndex: 1, toolResults: 2 },
+    ]);
+  });
+
+  test("without the `when` text in the user's messages the first turn plays on (a system prompt does not count)", async () => {
+    const server = await model([WRONG_MATH, { say: "Done." }], [FIX_TURN]);
+    const messages = [{ role: "system", content: `Never say: ${FEEDBACK}` }, ...firstTurn.slice(0, 3)];
+    const chunks: Json[] = await streamed(await post(server, "/v1/chat/completions", chatBody(messages)));
+    expect(chatToolCall(chunks)).toBeNull();
+    expect(server.requests[0]).toMatchObject({ turn: 0, stepIndex: 1, toolResults: 1 });
+  });
+
+  test("the last `next` entry whose text occurs wins, and earlier turns' tool steps are subtracted", async () => {
+    const later = { when: "also handle the empty string", steps: [{ run: { command: "echo later" } }] };
+    const server = await model([WRONG_MATH, { say: "Done." }], [FIX_TURN, later]);
+    const afterFix = [
+      ...firstTurn,
+      { role: "user", content: FEEDBACK },
+      { role: "assistant", content: "", tool_calls: [{ id: "c2", type: "function", function: { name: "write", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: "c2", content: "ok" },
+      { role: "assistant", content: "Fixed it for real." },
+      { role: "user", content: "Please also handle the empty string." },
+    ];
+    const call = chatToolCall(await streamed(await post(server, "/v1/chat/completions", chatBody(afterFix))));
+    expect(call).toEqual({ name: "bash", arguments: expect.objectContaining({ command: "echo later" }) });
+    expect(server.requests[0]).toMatchObject({ turn: 2, stepIndex: 0, toolResults: 2 });
+  });
+
+  test("Anthropic: reads before a later turn's write again (its own read mark), and the turn comes from a user text block", async () => {
+    const cwd = tempDir("scripted-cwd");
+    writeFileSync(join(cwd, "math.js"), "old\n");
+    const server = await model([WRONG_MATH, { say: "Done." }], [FIX_TURN]);
+    const messages = [
+      { role: "user", content: "Fix add()." },
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_1_0_read", name: "Read", input: {} }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1_0_read", content: "old" }] },
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_2_0", name: "Write", input: {} }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_2_0", content: "ok" }] },
+      { role: "assistant", content: [{ type: "text", text: "Done." }] },
+      { role: "user", content: [{ type: "text", text: FEEDBACK }] },
+    ];
+    const events: Json[] = await streamed(await post(server, "/v1/messages", anthropicBody(cwd, messages)));
+    expect(events[2].content_block).toMatchObject({ type: "tool_use", name: "Read" });
+    expect(server.requests[0]).toMatchObject({ turn: 1, stepIndex: 0, toolResults: 2 });
+  });
+
+  test("Responses (Codex): a later user message selects the turn", async () => {
+    const server = await model([{ run: { command: "a" } }, { say: "Done." }], [{ when: FIX_TURN.when, steps: [{ say: "Second turn." }] }]);
+    const after = [
+      { type: "function_call", call_id: "c1", name: "exec_command", arguments: "{}" },
+      { type: "function_call_output", call_id: "c1", output: "ok" },
+      { type: "message", role: "assistant", content: [{ type: "output_text", text: "Done." }] },
+      { type: "message", role: "user", content: [{ type: "input_text", text: FEEDBACK }] },
+    ];
+    const events: Json[] = await streamed(await post(server, "/v1/responses", responsesBody("/nowhere", after)));
+    const text = events.filter((event) => event.type === "response.output_text.delta").map((event) => event.delta);
+    expect(text.join("")).toBe("Second turn.");
+    expect(server.requests[0]).toMatchObject({ turn: 1, stepIndex: 0, toolResults: 1 });
+  });
+
+  test("rejects a later turn without its `when` text", async () => {
+    const script = { steps: [], next: [{ when: "", steps: [] }] };
+    await expect(startScriptedModel({ script })).rejects.toThrow(/invalid model script/);
   });
 });
 

@@ -1,10 +1,13 @@
-import { lstatSync, mkdirSync, readlinkSync, symlinkSync } from "node:fs";
+import { lstatSync, mkdirSync, readlinkSync, symlinkSync, unlinkSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import type { LoginLink } from "../../backends/cli-home.js";
 
 /**
  * Makes the user's login visible to the CLI without handoff reading or copying it: a symlink per file that
- * exists (checked with lstat, never opened). Returns the links made, for the record.
+ * exists (checked with lstat, never opened). Returns the links made, for the record. Idempotent across the turns
+ * of one home (a repair attempt, `handoff resume`): a link already ours is reused and counted as made, so
+ * `replacedLinks` still sees a replacement in this turn; any other entry at a link's place (a file the CLI
+ * replaced the link with) is left alone.
  */
 export function linkLogins(links: readonly LoginLink[]): string[] {
   const made: string[] = [];
@@ -14,11 +17,47 @@ export function linkLogins(links: readonly LoginLink[]): string[] {
     } catch {
       continue;
     }
-    mkdirSync(dirname(link.at), { recursive: true, mode: 0o700 });
-    symlinkSync(link.target, link.at);
+    const present = entryAt(link);
+    if (present === "other") continue;
+    if (present === "none") {
+      mkdirSync(dirname(link.at), { recursive: true, mode: 0o700 });
+      symlinkSync(link.target, link.at);
+    }
     made.push(link.at);
   }
   return made;
+}
+
+/** What is at a link's place: nothing, our own link to the user's file, or something else (never followed). */
+function entryAt(link: LoginLink): "none" | "ours" | "other" {
+  try {
+    if (!lstatSync(link.at).isSymbolicLink()) return "other";
+  } catch {
+    return "none";
+  }
+  try {
+    return readlinkSync(link.at) === link.target ? "ours" : "other";
+  } catch {
+    return "other";
+  }
+}
+
+/**
+ * Removes the user's login from a private home that outlives its run (`--keep-session`): each link, and a file the
+ * CLI replaced it with (a refreshed token is the user's login too). Directories are left. Returns what was removed.
+ */
+export function unlinkLogins(links: readonly LoginLink[]): string[] {
+  const removed: string[] = [];
+  for (const link of links) {
+    try {
+      if (lstatSync(link.at).isDirectory()) continue;
+      unlinkSync(link.at);
+      removed.push(link.at);
+    } catch {
+      // nothing there
+    }
+  }
+  return removed;
 }
 
 /**

@@ -1,8 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { CliInfo, CliInvocation } from "../../backends/cli-backend.js";
+import type { CliInfo, CliInvocation, CliResumeInvocation } from "../../backends/cli-backend.js";
 import { CLI_BACKENDS, type CliName, resolveBackend } from "../../backends/index.js";
-import type { ExternalAgentBackend, ExternalAgentResult } from "../../src/agent/backend.js";
+import type { AgentContext, ExternalAgentBackend, ExternalAgentResult, ResumeOutcome, SessionToResume } from "../../src/agent/backend.js";
 import type { AgentEvent } from "../../src/run/events.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./repo.js";
 
@@ -20,6 +20,12 @@ export function cliInvocation(executable: string, overrides: Partial<CliInvocati
     sessionId: "00000000-0000-4000-8000-000000000000",
     ...overrides,
   };
+}
+
+/** A resumed turn of the session `resumeId` (a repair attempt: the same clone unless `previousCwd` says otherwise). */
+export function cliResumeInvocation(executable: string, overrides: Partial<CliResumeInvocation> = {}): CliResumeInvocation {
+  const invocation = cliInvocation(executable, overrides);
+  return { resumeId: "session-1", previousCwd: invocation.cwd, ...invocation, task: "did not pass handoff's checks", ...overrides };
 }
 
 /** The registry's info for CLI `name`, which its parser is given. */
@@ -55,12 +61,31 @@ export async function runBackend(
   name: string | ExternalAgentBackend,
   overrides: BackendRunOverrides = {},
 ): Promise<{ result: ExternalAgentResult; events: AgentEvent[] }> {
+  const events: AgentEvent[] = [];
+  const backend = typeof name === "string" ? resolveBackend({ name }) : name;
+  const result = await backend.run("make add() return the sum", await backendContext(overrides, events));
+  return { result, events };
+}
+
+/** Continues `session` with `message` through backend `name`'s `resume`, as a repair attempt or `handoff resume` would. */
+export async function resumeBackend(
+  name: string | ExternalAgentBackend,
+  session: SessionToResume,
+  message: string,
+  overrides: BackendRunOverrides = {},
+): Promise<{ outcome: ResumeOutcome; events: AgentEvent[] }> {
+  const events: AgentEvent[] = [];
+  const backend = typeof name === "string" ? resolveBackend({ name }) : name;
+  if (!backend.resume) throw new Error(`backend ${backend.name} has no resume`);
+  const outcome = await backend.resume(session, message, await backendContext(overrides, events));
+  return { outcome, events };
+}
+
+async function backendContext(overrides: BackendRunOverrides, events: AgentEvent[]): Promise<AgentContext> {
   const scratch = tempDir("handoff-backend-run");
   const homeDir = overrides.homeDir ?? join(scratch, "cli-home");
   mkdirSync(homeDir, { recursive: true });
-  const events: AgentEvent[] = [];
-  const backend = typeof name === "string" ? resolveBackend({ name }) : name;
-  const result = await backend.run("make add() return the sum", {
+  return {
     cwd: overrides.cwd ?? (await makeRepo(FAILING_ADD_PROJECT)),
     env: { PATH: "/usr/bin:/bin", HOME: join(scratch, "home"), TMPDIR: scratch, ...overrides.env },
     signal: new AbortController().signal,
@@ -72,6 +97,5 @@ export async function runBackend(
     userEnv: overrides.userEnv ?? { HOME: join(scratch, "user") },
     onStdout: overrides.onStdout,
     emit: (event) => events.push(event),
-  });
-  return { result, events };
+  };
 }

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, readdirSync, rmSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, onTestFinished, test } from "vitest";
+import { z } from "zod";
 import type { CliHome } from "../../backends/cli-backend.js";
 import { CLI_INFOS, type CliName } from "../../backends/index.js";
 import { linkLogins } from "../../src/agent/login-links.js";
@@ -93,6 +94,21 @@ export const FIX_SCRIPT: ModelScript = {
   steps: [{ write: { path: "math.js", content: FIXED_MATH } }, { say: "Fixed add(). All tests pass." }],
 };
 
+/** A fix that makes the test fail (add(2, 2) is 5). */
+export const WRONG_MATH = "export function add(a, b) {\n  return a + b + 1;\n}\n";
+
+/** The phrase every feedback handoff sends after a failed attempt contains: what the scripted model's repair turn waits for. */
+export const FEEDBACK_PHRASE = "did not pass handoff's checks";
+
+/** A model that writes a wrong fix and claims success, then writes the right one once handoff's feedback arrives. */
+export const REPAIR_SCRIPT: ModelScript = {
+  steps: [{ write: { path: "math.js", content: WRONG_MATH } }, { say: "Done." }],
+  next: [{ when: FEEDBACK_PHRASE, steps: [{ write: { path: "math.js", content: FIXED_MATH } }, { say: "Fixed add(). All tests pass." }] }],
+};
+
+/** The facts of each attempt the repair case reads from result.json `attempts`. */
+const Attempts = z.array(z.looseObject({ verdict: z.string(), sessionId: z.string().nullable() }));
+
 /** A fake user home with the user's own CLI config (pointing at `modelUrl`) written into it. */
 export function fakeUserHome(cli: ConformanceCli, modelUrl: string): string {
   const home = tempDir(`handoff-user-${cli.name}`);
@@ -114,7 +130,13 @@ const USER_ENV_RESET = {
 export async function runWithCli(
   cli: ConformanceCli,
   script: ModelScript,
-  options: { readonly idleTimeoutSec?: number; readonly timeoutSec?: number; readonly files?: Record<string, string> } = {},
+  options: {
+    readonly idleTimeoutSec?: number;
+    readonly timeoutSec?: number;
+    readonly files?: Record<string, string>;
+    /** More `handoff run` options, before the task (e.g. `["--attempts", "2"]`). */
+    readonly extraArgs?: readonly string[];
+  } = {},
 ): Promise<CliRunOutcome> {
   const bin = agentCliBin(cli.name);
   if (!bin) throw new Error(`${cli.name} is not installed`);
@@ -154,6 +176,7 @@ export async function runWithCli(
       String(options.idleTimeoutSec ?? 60),
       ...Object.keys(passEnv).flatMap((name) => ["--env", name]),
       ...(cli.model === undefined ? [] : ["--model", cli.model]),
+      ...(options.extraArgs ?? []),
       "--",
       TASK,
     ],
@@ -216,6 +239,30 @@ export function describeConformance(cli: ConformanceCli, expectations: Conforman
       ).toBe(true);
       expectCleanRun(run);
     });
+
+    test(
+      "a wrong fix, then handoff's feedback, then the right fix in the resumed session ends verified after 2 attempts",
+      CASE,
+      async () => {
+        const run = await runWithCli(cli, REPAIR_SCRIPT, { extraArgs: ["--attempts", "2"] });
+        expect(run.result.terminalReason, run.stderr).toBe("verified");
+        expect(run.code).toBe(0);
+        expect(run.result.patch?.files.map((file) => file.path)).toEqual(["math.js"]);
+        const attempts = Attempts.parse(run.result.attempts);
+        expect(attempts.map((attempt) => attempt.verdict)).toEqual(["verification_failed", "verified"]);
+        const sessionId = run.result.backend.sessionId;
+        expect(attempts.map((attempt) => attempt.sessionId)).toEqual([sessionId, sessionId]);
+        // On the model's side: the first attempt played turn 0; the resumed requests carried it (its write's result)
+        // and handoff's feedback (turn 1).
+        const turns = run.model.requests.filter((request) => !request.side && request.turn !== null);
+        const resumed = turns.filter((request) => request.turn === 1);
+        expect(turns[0]?.turn).toBe(0);
+        expect(resumed.length).toBeGreaterThan(0);
+        expect(resumed.every((request) => (request.toolResults ?? 0) >= 1)).toBe(true);
+        expect(turns.slice(turns.indexOf(resumed[0]!)).every((request) => request.turn === 1)).toBe(true);
+        expectCleanRun(run);
+      },
+    );
 
     test("a model that edits nothing ends no_changes", CASE, async () => {
       const run = await runWithCli(cli, { steps: [{ say: "Nothing needs changing." }] });
