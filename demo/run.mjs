@@ -2,6 +2,8 @@
 // `npm run demo`: a real delegation with no key and no network. Claude Code (installed from the npm registry into
 // test/agent-clis/claude on first use) fixes a failing test in a bundled demo repository, talking to handoff's
 // scripted model on 127.0.0.1; handoff runs all four gates and prints its report.
+// `npm run demo -- --repair`: the model gets it wrong once (it multiplies); handoff's verification fails, handoff sends
+// its feedback into the same Claude session (--attempts 3), and the second attempt is verified.
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,8 +35,14 @@ git("init", "-q", "-b", "main");
 git("add", "-A");
 git("commit", "-q", "-m", "add() subtracts");
 
-const model = await startScriptedModel({ script: JSON.parse(readFileSync(join(root, "demo", "model-script.json"), "utf8")) });
-say(`scripted model listening on ${model.url} (it plays Claude: run the tests, fix math.js, claim success)`);
+const repair = process.argv.includes("--repair");
+const scriptFile = join(root, "demo", repair ? "model-script-repair.json" : "model-script.json");
+const model = await startScriptedModel({ script: JSON.parse(readFileSync(scriptFile, "utf8")) });
+say(
+  repair
+    ? `scripted model listening on ${model.url} (it plays Claude: a wrong fix first, then the right one once handoff's feedback arrives)`
+    : `scripted model listening on ${model.url} (it plays Claude: run the tests, fix math.js, claim success)`,
+);
 say(`demo repository with a failing test: ${repo}`);
 
 const runsDir = join(scratch, "runs");
@@ -69,6 +77,7 @@ const args = [
   "--verify",
   "npm test",
   "--yes",
+  ...(repair ? ["--attempts", "3"] : []),
   "--runs-dir",
   runsDir,
   "--run-id",

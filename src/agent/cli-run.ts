@@ -9,7 +9,7 @@ import { agentResult, runAgentProcess } from "./agent-process.js";
 import { resultWithoutProcess } from "./agent-run.js";
 import type { AgentContext, ExternalAgentBackend, ExternalAgentResult, ResumeOutcome, SessionToResume } from "./backend.js";
 import { installMounts, probeVersion, resolveExecutable } from "./executable.js";
-import { linkLogins, loginMounts, replacedLinks } from "./login-links.js";
+import { linkLogins, loginMounts, replacedLinks, unlinkLogins } from "./login-links.js";
 import { copyInsideHome, SessionCopyError } from "./session-copies.js";
 
 /** One turn's command, and the invocation its parser is built from (a resumed turn's carries the session it continues). */
@@ -88,14 +88,23 @@ async function runCliTurn(
   // Only recorded, and read again if the run failed: it runs beside the agent, not before it.
   const probing = probeVersion(executable.path, executable.pathEnv, definition.home);
   const linked = linkLogins(home.links);
-  const ran = await runAgentProcess(
-    {
-      command: { ...command, env: { ...home.env, ...command.env, PATH: executable.pathEnv } },
-      parser: definition.parser(parserInvocation, info),
-      mounts: mergeMounts(installMounts(executable.path, executable.pathEnv), loginMounts(home.links, linked)),
-    },
-    context,
-  );
+  let ran: Awaited<ReturnType<typeof runAgentProcess>>;
+  let replaced: ReturnType<typeof replacedLinks>;
+  try {
+    ran = await runAgentProcess(
+      {
+        command: { ...command, env: { ...home.env, ...command.env, PATH: executable.pathEnv } },
+        parser: definition.parser(parserInvocation, info),
+        mounts: mergeMounts(installMounts(executable.path, executable.pathEnv), loginMounts(home.links, linked)),
+      },
+      context,
+    );
+  } finally {
+    replaced = replacedLinks(home.links, linked);
+    // The user's login is in the home only while a turn runs: between attempts, and in a home kept by --keep-session,
+    // there is none (nor a refreshed token the CLI wrote in a link's place). The next turn links it again.
+    unlinkLogins(home.links.filter((link) => linked.includes(link.at)));
+  }
   const probe = await probing;
   const version = probe.ok ? probe.version : null;
   const outcome = decideAgentEnding({
@@ -110,7 +119,7 @@ async function runCliTurn(
     },
   });
   const result = agentResult(ran, outcome, executable.path, version);
-  const warnings = replacedLinks(home.links, linked).map((link) => ({
+  const warnings = replaced.map((link) => ({
     rule: "cli_login_replaced" as const,
     path: link.target,
     message: `${info.name} replaced its linked login file during the run (a token refresh?); the new file was discarded with the run's private home, so ${info.name} may ask you to log in again.${info.unattendedLogin ? ` ${info.unattendedLogin}` : ""}`,

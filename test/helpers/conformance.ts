@@ -107,7 +107,7 @@ export const REPAIR_SCRIPT: ModelScript = {
 };
 
 /** The facts of each attempt the repair case reads from result.json `attempts`. */
-const Attempts = z.array(z.looseObject({ verdict: z.string(), sessionId: z.string().nullable() }));
+const Attempts = z.array(z.looseObject({ terminalReason: z.string(), sessionId: z.string().nullable() }));
 
 /** A fake user home with the user's own CLI config (pointing at `modelUrl`) written into it. */
 export function fakeUserHome(cli: ConformanceCli, modelUrl: string): string {
@@ -249,7 +249,7 @@ export function describeConformance(cli: ConformanceCli, expectations: Conforman
         expect(run.code).toBe(0);
         expect(run.result.patch?.files.map((file) => file.path)).toEqual(["math.js"]);
         const attempts = Attempts.parse(run.result.attempts);
-        expect(attempts.map((attempt) => attempt.verdict)).toEqual(["verification_failed", "verified"]);
+        expect(attempts.map((attempt) => attempt.terminalReason)).toEqual(["verification_failed", "verified"]);
         const sessionId = run.result.backend.sessionId;
         expect(attempts.map((attempt) => attempt.sessionId)).toEqual([sessionId, sessionId]);
         // On the model's side: the first attempt played turn 0; the resumed requests carried it (its write's result)
