@@ -52,11 +52,9 @@ export async function runBeforeCommands(
 
 /** The last non-blank line, without terminal colours. */
 function lastLine(text: string): string {
-  const lines = text.replace(TERMINAL_CONTROLS, "").split(/\r?\n/);
-  return (
-    lines
-      .filter((line) => line.trim() !== "")
-      .at(-1)
-      ?.trim() ?? ""
-  );
+  const lines = text
+    .replace(TERMINAL_CONTROLS, "")
+    .split(/\r?\n/)
+    .map((line) => line.trim());
+  return lines.filter((line) => line !== "").at(-1) ?? "";
 }
