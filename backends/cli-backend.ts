@@ -35,16 +35,22 @@ export interface CliResumeInvocation extends CliInvocation {
   readonly previousCwd: string;
 }
 
-/** How to continue a session: the command, and files inside the private home to copy first (pure data). */
+/** How to continue a session: the command, and what to do first: files to copy in the private home, commands to run (pure data). */
 export interface CliResumeCommand {
   readonly command: AgentCommand;
   /** E.g. a transcript kept under a folder named for the earlier cwd; both paths inside the invocation's homeDir. */
   readonly copies?: readonly { readonly from: string; readonly to: string }[];
+  /**
+   * Commands run in order after the copies and before the turn, as the turn runs (the home's env, in the clone, the
+   * same sandbox and deadline), e.g. the CLI's own tool rebinding a stored session to a new clone. Their output is
+   * not read; one that does not exit 0 makes the turn `cannot_resume` with the last line of its stderr.
+   */
+  readonly before?: readonly AgentCommand[];
   /** The session id the resumed turn will report, when the CLI keeps it (the parser expects it). */
   readonly sessionId?: string;
 }
 
-/** Why this CLI cannot continue the session here (e.g. OpenCode cannot rebind a session to a new directory). */
+/** Why this CLI cannot continue the session here (e.g. a CLI version without a headless resume). */
 export interface CliCannotResume {
   readonly cannotResume: string;
 }

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { AgentCommand } from "../src/agent/agent-process.js";
-import type { CliCannotResume, CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "./cli-backend.js";
+import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "./cli-backend.js";
 import { type LoginLink, userDir } from "./cli-home.js";
 import { createOpencodeParser } from "./opencode-stream.js";
 
@@ -73,17 +73,31 @@ export function opencodeCommand(invocation: CliInvocation): AgentCommand {
 
 /**
  * `run --format json --dir <clone> --session <id>`: the first turn's flags and environment, continuing that session.
- * Only in the clone the session ran in: OpenCode keeps each session's directory in its database and runs a resumed
- * (or `--fork`ed) session there whatever `--dir` says, failing when that directory is gone (checked with 1.18.33).
+ * OpenCode keeps each session's directory in its database and runs a resumed (or `--fork`ed) session there whatever
+ * `--dir` says, failing when that directory is gone (checked with 1.18.33). In a new clone (`handoff resume`) the
+ * stored directory is first pointed at it with `opencode db` (see opencodeRebindSession).
  */
-export function opencodeResume(invocation: CliResumeInvocation): CliResumeCommand | CliCannotResume {
-  if (invocation.previousCwd !== invocation.cwd) {
-    return {
-      cannotResume: `opencode continues a session only in the directory it ran in (${invocation.previousCwd}), and this turn runs in ${invocation.cwd}`,
-    };
-  }
+export function opencodeResume(invocation: CliResumeInvocation): CliResumeCommand {
   const command = opencodeCommand(invocation);
-  return { command: { ...command, args: [...command.args, "--session", invocation.resumeId] }, sessionId: invocation.resumeId };
+  const resumed = { ...command, args: [...command.args, "--session", invocation.resumeId] };
+  if (invocation.previousCwd === invocation.cwd) return { command: resumed, sessionId: invocation.resumeId };
+  return { before: [opencodeRebindSession(invocation)], command: resumed, sessionId: invocation.resumeId };
+}
+
+/**
+ * `opencode db "UPDATE session SET directory = '<clone>' WHERE id = '<id>'"`: the one column that binds a session to
+ * its directory, set to the new clone, in the home's own database. OpenCode then runs the session's next turn in the
+ * new clone with the whole conversation (its project is the repo's root commit, the same in every clone). A schema
+ * change in a later OpenCode fails the query (exit 1, "no such column"), which makes the turn `cannot_resume`.
+ */
+export function opencodeRebindSession(invocation: Pick<CliResumeInvocation, "executable" | "cwd" | "resumeId">): AgentCommand {
+  const sql = `UPDATE session SET directory = ${sqlText(invocation.cwd)} WHERE id = ${sqlText(invocation.resumeId)}`;
+  return { file: invocation.executable, args: ["db", sql], stdin: "" };
+}
+
+/** A SQLite string literal: quotes doubled, the only escape SQLite has (no backslash escapes, and argv holds no NUL). */
+function sqlText(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`;
 }
 
 export const opencodeDefinition: CliTranslator = {

@@ -87,19 +87,33 @@ describe("opencode argv, env and home", () => {
 });
 
 describe("opencode resume", () => {
-  test("the first turn's argv and env plus --session <id>, in the same clone", () => {
+  test("the first turn's argv and env plus --session <id>, in the same clone, with nothing run before it", () => {
     const resumed = opencodeResume(cliResumeInvocation("/opt/opencode/bin/opencode", { resumeId: "ses_1" }));
-    if ("cannotResume" in resumed) throw new Error(resumed.cannotResume);
     const first = opencodeDefinition.command(invocation);
     expect(resumed.command.args).toEqual([...first.args, "--session", "ses_1"]);
     expect(resumed.command.env).toEqual(first.env);
     expect(resumed.command.stdin).toBe("did not pass handoff's checks");
     expect(resumed.sessionId).toBe("ses_1");
+    expect(resumed.before).toBeUndefined();
   });
 
-  test("in a new clone it cannot resume, and says why (the session's stored directory wins over --dir)", () => {
-    const resumed = opencodeResume(cliResumeInvocation("/o", { cwd: "/work/new/ws", previousCwd: "/work/old/ws" }));
-    expect(resumed).toEqual({ cannotResume: expect.stringMatching(/only in the directory it ran in \(\/work\/old\/ws\)/) });
+  test("in a new clone, `opencode db` first points the session's stored directory at it, then --session runs there", () => {
+    const resumed = opencodeResume(cliResumeInvocation("/o", { cwd: "/work/new/ws", previousCwd: "/work/old/ws", resumeId: "ses_1" }));
+    expect(resumed.before).toEqual([
+      { file: "/o", args: ["db", "UPDATE session SET directory = '/work/new/ws' WHERE id = 'ses_1'"], stdin: "" },
+    ]);
+    expect(resumed.command.args).toEqual(["run", "--format", "json", "--dir", "/work/new/ws", "--session", "ses_1"]);
+    expect(resumed.command.env).toEqual(opencodeDefinition.command({ ...invocation, cwd: "/work/new/ws" }).env);
+    expect(resumed.sessionId).toBe("ses_1");
+  });
+
+  test("a quote in the clone's path or the session id stays inside the SQL string (doubled), so it cannot end the statement", () => {
+    const resumed = opencodeResume(
+      cliResumeInvocation("/o", { cwd: "/w/it's; DROP TABLE session; --", previousCwd: "/w/old", resumeId: "x' OR '1'='1" }),
+    );
+    expect(resumed.before?.[0]?.args[1]).toBe(
+      "UPDATE session SET directory = '/w/it''s; DROP TABLE session; --' WHERE id = 'x'' OR ''1''=''1'",
+    );
   });
 });
 

@@ -1,11 +1,11 @@
-import { chmodSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { CLI_BACKEND_ROWS, CLI_INFOS, DEFAULT_BACKEND, backendNamesText } from "../backends/index.js";
 import { type CliBackendDefinition, type StreamParser, BACKEND_NAMES, defineCliBackend, resolveBackend } from "../src/index.js";
 import { HELP } from "../src/cli/help.js";
-import { runBackend } from "./helpers/backend-fixtures.js";
-import { tempDir } from "./helpers/repo.js";
+import { resumeBackend, runBackend } from "./helpers/backend-fixtures.js";
+import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 
 describe("the backend registry", () => {
   test("names, infos, the help text and resolveBackend all derive from the one table", () => {
@@ -78,5 +78,82 @@ describe("adding a backend", () => {
       detail: "executable_unavailable",
       message: "sixth could not be started: 'sixth' is not on PATH",
     });
+  });
+});
+
+describe("a resumed turn's commands before it (CliResumeCommand.before)", () => {
+  /** `sixth` whose resume first runs `sixth prepare <session>` (and `sixth <step>` for each extra step), then the turn. */
+  function preparingSixth(steps: readonly string[]): CliBackendDefinition {
+    return {
+      ...sixth,
+      resume: (invocation) => ({
+        before: [invocation.resumeId, ...steps].map((step) => ({
+          file: invocation.executable,
+          args: ["prepare", step],
+          stdin: "",
+          env: { STEP: step },
+        })),
+        command: { file: invocation.executable, args: ["run", "--json", "--resume", invocation.resumeId], stdin: invocation.task },
+      }),
+    };
+  }
+
+  /** Logs each call's first two args, the home and cwd it ran with; `prepare fail` says why on stderr (in colour) and exits 3. */
+  function loggingSixth(log: string): string {
+    return fakeSixth(
+      [
+        `echo "$1 $2 STEP=$STEP home=$SIXTH_HOME cwd=$PWD" >> ${log}`,
+        `if [ "$1 $2" = "prepare fail" ]; then printf 'working\\n\\033[91mError:\\033[0m no such column: directory\\n\\n' >&2; exit 3; fi`,
+        `if [ "$1" = "prepare" ]; then echo "not the agent's stream"; exit 0; fi`,
+        `echo '{"type":"message","text":"resumed"}'; echo '{"type":"done"}'`,
+      ].join("\n"),
+    );
+  }
+
+  test("run in order in the clone with the home's env, then the turn; their stdout is not the agent's stream", async () => {
+    const log = join(tempDir("handoff-sixth-log"), "calls");
+    const clone = await makeRepo(FAILING_ADD_PROJECT);
+    const { outcome, events } = await resumeBackend(
+      defineCliBackend(preparingSixth(["second"])),
+      { sessionId: "s-1", cwd: "/old/clone", attempt: 1 },
+      "go on",
+      {
+        executable: loggingSixth(log),
+        cwd: clone,
+      },
+    );
+    expect(outcome).toMatchObject({ kind: "resumed", result: { outcome: { kind: "finished" }, finalMessage: "resumed" } });
+    const calls = readFileSync(log, "utf8").trim().split("\n");
+    expect(calls.map((call) => call.split(" home=")[0])).toEqual([
+      "prepare s-1 STEP=s-1",
+      "prepare second STEP=second",
+      "run --json STEP=",
+    ]);
+    for (const call of calls) expect(call).toMatch(new RegExp(`home=/\\S+/sixth cwd=${clone}$`));
+    expect(events).toEqual([{ type: "agent.message", text: "sixth: resumed" }]);
+  });
+
+  test("a failing one makes the turn cannot_resume with the last line of its stderr, and neither the rest nor the turn runs", async () => {
+    const log = join(tempDir("handoff-sixth-log"), "calls");
+    const clone = await makeRepo(FAILING_ADD_PROJECT);
+    const { outcome } = await resumeBackend(
+      defineCliBackend(preparingSixth(["fail", "never"])),
+      { sessionId: "s-1", cwd: "/old/clone", attempt: 1 },
+      "go on",
+      {
+        executable: loggingSixth(log),
+        cwd: clone,
+      },
+    );
+    expect(outcome).toEqual({
+      kind: "cannot_resume",
+      reason: `sixth could not prepare the session for ${clone}: \`sixth prepare\` exited 3: Error: no such column: directory`,
+    });
+    expect(
+      readFileSync(log, "utf8")
+        .trim()
+        .split("\n")
+        .map((call) => call.split(" STEP=")[0]),
+    ).toEqual(["prepare s-1", "prepare fail"]);
   });
 });

@@ -11,14 +11,17 @@ import type { AgentContext, ExternalAgentBackend, ExternalAgentResult, ResumeOut
 import { installMounts, probeVersion, resolveExecutable } from "./executable.js";
 import { linkLogins, loginMounts, replacedLinks, unlinkLogins } from "./login-links.js";
 import { copyInsideHome, SessionCopyError } from "./session-copies.js";
+import { runBeforeCommands } from "./before-commands.js";
 
 /** One turn's command, and the invocation its parser is built from (a resumed turn's carries the session it continues). */
 interface Turn {
   readonly command: AgentCommand;
   readonly parserInvocation: CliInvocation;
+  /** A resumed turn's preparatory commands (CliResumeCommand.before). */
+  readonly before?: readonly AgentCommand[];
 }
 
-/** A turn that cannot start, with the reason (the translator cannot resume from here, or a copy was refused). */
+/** A turn that cannot start, with the reason (the translator cannot resume from here, a copy was refused, a command before it failed). */
 class TurnRefused extends Error {}
 
 /**
@@ -48,7 +51,11 @@ export function defineCliBackend(definition: CliBackendDefinition): ExternalAgen
             if (!(error instanceof SessionCopyError)) throw error;
             throw new TurnRefused(`${info.name}'s session ${resumeId} could not be carried to ${context.cwd}: ${error.message}`);
           }
-          return { command: resumed.command, parserInvocation: { ...invocation, sessionId: resumed.sessionId ?? invocation.sessionId } };
+          return {
+            command: resumed.command,
+            parserInvocation: { ...invocation, sessionId: resumed.sessionId ?? invocation.sessionId },
+            before: resumed.before ?? [],
+          };
         });
         return { kind: "resumed", result };
       } catch (error) {
@@ -84,21 +91,19 @@ async function runCliTurn(
     homeDir: context.homeDir,
     sessionId: randomUUID(),
   };
-  const { command, parserInvocation } = turnOf(invocation);
+  const { command, parserInvocation, before = [] } = turnOf(invocation);
   // Only recorded, and read again if the run failed: it runs beside the agent, not before it.
   const probing = probeVersion(executable.path, executable.pathEnv, definition.home);
   const linked = linkLogins(home.links);
   let ran: Awaited<ReturnType<typeof runAgentProcess>>;
   let replaced: ReturnType<typeof replacedLinks>;
+  const mounts = mergeMounts(installMounts(executable.path, executable.pathEnv), loginMounts(home.links, linked));
+  const inHome = (run: AgentCommand): AgentCommand => ({ ...run, env: { ...home.env, ...run.env, PATH: executable.pathEnv } });
   try {
-    ran = await runAgentProcess(
-      {
-        command: { ...command, env: { ...home.env, ...command.env, PATH: executable.pathEnv } },
-        parser: definition.parser(parserInvocation, info),
-        mounts: mergeMounts(installMounts(executable.path, executable.pathEnv), loginMounts(home.links, linked)),
-      },
-      context,
-    );
+    const prepared = await runBeforeCommands(before.map(inHome), mounts, context);
+    if (prepared.kind === "failed")
+      throw new TurnRefused(`${info.name} could not prepare the session for ${context.cwd}: ${prepared.reason}`);
+    ran = await runAgentProcess({ command: inHome(command), parser: definition.parser(parserInvocation, info), mounts }, context);
   } finally {
     replaced = replacedLinks(home.links, linked);
     // The user's login is in the home only while a turn runs: between attempts, and in a home kept by --keep-session,
