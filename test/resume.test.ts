@@ -1,6 +1,9 @@
-import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
+import type { ExternalAgentBackend, ExternalAgentResult, SessionToResume } from "../src/agent/backend.js";
+import { continueRun } from "../src/repair/continue-run.js";
+import { ExternalCodingRunner } from "../src/run/runner.js";
 import { type CliOutcome, expectUsageError, runCli } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, commitFile, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent } from "./helpers/run.js";
@@ -111,6 +114,94 @@ describe("handoff resume", () => {
     // Moved into the new run's home, which (no --keep-session this time) went with that run.
     expect(existsSync(session.home)).toBe(false);
     expect(listOrEmpty(state.homesDir)).toEqual([]);
+  });
+
+  describe("a backend that keeps its session in its private home (through the library)", () => {
+    function finished(sessionId: string | null): ExternalAgentResult {
+      const base = { executable: null, version: null, exitCode: 0, signal: null, usage: null, stderrTail: "", durationMs: 1 };
+      return { ...base, outcome: { kind: "finished" }, sessionId, finalMessage: "done" };
+    }
+
+    /** Fixes add() and writes its "transcript" into its home; resumed, reads it back and adds sub(). */
+    function sessionBackend(
+      resumed: { session: SessionToResume; message: string; transcript: string; math: string }[],
+    ): ExternalAgentBackend {
+      return {
+        name: "sessionful",
+        async run(task, context) {
+          writeFileSync(join(context.homeDir, "transcript.txt"), `user: ${task}\n`);
+          writeFileSync(join(context.cwd, "math.js"), "export function add(a, b) {\n  return a + b;\n}\n");
+          return finished("sess-42");
+        },
+        async resume(session, message, context) {
+          const transcript = readFileSync(join(context.homeDir, "transcript.txt"), "utf8");
+          resumed.push({ session, message, transcript, math: readFileSync(join(context.cwd, "math.js"), "utf8") });
+          appendFileSync(join(context.cwd, "math.js"), "export function sub(a, b) {\n  return a - b;\n}\n");
+          return { kind: "resumed", result: finished(session.sessionId) };
+        },
+      };
+    }
+
+    test("the resumed turn gets the recorded session id, the earlier run's work tree, and the kept home with what the first turn left in it", async () => {
+      const state = makeState();
+      const repo = await makeRepo(FAILING_ADD_PROJECT);
+      const resumed: Parameters<typeof sessionBackend>[0] = [];
+      const backend = sessionBackend(resumed);
+      const dirs = { runsDir: state.runsDir, workspacesDir: state.wsDir, cliHomesDir: state.homesDir };
+      const runner = new ExternalCodingRunner();
+      const first = await runner.run({
+        repo,
+        task: "fix add()",
+        backend,
+        verify: ["npm test"],
+        yes: true,
+        runId: "first",
+        keepSession: true,
+        ...dirs,
+      });
+      expect(first.terminalReason).toBe("verified");
+      expect(first.session).toMatchObject({ kept: true });
+      const { nonce } = readJson(join(state.runsDir, "first", "request.json"));
+
+      const options = continueRun("first", "also add sub()", { runsDir: state.runsDir, yes: true });
+      const second = await runner.run({ ...options, backend });
+      expect(second.terminalReason, second.summary).toBe("verified");
+      expect(resumed).toEqual([
+        {
+          session: { sessionId: "sess-42", cwd: join(state.wsDir, `first-${nonce}`, "ws"), attempt: 1 },
+          message: "also add sub()",
+          transcript: "user: fix add()\n",
+          math: "export function add(a, b) {\n  return a + b;\n}\n",
+        },
+      ]);
+      expect(second.resumedFrom).toEqual({ runId: "first", runDir: join(state.runsDir, "first"), sessionId: "sess-42" });
+      expect(existsSync(first.session!.home!)).toBe(false);
+      expect(readFileSync(join(second.runDir, "changes.patch"), "utf8")).toContain("+export function sub(a, b) {");
+    });
+
+    test("a backend without resume: the new run ends external_agent_error / cannot_resume, never a fresh session", async () => {
+      const state = makeState();
+      const repo = await makeRepo(FAILING_ADD_PROJECT);
+      const { resume: _, ...cannot } = sessionBackend([]);
+      const dirs = { runsDir: state.runsDir, workspacesDir: state.wsDir, cliHomesDir: state.homesDir };
+      const runner = new ExternalCodingRunner();
+      await runner.run({
+        repo,
+        task: "fix add()",
+        backend: cannot,
+        verify: ["npm test"],
+        yes: true,
+        runId: "first",
+        keepSession: true,
+        ...dirs,
+      });
+      const second = await runner.run({
+        ...continueRun("first", "also add sub()", { runsDir: state.runsDir, yes: true }),
+        backend: cannot,
+      });
+      expect(second.terminalReason).toBe("external_agent_error");
+      expect(second.detail).toBe("cannot_resume");
+    });
   });
 
   describe("refuses, with one line and exit 2, and creates nothing", () => {
