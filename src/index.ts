@@ -20,6 +20,8 @@ export { BACKEND_NAMES, resolveBackend } from "../backends/index.js";
 export { defineCliBackend } from "./agent/cli-run.js";
 export { listBackends } from "./cli/backends-report.js";
 export { readTestClaim } from "./verdict/agent-claim.js";
+export { CannotContinueError, continueRun } from "./repair/continue-run.js";
+export { collectKeptSessions } from "./repair/session-gc.js";
 
 /** The agent-CLI backends as objects, made from the registry's rows (backends/index.ts). */
 export const codexBackend = CLI_BACKENDS.codex.backend;
@@ -54,3 +56,6 @@ export type { ContainmentEvent, ContainmentSummary, ExtraMounts, JailReport, Pro
 export type { ResourceCaps } from "./containment/cgroup.js";
 export type { SandboxMode } from "./containment/sandbox.js";
 export type { RunStatus, TerminalReason, Verdict } from "./verdict/decide.js";
+export type { ContinueFrom } from "./repair/continue-from.js";
+export type { ResumeOverrides } from "./repair/continue-run.js";
+export type { KeptSessionEntry, SessionCollection } from "./repair/session-gc.js";

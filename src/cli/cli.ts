@@ -14,6 +14,9 @@ import { EXIT_CODES } from "../verdict/decide.js";
 import { MAX_TASK_BYTES } from "../run/input-limits.js";
 import { readOpenFile } from "../lib/safe-read.js";
 import { listBackends } from "./backends-report.js";
+import { continueRun } from "../repair/continue-run.js";
+import { type KeptSessionEntry, collectKeptSessions } from "../repair/session-gc.js";
+import { type RunOptions, defaultRunsDir } from "../run/options.js";
 import type { SandboxMode } from "../containment/sandbox.js";
 import type { TestEditPolicy } from "../verify/test-edits.js";
 
@@ -37,6 +40,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       case "show":
       case "apply":
       case "backends":
+      case "resume":
+      case "gc":
         if (asksForHelp(rest)) {
           process.stdout.write(COMMAND_HELP[command]);
           return 0;
@@ -79,6 +84,10 @@ async function runSubcommand(command: Command, args: readonly string[]): Promise
       return await applyCommand(args);
     case "backends":
       return await backendsCommand(args);
+    case "resume":
+      return await resumeCommand(args);
+    case "gc":
+      return gcCommand(args);
   }
 }
 
@@ -144,7 +153,7 @@ function mebibytes(value: number | undefined): number | undefined {
   return value === undefined ? undefined : value * 1024 * 1024;
 }
 
-function readTask(positionals: readonly string[], taskFile: string | undefined): string {
+function readTask(positionals: readonly string[], taskFile: string | undefined, usage = "handoff run [options] -- <task text>"): string {
   if (taskFile !== undefined) {
     if (positionals.length > 0) throw new UsageError("two_tasks", "give the task as text or with --task-file, not both");
     let bytes: Buffer;
@@ -162,7 +171,7 @@ function readTask(positionals: readonly string[], taskFile: string | undefined):
       throw new UsageError("task_nul", `--task-file ${taskFile} holds a NUL byte (is it a binary file?); give the task as text`);
     return bytes.toString("utf8");
   }
-  if (positionals.length === 0) throw new UsageError("no_task", "no task given: handoff run [options] -- <task text>");
+  if (positionals.length === 0) throw new UsageError("no_task", `no task given: ${usage}`);
   return positionals.join(" ");
 }
 
@@ -249,7 +258,63 @@ async function runCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseOptions("run", args, RUN_OPTIONS);
   const task = readTask(positionals, values["task-file"]);
   const interactive = canAskOnTerminal(values["task-file"] === "-");
+  return await runAndReport(values.json === true, (signal) => ({
+    repo: values.repo,
+    task,
+    backend: values.backend,
+    agentCmd: values["agent-cmd"],
+    bin: values.bin,
+    model: values.model,
+    verify: values.verify,
+    noVerify: values["no-verify"],
+    testEdits: values["test-edits"] as TestEditPolicy | undefined, // checked with the other options in resolveOptions
+    junit: values.junit,
+    holdoutPatches: values["holdout-patch"],
+    setup: values.setup,
+    baseline: values.baseline,
+    yes: values.yes,
+    approve: values.yes || !interactive ? undefined : askOnTerminal,
+    timeoutMs: seconds("--timeout", values.timeout),
+    idleTimeoutMs: seconds("--idle-timeout", values["idle-timeout"]),
+    verifyTimeoutMs: seconds("--verify-timeout", values["verify-timeout"]),
+    allow: values.allow,
+    deny: values.deny,
+    protect: values.protect,
+    env: values.env,
+    runsDir: values["runs-dir"],
+    runId: values["run-id"],
+    workspacesDir: values["workspace-dir"],
+    cliHomesDir: values["cli-home-dir"],
+    keepWorkspace: values["keep-workspace"],
+    allowDirty: values["allow-dirty"],
+    sandbox: values.sandbox as SandboxMode | undefined, // checked with the other options in resolveOptions
+    verifyNetwork: values["verify-network"],
+    caps: {
+      processes: wholeNumber("--max-processes", values["max-processes"]),
+      memoryBytes: mebibytes(wholeNumber("--max-memory", values["max-memory"])),
+    },
+    limits: {
+      maxFiles: wholeNumber("--max-files", values["max-files"]),
+      maxFileBytes: mebibytes(wholeNumber("--max-file-size", values["max-file-size"])),
+      maxPatchBytes: mebibytes(wholeNumber("--max-patch-size", values["max-patch-size"])),
+      maxWorkspaceEntries: wholeNumber("--max-workspace-entries", values["max-workspace-entries"]),
+      maxDepth: wholeNumber("--max-depth", values["max-depth"]),
+    },
+    attempts: wholeNumber("--attempts", values.attempts),
+    totalTimeoutMs: seconds("--total-timeout", values["total-timeout"]),
+    keepSession: values["keep-session"],
+    signal,
+  }));
+}
+
+/**
+ * Runs one run (`run`, `resume`) with Ctrl-C wired to its signal, and prints its outcome: result.json with --json,
+ * else the verdict, the hint and the run directory. Returns the verdict's exit code.
+ */
+async function runAndReport(json: boolean, request: (signal: AbortSignal) => RunOptions): Promise<number> {
   const controller = new AbortController();
+  // Built first: a bad option is a usage error before any handler is installed.
+  const options = request(controller.signal);
   let interrupts = 0;
   const onSignal = () => {
     interrupts++;
@@ -265,55 +330,9 @@ async function runCommand(args: readonly string[]): Promise<number> {
   process.on("SIGTERM", onSignal);
   process.on("exit", killAllProcessGroups);
   try {
-    const runner = new ExternalCodingRunner({ onEvent: progressPrinter(values.json === true) });
-    const result = await runner.run({
-      repo: values.repo,
-      task,
-      backend: values.backend,
-      agentCmd: values["agent-cmd"],
-      bin: values.bin,
-      model: values.model,
-      verify: values.verify,
-      noVerify: values["no-verify"],
-      testEdits: values["test-edits"] as TestEditPolicy | undefined, // checked with the other options in resolveOptions
-      junit: values.junit,
-      holdoutPatches: values["holdout-patch"],
-      setup: values.setup,
-      baseline: values.baseline,
-      yes: values.yes,
-      approve: values.yes || !interactive ? undefined : askOnTerminal,
-      timeoutMs: seconds("--timeout", values.timeout),
-      idleTimeoutMs: seconds("--idle-timeout", values["idle-timeout"]),
-      verifyTimeoutMs: seconds("--verify-timeout", values["verify-timeout"]),
-      allow: values.allow,
-      deny: values.deny,
-      protect: values.protect,
-      env: values.env,
-      runsDir: values["runs-dir"],
-      runId: values["run-id"],
-      workspacesDir: values["workspace-dir"],
-      cliHomesDir: values["cli-home-dir"],
-      keepWorkspace: values["keep-workspace"],
-      allowDirty: values["allow-dirty"],
-      sandbox: values.sandbox as SandboxMode | undefined, // checked with the other options in resolveOptions
-      verifyNetwork: values["verify-network"],
-      caps: {
-        processes: wholeNumber("--max-processes", values["max-processes"]),
-        memoryBytes: mebibytes(wholeNumber("--max-memory", values["max-memory"])),
-      },
-      limits: {
-        maxFiles: wholeNumber("--max-files", values["max-files"]),
-        maxFileBytes: mebibytes(wholeNumber("--max-file-size", values["max-file-size"])),
-        maxPatchBytes: mebibytes(wholeNumber("--max-patch-size", values["max-patch-size"])),
-        maxWorkspaceEntries: wholeNumber("--max-workspace-entries", values["max-workspace-entries"]),
-        maxDepth: wholeNumber("--max-depth", values["max-depth"]),
-      },
-      attempts: wholeNumber("--attempts", values.attempts),
-      totalTimeoutMs: seconds("--total-timeout", values["total-timeout"]),
-      keepSession: values["keep-session"],
-      signal: controller.signal,
-    });
-    if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    const runner = new ExternalCodingRunner({ onEvent: progressPrinter(json) });
+    const result = await runner.run(options);
+    if (json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     else {
       process.stdout.write(`${result.terminalReason}${result.detail ? ` (${result.detail})` : ""}: ${result.summary}\n`);
       if (result.hint) process.stdout.write(`hint: ${result.hint}\n`);
@@ -324,6 +343,74 @@ async function runCommand(args: readonly string[]): Promise<number> {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
+}
+
+export const RESUME_OPTIONS = {
+  yes: { type: "boolean", short: "y" },
+  json: { type: "boolean" },
+  "run-id": { type: "string" },
+  "runs-dir": { type: "string" },
+  "task-file": { type: "string" },
+  attempts: { type: "string" },
+  timeout: { type: "string" },
+  "idle-timeout": { type: "string" },
+  "verify-timeout": { type: "string" },
+  "total-timeout": { type: "string" },
+  "keep-session": { type: "boolean" },
+  "keep-workspace": { type: "boolean" },
+  "allow-dirty": { type: "boolean" },
+  env: { type: "string", multiple: true },
+  "holdout-patch": { type: "string", multiple: true },
+} as const;
+
+const RESUME_USAGE = "handoff resume <run-id|run-dir> [options] [--] <instruction...>";
+
+/** `handoff resume`: a new run that continues a finished run's kept session with the user's instruction. */
+async function resumeCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parseOptions("resume", args, RESUME_OPTIONS);
+  const [ref, ...words] = positionals;
+  if (ref === undefined) throw new UsageError("bad_arguments", `usage: ${RESUME_USAGE}`);
+  const instruction = readTask(words, values["task-file"], RESUME_USAGE);
+  const interactive = canAskOnTerminal(values["task-file"] === "-");
+  return await runAndReport(values.json === true, (signal) =>
+    continueRun(ref, instruction, {
+      yes: values.yes,
+      approve: values.yes || !interactive ? undefined : askOnTerminal,
+      runId: values["run-id"],
+      runsDir: values["runs-dir"],
+      attempts: wholeNumber("--attempts", values.attempts),
+      timeoutMs: seconds("--timeout", values.timeout),
+      idleTimeoutMs: seconds("--idle-timeout", values["idle-timeout"]),
+      verifyTimeoutMs: seconds("--verify-timeout", values["verify-timeout"]),
+      totalTimeoutMs: seconds("--total-timeout", values["total-timeout"]),
+      keepSession: values["keep-session"],
+      keepWorkspace: values["keep-workspace"],
+      allowDirty: values["allow-dirty"],
+      env: values.env,
+      holdoutPatches: values["holdout-patch"],
+      signal,
+    }),
+  );
+}
+
+export const GC_OPTIONS = { "runs-dir": { type: "string" }, all: { type: "boolean" }, json: { type: "boolean" } } as const;
+
+/** `handoff gc`: removes the expired kept sessions now (every kept one with --all), and says what it removed and kept. */
+function gcCommand(args: readonly string[]): number {
+  const { values, positionals } = parseOptions("gc", args, GC_OPTIONS);
+  if (positionals.length > 0) throw new UsageError("bad_arguments", "usage: handoff gc [--runs-dir DIR] [--all] [--json]");
+  const collection = collectKeptSessions(values["runs-dir"] ?? defaultRunsDir(), { all: values.all === true });
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(collection, null, 2)}\n`);
+    return 0;
+  }
+  const line = (what: string, entry: KeptSessionEntry, why = "") =>
+    process.stdout.write(`${what} ${escapeControls(entry.runId)}  ${entry.keptUntil ?? "-"}  ${escapeControls(entry.home)}${why}\n`);
+  for (const entry of collection.removed) line("removed  ", entry);
+  for (const entry of collection.kept) line("kept     ", entry);
+  for (const entry of collection.leftAlone) line("left     ", entry, `  (${escapeControls(entry.why)})`);
+  if (collection.removed.length + collection.kept.length + collection.leftAlone.length === 0) process.stdout.write("no kept sessions\n");
+  return 0;
 }
 
 export const SHOW_OPTIONS = { format: { type: "string" }, "runs-dir": { type: "string" }, json: { type: "boolean" } } as const;

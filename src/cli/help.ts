@@ -3,7 +3,7 @@ import { DEFAULT_BACKEND, backendNamesText } from "../../backends/index.js";
 export const VERSION = "0.1.0";
 
 /** The commands that take options, each with its own help (`handoff <command> --help`). */
-export const COMMANDS = ["run", "show", "apply", "backends"] as const;
+export const COMMANDS = ["run", "resume", "show", "apply", "gc", "backends"] as const;
 export type Command = (typeof COMMANDS)[number];
 
 const OVERVIEW = `handoff ${VERSION}: delegate a coding task to an agent CLI on a disposable clone.
@@ -11,10 +11,13 @@ The agent owns its loop; handoff owns the workspace, the patch and the verdict.
 
 Usage:
   handoff run [options] [--] <task text...>      delegate one task (or --task-file FILE, - for stdin)
+  handoff resume <run-id|run-dir> [options] [--] <instruction...>
+                                                 continue a finished run's kept session (--keep-session) as a new run
   handoff backends [--json]                      which agent CLIs are installed here, their versions, usable or why not
   handoff show <run-id|run-dir> [--format text|markdown|json|junit] [--runs-dir DIR]
   handoff apply <run-id|run-dir> [-C repo] [--runs-dir DIR]
                                                  apply a verified run's changes.patch to the source repo
+  handoff gc [--runs-dir DIR] [--all] [--json]   remove the kept sessions whose 7 days are over (all of them with --all)
   handoff <command> --help                       that command's own usage, options and exit codes
 `;
 
@@ -74,6 +77,25 @@ const RUN_EXIT_CODES = `Exit codes: 0 verified, 1 verification_failed, 2 usage e
 const APPLY_EXIT_CODES = `handoff apply: 0 applied, 1 refused (says why), 2 usage error.
 `;
 
+const RESUME_OPTIONS = `Resume options (everything else is the earlier run's, from its request.json):
+  -y, --yes               approve the agent editing the disposable clone without asking
+      --task-file FILE    read the instruction from FILE (- for stdin), at most 1 MiB
+      --attempts N        attempts of the new run (default: the earlier run's)
+      --timeout SEC       agent wall-clock limit, per attempt (default: the earlier run's)
+      --idle-timeout SEC  agent limit on silence, per attempt (default: the earlier run's)
+      --verify-timeout SEC  limit per setup or verification command (default: the earlier run's)
+      --total-timeout SEC limit on the whole new run (default: the earlier run's)
+      --keep-session      keep the new run's session too, to resume it again (not inherited)
+      --keep-workspace    keep the new run's clone for inspection
+      --allow-dirty       run although the source has uncommitted changes (they are not part of the clone)
+      --env NAME          pass this environment variable through to the agent (repeatable; replaces the earlier run's names)
+      --holdout-patch FILE  the earlier run's held-out patches, given again (repeatable; checked against their sha256)
+      --run-id ID         name of the new run's directory
+      --runs-dir DIR      where the run id is looked up and the new run goes (default: the earlier run's runs directory,
+                          for a run id $XDG_STATE_HOME/handoff/runs)
+      --json              print the new run's result.json to stdout and nothing else there
+`;
+
 const DOCS = `Docs: docs/ in the handoff repository (gates, containment, run directory, threat model, crash safety).
 `;
 
@@ -87,6 +109,14 @@ Delegate one task to an agent CLI on a disposable clone (or --task-file FILE, - 
 
 ${RUN_OPTIONS}
 ${RUN_EXIT_CODES}`,
+  resume: `Usage: handoff resume <run-id|run-dir> [options] [--] <instruction...>
+Continue a finished run's recorded session with a new instruction, as a new run linked to it (resumedFrom): a
+fresh clone with the earlier patch applied, the kept session resumed, all four gates again.
+
+${RESUME_OPTIONS}
+Exit codes: those of handoff run (the new run's verdict); 2 also when the run cannot be continued (its session was
+not kept or is gone, its patch was modified, the source's HEAD moved, ...): one line says why, and nothing is created.
+`,
   show: `Usage: handoff show <run-id|run-dir> [options]
 Print a finished run's report: the verdict, the patch, the verification and the timings.
 
@@ -105,6 +135,17 @@ Apply options:
       --runs-dir DIR      where a run id is looked up (default: $XDG_STATE_HOME/handoff/runs)
 
 ${APPLY_EXIT_CODES}`,
+  gc: `Usage: handoff gc [options]
+Remove the kept sessions (--keep-session) whose 7 days are over, and list what was removed and what is kept.
+Every handoff run and resume start does the same for the expired ones.
+
+Gc options:
+      --all               remove every kept session, expired or not
+      --runs-dir DIR      the runs whose kept sessions are collected (default: $XDG_STATE_HOME/handoff/runs)
+      --json              print what was removed, kept and left alone as JSON
+
+Exit codes: 0 done, 2 usage error.
+`,
   backends: `Usage: handoff backends [options]
 Which agent CLIs are installed here, their versions, and whether they are usable (or why not).
 

@@ -15,4 +15,8 @@ export interface ContinueFrom {
   readonly home: string | null;
   /** The earlier run's patch (its changes.patch, checked against the sha256 its result.json names). */
   readonly patch: Buffer;
+  /** The earlier run's base commit: the source's HEAD must still be at it (the patch was made against it). */
+  readonly baseCommit: string;
+  /** The sha256 of each held-out patch the earlier run verified with: the same files must be given again. */
+  readonly holdouts: readonly string[];
 }

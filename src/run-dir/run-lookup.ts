@@ -5,6 +5,7 @@ import { RunNotFoundError, UntrustedArtifactError } from "../lib/errors.js";
 import { defaultRunsDir } from "../run/options.js";
 import { RunResult } from "../verdict/result.js";
 import { lexists } from "../lib/paths.js";
+import { RequestJson } from "./artifacts/request.js";
 
 export interface LoadedRun {
   readonly dir: string;
@@ -65,5 +66,19 @@ export function loadPatch(run: LoadedRun): Buffer {
       throw new RunNotFoundError(run.ref ?? run.dir, `changes.patch is ${read.size} bytes, more than handoff keeps`);
     case "unreadable":
       throw new RunNotFoundError(run.ref ?? run.dir, `changes.patch cannot be read (${read.message})`);
+  }
+}
+
+const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
+
+/** request.json of a run directory, read as result.json is (a regular file of this user, never a link); null when missing, untrusted or invalid. */
+export function readRequest(runDir: string): RequestJson | null {
+  const read = readArtifact(join(runDir, "request.json"), MAX_REQUEST_BYTES);
+  if (read.kind !== "bytes") return null;
+  try {
+    const parsed = RequestJson.safeParse(JSON.parse(read.bytes.toString("utf8")));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
   }
 }

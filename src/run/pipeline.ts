@@ -213,10 +213,11 @@ export class PipelineRun {
     if (!clone || this.#record.halted) return null;
     this.#containment(clone.scratch);
     const earlier = options.continueFrom;
-    // `handoff resume`: the clone starts where the earlier run ended, its patch in the work tree (not committed).
+    // `handoff resume`: the clone starts where the earlier run ended, its patch in the work tree (not committed). git
+    // apply takes the patch's paths from its working directory: it runs in the work tree, not the workspace root.
     if (earlier && earlier.patch.length > 0) {
       const ws = clone.workspace;
-      await git({ gitDir: ws.agentGitDir, workTree: ws.workTree, cwd: ws.root }, ["apply", "--whitespace=nowarn", "-"], {
+      await git({ gitDir: ws.agentGitDir, workTree: ws.workTree, cwd: ws.workTree }, ["apply", "--whitespace=nowarn", "-"], {
         input: earlier.patch,
         signal: options.signal,
       });

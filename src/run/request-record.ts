@@ -41,5 +41,8 @@ export function requestRecord(run: {
     keepWorkspace: o.keepWorkspace,
     workspacesDir: o.workspacesDir,
     cliHomesDir: o.cliHomesDir,
+    attempts: o.attempts,
+    totalTimeoutMs: o.totalTimeoutMs,
+    keepSession: o.keepSession,
   };
 }

@@ -6,6 +6,8 @@ import { chooseSandbox } from "../containment/sandbox.js";
 import { DirtySourceError } from "../lib/errors.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
 import { sweepCrashedRuns } from "../run-dir/crash-sweep.js";
+import { checkContinuation } from "../repair/continue-run.js";
+import { sweepExpiredSessions } from "../repair/session-gc.js";
 import { RunDirectory, generateRunId } from "../run-dir/run-dir.js";
 import { Redactor, envSecrets } from "../run-dir/redact.js";
 import type { RunResult } from "../verdict/result.js";
@@ -34,7 +36,9 @@ export class ExternalCodingRunner {
     const source = await inspectSource(request.repo ?? process.cwd());
     const config = await readConfig(source);
     const options = resolveOptions(request, config, source.topLevel);
+    checkContinuation(source, options);
     await sweepCrashedRuns(options.runsDir);
+    sweepExpiredSessions(options.runsDir);
     const backend: ExternalAgentBackend =
       typeof request.backend === "object"
         ? request.backend

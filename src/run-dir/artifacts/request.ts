@@ -60,5 +60,9 @@ export const RequestJson = z.looseObject({
   keepWorkspace: z.boolean().optional(),
   workspacesDir: z.string().optional(),
   cliHomesDir: z.string().optional(),
+  /** `--attempts`, `--total-timeout` (null: none) and `--keep-session`; absent in a request.json from before them. */
+  attempts: z.number().optional(),
+  totalTimeoutMs: z.number().nullable().optional(),
+  keepSession: z.boolean().optional(),
 });
 export type RequestJson = Written<z.infer<typeof RequestJson>>;

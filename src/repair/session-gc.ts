@@ -1,0 +1,107 @@
+import { type Dirent, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+import { removeTree } from "../clone/workspace.js";
+import { lexists } from "../lib/paths.js";
+import { readArtifact } from "../run-dir/artifact-file.js";
+import { isSafeRunId } from "../run-dir/run-dir.js";
+import { readRequest } from "../run-dir/run-lookup.js";
+import { keptHomeOf } from "./kept-home.js";
+
+/** One kept session as `handoff gc` reports it. */
+export interface KeptSessionEntry {
+  readonly runId: string;
+  readonly runDir: string;
+  readonly home: string;
+  readonly keptUntil: string | null;
+}
+
+/** What a collection did: the homes it removed, those it kept (not expired yet), and those it left alone, with why. */
+export interface SessionCollection {
+  readonly removed: readonly KeptSessionEntry[];
+  readonly kept: readonly KeptSessionEntry[];
+  readonly leftAlone: readonly (KeptSessionEntry & { readonly why: string })[];
+}
+
+/** The part of result.json a collection reads: the run id and its `session`, nothing else (a full parse per run would cost every start). */
+const SessionFacts = z.looseObject({
+  runId: z.string(),
+  session: z.looseObject({ kept: z.boolean(), home: z.string().nullable(), keptUntil: z.string().nullable() }).optional(),
+});
+
+const MAX_RESULT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Removes the kept sessions (`--keep-session`) of the runs under `runsDir` whose `keptUntil` has passed, or all of
+ * them with `all`. Only a home that keptHomeOf() finds exactly as handoff made it for that run is removed; a
+ * result.json is never rewritten (a removed home reads as gone). Never throws: a run it cannot read is skipped.
+ */
+export function collectKeptSessions(
+  runsDir: string,
+  { all = false, now = Date.now() }: { all?: boolean; now?: number } = {},
+): SessionCollection {
+  const collection = {
+    removed: [] as KeptSessionEntry[],
+    kept: [] as KeptSessionEntry[],
+    leftAlone: [] as (KeptSessionEntry & { why: string })[],
+  };
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(runsDir, { withFileTypes: true });
+  } catch {
+    return collection;
+  }
+  for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    if (!entry.isDirectory() || !isSafeRunId(entry.name)) continue;
+    const runDir = join(runsDir, entry.name);
+    const facts = readSessionFacts(runDir);
+    if (facts === null || facts.runId !== entry.name || !facts.session?.kept) continue;
+    const found = keptHomeOf(entry.name, facts.session, readRequest(runDir), now);
+    switch (found.kind) {
+      case "not_kept":
+      case "gone":
+        break;
+      case "not_ours":
+        collection.leftAlone.push({ runId: entry.name, runDir, home: found.home, keptUntil: facts.session.keptUntil, why: found.why });
+        break;
+      case "kept": {
+        const record = { runId: entry.name, runDir, home: found.home, keptUntil: found.keptUntil };
+        if (!found.expired && !all) collection.kept.push(record);
+        else if (remove(found.home)) collection.removed.push(record);
+        else collection.leftAlone.push({ ...record, why: "it could not be removed" });
+        break;
+      }
+    }
+  }
+  return collection;
+}
+
+/** The age limit at every `handoff run` and `handoff resume` start, next to the crash sweep: expired kept sessions go. */
+export function sweepExpiredSessions(runsDir: string): readonly KeptSessionEntry[] {
+  try {
+    return collectKeptSessions(runsDir).removed;
+  } catch {
+    return [];
+  }
+}
+
+function readSessionFacts(runDir: string): z.infer<typeof SessionFacts> | null {
+  const read = readArtifact(join(runDir, "result.json"), MAX_RESULT_BYTES);
+  if (read.kind !== "bytes") return null;
+  try {
+    const parsed = SessionFacts.safeParse(JSON.parse(read.bytes.toString("utf8")));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** rm never follows a link: a link the agent left inside the home is removed, not its target. */
+function remove(home: string): boolean {
+  try {
+    removeTree(home);
+  } catch {
+    // reported by what is still there
+  }
+  return !lexists(home);
+}
