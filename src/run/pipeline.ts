@@ -258,7 +258,11 @@ export class PipelineRun {
     for (let number = 1; ; number++) {
       const started = Date.now();
       const attempt = await this.#attempt(clone, before, number, turn);
-      if (attempt === null) break; // the backend could not resume: the previous attempt stands
+      if (attempt === null) {
+        // The backend could not resume: the previous attempt stands, and the feedback prepared for this one was never sent.
+        if (this.#last) this.#last.feedback = null;
+        break;
+      }
       const verdict = decideOutcome(this.#facts(attempt));
       const record: AttemptRecord = { number, attempt, verdict, durationMs: Date.now() - started, feedback: null };
       this.#gates.attempts.push(record);
