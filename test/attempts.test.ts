@@ -8,7 +8,7 @@ import { renderReport } from "../src/review/report.js";
 import { loadRun } from "../src/run-dir/run-lookup.js";
 import type { RunResult } from "../src/verdict/result.js";
 import { FAILING_ADD_PROJECT, makeRepo } from "./helpers/repo.js";
-import { agent, delegate, delegateWithoutSandbox, readEvents, readJson } from "./helpers/run.js";
+import { agent, delegate, delegateWithoutSandbox, makeHarness, readEvents, readJson } from "./helpers/run.js";
 
 const VERIFY = { verify: ["npm test"] };
 
@@ -258,6 +258,21 @@ describe("--attempts through the library", () => {
   });
 });
 
+describe("a run that continues another (RunOptions.continueFrom, what handoff resume passes)", () => {
+  test("its clone holds the earlier run's patch: git apply runs in the work tree, not in the workspace root, where it found no file to patch", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const harness = makeHarness();
+    const first = await delegate(repo, agent("breaks-add.sh"), { ...VERIFY, harness });
+    const patch = readFileSync(join(first.runDir, "changes.patch"));
+    const continueFrom = { runId: first.result.runId, runDir: first.runDir, sessionId: null, cwd: "/gone", home: null, patch };
+    const second = await delegate(repo, agent("does-nothing.sh"), { ...VERIFY, continueFrom, harness });
+    // The agent changed nothing: the patch is the earlier one, verified again (and still failing).
+    expect(second.result.terminalReason, second.result.summary).toBe("verification_failed");
+    expect(second.patch).toBe(patch.toString("utf8"));
+    expect(second.result.resumedFrom).toEqual({ runId: first.result.runId, runDir: first.runDir, sessionId: null });
+  });
+});
+
 describe("handoff show tells the story of the attempts", () => {
   async function twoAttemptRun(): Promise<string> {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
@@ -311,6 +326,32 @@ describe("handoff show tells the story of the attempts", () => {
     const text = renderReport(loadRun(runDir), "text");
     expect(text).toContain("feedback sent: attempts/1/feedback.md not shown, handoff did not write it (a symbolic link)");
     expect(text).not.toContain("not for the report");
+  });
+
+  test("a run that kept its session says until when; a run that continued it names the run and session it continues", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const harness = makeHarness();
+    const first = await delegate(repo, agent("fixes-add.sh"), { ...VERIFY, keepSession: true, harness });
+    expect(first.result.session).toMatchObject({ kept: true, home: expect.any(String), keptUntil: expect.any(String) });
+    const kept = renderReport(loadRun(first.runDir), "text");
+    expect(kept).toContain(
+      `\nSession\n  session kept for \`handoff resume\` until ${first.result.session!.keptUntil} at ${first.result.session!.home}\n`,
+    );
+    const continueFrom = {
+      runId: first.result.runId,
+      runDir: first.runDir,
+      sessionId: "session-of-the-first-run",
+      cwd: "/gone",
+      home: null,
+      patch: readFileSync(join(first.runDir, "changes.patch")),
+    };
+    const second = await delegate(repo, agent("does-nothing.sh"), { ...VERIFY, continueFrom, harness });
+    expect(second.result.terminalReason, second.result.summary).toBe("verified");
+    const markdown = renderReport(loadRun(second.runDir), "markdown");
+    expect(markdown).toContain(
+      `\n## Session\n\n- continues run \`${first.result.runId}\` (${first.runDir}), session session-of-the-first-run\n`,
+    );
+    expect(markdown).toContain("- session not kept");
   });
 
   test("a one-attempt run's report has no attempts section", async () => {

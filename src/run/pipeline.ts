@@ -216,7 +216,7 @@ export class PipelineRun {
     // `handoff resume`: the clone starts where the earlier run ended, its patch in the work tree (not committed).
     if (earlier && earlier.patch.length > 0) {
       const ws = clone.workspace;
-      await git({ gitDir: ws.agentGitDir, workTree: ws.workTree, cwd: ws.root }, ["apply", "--whitespace=nowarn", "-"], {
+      await git({ gitDir: ws.agentGitDir, workTree: ws.workTree, cwd: ws.workTree }, ["apply", "--whitespace=nowarn", "-"], {
         input: earlier.patch,
         signal: options.signal,
       });
