@@ -234,9 +234,14 @@ describe("--attempts through the library", () => {
     expect(run.result.attemptsStopped).toBe("attempt 2 did not start: the plugged backend cannot resume a session");
     // Prepared before the backend said it could not take it, but never sent: result.json names no feedback.
     expect(attempts(run.result)[0]!.feedback).toBeNull();
+    const text = renderReport(loadRun(run.runDir), "text");
+    expect(text).toContain(
+      "\nAttempts (1; the last one decided)\n  attempt 1: verification_failed (command_failed): `npm test` failed (exit 1)\n",
+    );
+    expect(text).toContain("\n  no further attempt: attempt 2 did not start: the plugged backend cannot resume a session\n");
   });
 
-  test("usage adds up across attempts; resume gets the session the last turn reported, in the same clone", async () => {
+  test("usage adds up across attempts, in result.json and in handoff show; resume gets the session the last turn reported, in the same clone", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const resumed: SessionToResume[] = [];
     const backend = pluggedBackend(
@@ -253,6 +258,10 @@ describe("--attempts through the library", () => {
       { inputTokens: 200, outputTokens: 20, costUsd: 0.25 },
     ]);
     expect(run.result.agent.usage).toEqual({ inputTokens: 300, outputTokens: 30, costUsd: 0.75 });
+    const text = renderReport(loadRun(run.runDir), "text");
+    expect(text).toContain("    patch sha256 ");
+    expect(text).toMatch(/\n {4}patch sha256 [0-9a-f]{12}…, usage 100 in \/ 10 out tokens, \$0\.5, \d+ ms, session session-1\n/);
+    expect(text).toContain("\n  usage over 2 attempts: 300 in / 30 out tokens, $0.75\n");
     expect(resumed).toEqual([{ sessionId: "session-1", cwd: run.result.workspace, attempt: 2 }]);
     rmSync(run.result.workspace!, { recursive: true, force: true });
   });

@@ -31,12 +31,14 @@ export function ms(value: number): string {
 /**
  * The "Attempts" section of `handoff show`: each attempt in order with its verdict, patch, usage and duration, the
  * feedback handoff sent after it, why the loop stopped, the usage total, the kept session and the run continued.
- * Nothing for a run of one attempt that neither kept its session nor continued another run.
+ * Nothing for a run of one attempt that neither kept its session nor continued another run, and was not stopped
+ * short of a second attempt.
  */
 export function writeAttempts(run: LoadedRun, w: ReportWriter): void {
   const r = run.result;
   const attempts = r.attempts ?? [];
-  const several = attempts.length > 1;
+  // A first attempt that could not be followed by a second (attemptsStopped) is part of the story too.
+  const several = attempts.length > 1 || Boolean(r.attemptsStopped);
   const resumedFrom = r.resumedFrom ?? null;
   if (!several && !r.session?.kept && !resumedFrom) return;
   w.heading(several ? `Attempts (${attempts.length}; the last one decided)` : "Session");
@@ -47,7 +49,7 @@ export function writeAttempts(run: LoadedRun, w: ReportWriter): void {
   if (several) {
     for (const entry of attempts) writeAttempt(run, entry, w);
     if (r.attemptsStopped) w.item(`no further attempt: ${escapeControls(r.attemptsStopped)}`);
-    if (r.agent.usage) w.item(`usage over ${attempts.length} attempts: ${usageText(r.agent.usage)}`);
+    if (r.agent.usage && attempts.length > 1) w.item(`usage over ${attempts.length} attempts: ${usageText(r.agent.usage)}`);
   }
   const session = r.session;
   if (session)
