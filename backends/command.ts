@@ -18,7 +18,8 @@ export function buildCommandAgentCommand(
   const fits = (text: string) => Buffer.byteLength(text) <= MAX_TASK_IN_ENV_BYTES;
   const inline: Record<string, string> = fits(task) ? { HANDOFF_TASK: task } : {};
   // A resumed turn (`--attempts`, `handoff resume`): handoff's feedback, or the user's new instruction, on stdin and here.
-  const resumed: Record<string, string> = feedback === null ? {} : { HANDOFF_FEEDBACK: fits(feedback) ? feedback : feedback.slice(0, 16 * 1024) };
+  const resumed: Record<string, string> =
+    feedback === null ? {} : { HANDOFF_FEEDBACK: fits(feedback) ? feedback : feedback.slice(0, 16 * 1024) };
   return {
     file: "/bin/sh",
     args: ["-c", agentCmd],

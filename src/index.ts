@@ -22,6 +22,7 @@ export { listBackends } from "./cli/backends-report.js";
 export { readTestClaim } from "./verdict/agent-claim.js";
 export { CannotContinueError, continueRun } from "./repair/continue-run.js";
 export { collectKeptSessions } from "./repair/session-gc.js";
+export { handoffFeedback } from "./repair/feedback.js";
 
 /** The agent-CLI backends as objects, made from the registry's rows (backends/index.ts). */
 export const codexBackend = CLI_BACKENDS.codex.backend;
@@ -49,6 +50,8 @@ export type {
 export type { BackendAvailability } from "./cli/backends-report.js";
 export type { TestClaim } from "./verdict/agent-claim.js";
 export type { AgentContext, AgentOutcome, ExternalAgentBackend, ExternalAgentResult } from "./agent/backend.js";
+export type { ResumeOutcome, SessionToResume } from "./agent/backend.js";
+export type { FeedbackInput, FeedbackWriter } from "./repair/feedback.js";
 export type { AgentEvent, GateEvent, Phase, RecordedEvent, RunnerEvent } from "./run/events.js";
 export type { PolicyFinding, PolicyRule, ViolationRule, WarningRule } from "./patch/rules/findings.js";
 export type { PatchPolicy } from "./patch/rules/policy.js";

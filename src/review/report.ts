@@ -7,12 +7,9 @@ import type { RunResult } from "../verdict/result.js";
 import { commandEnding, commandPassed } from "../verify/shell-commands.js";
 import { renderVerdictJunit } from "../verify/junit-verdict.js";
 import type { TestEvidence, TestList } from "../verify/test-evidence.js";
+import { ms, usageText, writeAttempts } from "./attempts-story.js";
 
 export type ReportFormat = "text" | "markdown" | "json" | "junit";
-
-function ms(value: number): string {
-  return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : `${value} ms`;
-}
 
 type CommandEntry = RunResult["verification"]["commands"][number];
 
@@ -79,8 +76,14 @@ function renderText(run: LoadedRun, markdown: boolean): string {
   const hunks = hunkCounts(parsePatch(patch));
   const out: string[] = [];
   const heading = (text: string) => out.push(markdown ? `\n## ${text}\n` : `\n${text}`);
-  const item = (text: string) => out.push(markdown ? `- ${text}` : `  ${text}`);
+  const item = (text: string, depth = 0) => out.push(markdown ? `${"  ".repeat(depth)}- ${text}` : `${"  ".repeat(depth + 1)}${text}`);
   const code = (text: string) => (markdown ? `\`${text}\`` : text);
+  // Lines shown as they are: a fenced block in markdown (a fence longer than any inside), indented in text.
+  const block = (lines: readonly string[]) => {
+    if (!markdown) return out.push(...lines.map((line) => (line === "" ? "" : `      ${line}`)));
+    const fence = "`".repeat(Math.max(3, ...lines.flatMap((line) => [...line.matchAll(/`+/g)].map((run) => run[0].length + 1))));
+    return out.push("", `${fence}text`, ...lines, fence, "");
+  };
 
   out.push(markdown ? `# handoff run ${r.runId}\n` : `handoff run ${r.runId}`);
   out.push(
@@ -101,10 +104,8 @@ function renderText(run: LoadedRun, markdown: boolean): string {
     `${b.name}${b.version ? ` ${b.version}` : ""}${b.executable ? ` (${escapeControls(b.executable)})` : ""}; session ${b.sessionId ?? "none"}; exit ${b.exitCode ?? (b.signal ? `signal ${b.signal}` : "none")}`,
   );
   if (r.agent.finalMessage) item(`its last word (a claim, not evidence): ${escapeControls(r.agent.finalMessage.slice(0, 500))}`);
-  if (r.agent.usage)
-    item(
-      `usage: ${r.agent.usage.inputTokens} in / ${r.agent.usage.outputTokens} out tokens${r.agent.usage.costUsd !== null ? `, $${r.agent.usage.costUsd}` : ""}`,
-    );
+  if (r.agent.usage) item(`usage: ${usageText(r.agent.usage)}`);
+  writeAttempts(run, { heading, item, code, block });
 
   if (r.containment) {
     heading("Containment");

@@ -1,6 +1,6 @@
-import { statSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { readArtifact } from "./artifact-file.js";
+import { type ArtifactRead, readArtifact } from "./artifact-file.js";
 import { RunNotFoundError, UntrustedArtifactError } from "../lib/errors.js";
 import { defaultRunsDir } from "../run/options.js";
 import { RunResult } from "../verdict/result.js";
@@ -81,4 +81,28 @@ export function readRequest(runDir: string): RequestJson | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * A file in a folder of a loaded run (`attempts/2/feedback.md`), read as readArtifact reads one: only if every
+ * folder on the way is a real directory of this user (never a link) and the file is one handoff wrote.
+ */
+export function readRunFile(run: LoadedRun, relative: string, maxBytes: number): ArtifactRead {
+  const parts = relative.split("/");
+  if (parts.some((part) => part === "" || part === "." || part === ".."))
+    return { kind: "untrusted", why: `not a run-directory path: ${relative}` };
+  let folder = run.dir;
+  for (const part of parts.slice(0, -1)) {
+    folder = join(folder, part);
+    let stats: ReturnType<typeof lstatSync>;
+    try {
+      stats = lstatSync(folder);
+    } catch {
+      return { kind: "missing" };
+    }
+    if (!stats.isDirectory()) return { kind: "untrusted", why: `${part}/ is not a directory (a link, or a file)` };
+    const uid = process.getuid?.();
+    if (uid !== undefined && stats.uid !== uid) return { kind: "untrusted", why: `${part}/ is owned by uid ${stats.uid}, not by you` };
+  }
+  return readArtifact(join(run.dir, relative), maxBytes);
 }

@@ -260,7 +260,11 @@ export class PipelineRun {
       const started = Date.now();
       const scratch = this.#attemptScratch(clone, number);
       const attempt = await this.#attempt(clone, before, number, turn, scratch);
-      if (attempt === null) break; // the backend could not resume: the previous attempt stands
+      if (attempt === null) {
+        // The backend could not resume: the previous attempt stands, and the feedback prepared for this one was never sent.
+        if (this.#last) this.#last.feedback = null;
+        break;
+      }
       const verdict = decideOutcome(this.#facts(attempt));
       const record: AttemptRecord = { number, attempt, verdict, durationMs: Date.now() - started, feedback: null };
       this.#gates.attempts.push(record);

@@ -52,6 +52,10 @@ function passing(name: string, classname: string, time?: string): Testcase {
 }
 
 function verdictCase(r: RunResult): Testcase {
+  return { ...verdictOutcome(r), ...attemptsOutput(r) };
+}
+
+function verdictOutcome(r: RunResult): Testcase {
   if (r.terminalReason === "verified") return passing("verdict", "handoff", seconds(r.timings.durationMs));
   const reason = `${r.terminalReason}${r.detail ? ` (${r.detail})` : ""}, exit ${EXIT_CODES[r.terminalReason]}`;
   return failing(
@@ -62,6 +66,17 @@ function verdictCase(r: RunResult): Testcase {
     [reason, r.summary, ...(r.hint ? [`hint: ${r.hint}`] : [])].join("\n"),
     seconds(r.timings.durationMs),
   );
+}
+
+/** `--attempts`: the verdict's output names each attempt and how it ended (`handoff show` has the feedback too). */
+function attemptsOutput(r: RunResult): Testcase {
+  const attempts = r.attempts ?? [];
+  if (attempts.length < 2) return {};
+  const lines = attempts.map(
+    (entry) => `attempt ${entry.attempt}: ${entry.terminalReason}${entry.detail ? ` (${entry.detail})` : ""}: ${entry.summary}`,
+  );
+  if (r.attemptsStopped) lines.push(`no further attempt: ${r.attemptsStopped}`);
+  return { "system-out": xmlText(lines.join("\n")) };
 }
 
 function commandCases(r: RunResult): Testcase[] {
