@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import type { AgentContext, ExternalAgentBackend, ExternalAgentResult, SessionToResume } from "../src/agent/backend.js";
@@ -7,7 +7,10 @@ import { FEEDBACK_OPENING, type FeedbackInput } from "../src/repair/feedback.js"
 import { renderReport } from "../src/review/report.js";
 import { loadRun } from "../src/run-dir/run-lookup.js";
 import type { RunResult } from "../src/verdict/result.js";
-import { FAILING_ADD_PROJECT, makeRepo } from "./helpers/repo.js";
+import { repairable } from "../src/repair/repairable.js";
+import { NO_FACTS, type Verdict } from "../src/verdict/decide.js";
+import { HIDDEN_TEST_PATCH, INTEGRITY_PROJECT } from "./helpers/integrity.js";
+import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate, delegateWithoutSandbox, makeHarness, readEvents, readJson } from "./helpers/run.js";
 
 const VERIFY = { verify: ["npm test"] };
@@ -186,6 +189,43 @@ describe("--attempts: a repair attempt resumes the same session in the same clon
   });
 });
 
+describe("what is repaired, and what the feedback may show", () => {
+  const verdict = (terminalReason: Verdict["terminalReason"], detail: string): Verdict => ({
+    terminalReason,
+    detail,
+    status: "failed",
+    summary: "",
+    hint: null,
+  });
+
+  test("a verification the untouched base fails too (environment_broken, environment_suspect) is not repaired; a failing patch or a broken rule is", () => {
+    const violation = { path: "link", rule: "symlink" as const, message: "a symlink" };
+    expect(repairable(verdict("verification_failed", "command_failed"), NO_FACTS)).toBe(true);
+    expect(repairable(verdict("verification_failed", "failed_held_to_base"), NO_FACTS)).toBe(true);
+    expect(repairable(verdict("verification_failed", "environment_broken"), NO_FACTS)).toBe(false);
+    expect(repairable(verdict("verification_failed", "environment_suspect"), NO_FACTS)).toBe(false);
+    const withViolation = { ...NO_FACTS, patch: { empty: false, violations: [violation] } };
+    expect(repairable(verdict("policy_or_artifact_error", "symlink"), withViolation)).toBe(true);
+    const writeFailed = { ...withViolation, runDirWrite: { artifact: "changes.patch", message: "ENOSPC" } };
+    expect(repairable(verdict("policy_or_artifact_error", "artifact_write_failed"), writeFailed)).toBe(false);
+    expect(repairable(verdict("external_agent_error", "exit_code"), NO_FACTS)).toBe(false);
+  });
+
+  test("with held-out patches the feedback names the failing command but never shows its output: the hidden tests stay hidden", async () => {
+    const holdout = join(tempDir("handoff-holdout"), "hidden-tests.patch");
+    writeFileSync(holdout, HIDDEN_TEST_PATCH);
+    const repo = await makeRepo(INTEGRITY_PROJECT);
+    const run = await delegate(repo, agent("special-cases-the-visible-test.sh"), { ...VERIFY, attempts: 2, holdoutPatches: [holdout] });
+    expect(run.result.terminalReason, run.result.summary).toBe("verification_failed");
+    expect(readFileSync(join(run.runDir, "attempts/1/test.log"), "utf8")).toContain("add is not special-cased");
+    const feedback = readFileSync(join(run.runDir, "attempts/1/feedback.md"), "utf8");
+    expect(feedback).toContain("handoff ran `npm test` on your patch");
+    expect(feedback).toContain("Its output is not shown: this run verifies with tests you do not see.");
+    expect(feedback).not.toContain("special-cased");
+    expect(feedback).not.toContain("hidden");
+  });
+});
+
 describe("--attempts through the library", () => {
   test("the feedback hook replaces handoff's message: the agent gets the hook's words, which attempts/1/feedback.md keeps", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
@@ -288,6 +328,39 @@ describe("a run that continues another (RunOptions.continueFrom, what handoff re
     expect(second.result.terminalReason, second.result.summary).toBe("verification_failed");
     expect(second.patch).toBe(patch.toString("utf8"));
     expect(second.result.resumedFrom).toEqual({ runId: first.result.runId, runDir: first.runDir, sessionId: null });
+  });
+});
+
+describe("a continued run whose backend cannot resume", () => {
+  test("ends external_agent_error (cannot_resume) and puts the kept home back where it was kept, so the session is not used up", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const harness = makeHarness();
+    const first = await delegate(repo, agent("breaks-add.sh"), { ...VERIFY, harness });
+    const kept = join(harness.cliHomesDir, "kept-elsewhere-home");
+    mkdirSync(kept, { recursive: true });
+    writeFileSync(join(kept, "transcript.jsonl"), "the earlier session\n");
+    const backend: ExternalAgentBackend = {
+      name: "plugged",
+      run: async () => {
+        throw new Error("a continued run starts with a resumed turn");
+      },
+      resume: async () => ({ kind: "cannot_resume", reason: "plugged cannot continue this session here" }),
+    };
+    const continueFrom = {
+      runId: first.result.runId,
+      runDir: first.runDir,
+      sessionId: "s-1",
+      cwd: "/gone",
+      home: kept,
+      patch: readFileSync(join(first.runDir, "changes.patch")),
+      baseCommit: first.result.repo.baseCommit,
+      holdouts: [],
+    };
+    const second = await delegate(repo, "unused", { ...VERIFY, backend, agentCmd: undefined, continueFrom, harness });
+    expect(second.result.terminalReason).toBe("external_agent_error");
+    expect(second.result.detail).toBe("cannot_resume");
+    expect(second.result.summary).toContain("plugged cannot continue this session here");
+    expect(readFileSync(join(kept, "transcript.jsonl"), "utf8")).toBe("the earlier session\n");
   });
 });
 

@@ -21,8 +21,11 @@ export interface FailedAttempt {
   };
 }
 
-/** The evidence of a failed attempt: its verdict, the command that failed, the end of its log, its violations. */
-export function feedbackInput(failed: FailedAttempt, attempts: number, log: TestLog): FeedbackInput {
+/**
+ * The evidence of a failed attempt: its verdict, the command that failed, the end of its log (not when the run has
+ * held-out patches), its violations.
+ */
+export function feedbackInput(failed: FailedAttempt, attempts: number, log: TestLog, heldOut: boolean): FeedbackInput {
   const { patch, verification } = failed.attempt;
   const testEdits = patch?.inputs.testEdits ?? null;
   return {
@@ -32,7 +35,9 @@ export function feedbackInput(failed: FailedAttempt, attempts: number, log: Test
     detail: failed.verdict.detail,
     summary: failed.verdict.summary,
     failedCommand: failedCommand(verification?.held ?? null) ?? failedCommand(verification?.verify ?? null),
-    logTail: verification ? tail(log.toBuffer(), FEEDBACK_LOG_BYTES) : "",
+    // With held-out tests the output would show the agent the tests it must not see: only the command is named.
+    logTail: verification && !heldOut ? tail(log.toBuffer(), FEEDBACK_LOG_BYTES) : "",
+    outputWithheld: verification !== null && heldOut,
     violations: patch ? [...patch.extraction.violations, ...patch.inputs.violations] : [],
     changedInputs: testEdits ? testEdits.changed.map((input) => ({ path: input.path, judged: judgementOf(testEdits.policy) })) : [],
   };

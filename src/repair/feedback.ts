@@ -13,6 +13,8 @@ export interface FeedbackInput {
   readonly failedCommand: { readonly command: string; readonly exitCode: number | null; readonly timedOut: boolean } | null;
   /** The end of this attempt's test.log, at most FEEDBACK_LOG_BYTES. */
   readonly logTail: string;
+  /** The run verifies with held-out patches (`--holdout-patch`): the output is not sent, so the hidden tests stay hidden. */
+  readonly outputWithheld: boolean;
   /** The patch rules the attempt's patch broke, with their paths. */
   readonly violations: readonly PolicyFinding[];
   /** Verification inputs (tests, the verify script's files) the patch changed, and how handoff judged each. */
@@ -43,6 +45,7 @@ export function handoffFeedback(input: FeedbackInput): string {
     lines.push(`handoff ran \`${input.failedCommand.command}\` on your patch, in a fresh checkout of its own: it ${how}.`);
   }
   if (input.logTail.trim() !== "") lines.push("The end of its output:", fence(input.logTail), "");
+  if (input.outputWithheld) lines.push("Its output is not shown: this run verifies with tests you do not see.", "");
   if (input.violations.length > 0) {
     lines.push("Your patch breaks these rules; handoff rejects it until none of them holds:");
     for (const finding of input.violations.slice(0, 50))

@@ -217,10 +217,15 @@ export class PipelineRun {
     // apply takes the patch's paths from its working directory: it runs in the work tree, not the workspace root.
     if (earlier && earlier.patch.length > 0) {
       const ws = clone.workspace;
-      await git({ gitDir: ws.agentGitDir, workTree: ws.workTree, cwd: ws.workTree }, ["apply", "--whitespace=nowarn", "-"], {
-        input: earlier.patch,
-        signal: options.signal,
+      // A patch that does not apply (it always should: same base, sha256 checked) ends the run clone_failed, with its verdict.
+      const applied = await this.#record.phase("clone", async () => {
+        await git({ gitDir: ws.agentGitDir, workTree: ws.workTree, cwd: ws.workTree }, ["apply", "--whitespace=nowarn", "-"], {
+          input: earlier.patch,
+          signal: options.signal,
+        });
+        return true;
       });
+      if (!applied || this.#record.halted) return null;
     }
     return clone;
   }
@@ -315,7 +320,7 @@ export class PipelineRun {
   /** The message the next attempt gets (attempts/<k>/feedback.md), from handoff or the library user's writer; null ends the loop. */
   async #feedback(record: AttemptRecord): Promise<string | null> {
     const { dir, options } = this.#setup;
-    const input = feedbackInput(record, options.attempts, this.#testLog);
+    const input = feedbackInput(record, options.attempts, this.#testLog, options.holdouts.length > 0);
     const ours = handoffFeedback(input);
     let message: string;
     try {
@@ -377,7 +382,9 @@ export class PipelineRun {
         this.#stopAttempts(`attempt ${number} did not start: ${outcome.reason}`);
         return null;
       }
-      // `handoff resume` whose session cannot continue: an agent error, never a silent fresh session.
+      // `handoff resume` whose session cannot continue: an agent error, never a silent fresh session. The kept home goes
+      // back where it was kept, so the session is not used up by a turn that never ran.
+      this.#returnKeptHome();
       const failed = { kind: "failed" as const, detail: "cannot_resume", message: outcome.reason, hint: null };
       return this.#agentBack(resultWithoutProcess(failed, 0), number);
     }
@@ -397,6 +404,18 @@ export class PipelineRun {
     if (options.attempts > 1)
       this.#record.tryWrite(() => dir.writeJson(`attempts/${number}/backend-result.json`, backendRecord(backend.name, agent)));
     return agent;
+  }
+
+  /** `handoff resume`: the earlier run's kept home, moved here, moved back (when its place is still free). */
+  #returnKeptHome(): void {
+    const kept = this.#setup.options.continueFrom?.home ?? null;
+    if (kept === null || this.#made.cliHome === null) return;
+    try {
+      renameSync(this.#made.cliHome, kept);
+      this.#made.cliHome = null;
+    } catch {
+      // its place was taken: the home stays this run's, removed with it
+    }
   }
 
   /** The run's private CLI home: new, or for `handoff resume` the earlier run's kept one, moved here. */
