@@ -141,6 +141,38 @@ function reusedPidOwner(): Record<string, unknown> {
 }
 
 describe("crash safety", () => {
+  test("kill -9 in attempt 2 of --attempts: the sweep names the attempt the run died in, and attempt 1's files stay as written", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const dirs = makeDirs();
+    const args = runArgs(repo, dirs, "crashed", agent("sleeps-on-the-second-attempt.sh"), ["--verify", "npm test", "--attempts", "2"]);
+    const crashed = startCli(args);
+    const exited = new Promise((resolve) => crashed.child.once("exit", resolve));
+    const checkpointPath = join(dirs.runsDir, "crashed", "checkpoint.json");
+    await waitFor("attempt 2's agent phase", () => {
+      const checkpoint = existsSync(checkpointPath) ? readJson(checkpointPath) : {};
+      return checkpoint.attempt === 2 && checkpoint.phase === "agent";
+    });
+    crashed.child.kill("SIGKILL");
+    await exited;
+    const attempt1 = ["changes.patch", "test.log", "feedback.md", "backend-result.json"].map((name) =>
+      readFileSync(join(dirs.runsDir, "crashed", "attempts", "1", name), "utf8"),
+    );
+
+    const second = await runCli(runArgs(repo, dirs, "second", agent("does-nothing.sh")));
+    expect(second.code, second.stderr).toBe(3);
+    const result = RunResult.parse(readJson(join(dirs.runsDir, "crashed", "result.json")));
+    expect(result).toMatchObject({ terminalReason: "user_cancelled", detail: "runner_crashed" });
+    expect(result.summary).toContain(`during the agent phase of attempt 2 (pid ${crashed.child.pid})`);
+    expect(result.summary).toContain("attempt 1 is in attempts/1/");
+    expect(
+      ["changes.patch", "test.log", "feedback.md", "backend-result.json"].map((name) =>
+        readFileSync(join(dirs.runsDir, "crashed", "attempts", "1", name), "utf8"),
+      ),
+    ).toEqual(attempt1);
+    expect(attempt1[0]).toContain("a * b + 1");
+    expect(entriesOf(dirs.workspacesDir, "crashed")).toEqual([]);
+  });
+
   test("kill -9 mid-agent leaves a checkpoint at agent; the next handoff start kills the leftovers, removes the workspace and ends the run runner_crashed", async () => {
     const out = agentOutputDir();
     const repo = await makeRepo(FAILING_ADD_PROJECT);

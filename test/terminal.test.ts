@@ -157,6 +157,15 @@ describe("decideOutcome precedence", () => {
     expectVerdict(facts({ crashed, sourceChanged: ["README.md"] }), "source_repository_changed", "source_modified");
   });
 
+  test("a run with --attempts that died in attempt 2 says so, and where the earlier attempts are", () => {
+    const crashed = { phase: "agent", attempt: 2, ownerPid: 7965, killed: 0, removed: 3, stillAlive: [], patchNotTaken: null };
+    const verdict = expectVerdict(facts({ crashed }), "user_cancelled", "runner_crashed");
+    expect(decideOutcome(facts({ crashed: { ...crashed, attempt: 4 } })).summary).toContain("attempts 1 to 3 are in attempts/");
+    expect(verdict.summary).toBe(
+      "handoff was stopped during the agent phase of attempt 2 (pid 7965) and did not finish; swept by a later handoff start; 3 directory(ies) removed, attempt 1 is in attempts/1/",
+    );
+  });
+
   test("a run directory that could not be written (a full disk) comes next: artifact_write_failed outranks a cancel, the agent and the patch", () => {
     const full = { artifact: "events.jsonl", message: "ENOSPC" };
     const verdict = expectVerdict(facts({ ...EVERYTHING_WRONG, runDirWrite: full }), "policy_or_artifact_error", "artifact_write_failed");

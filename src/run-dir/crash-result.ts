@@ -12,6 +12,8 @@ export interface CrashedRun {
   readonly runDir: string;
   /** The phase checkpoint.json named, or null when the run died before its first phase. */
   readonly phase: string | null;
+  /** With `--attempts`: the attempt the run was in (earlier ones are in attempts/<k>/), else null. */
+  readonly attempt?: number | null;
   readonly ownerPid: number;
   readonly repo: { readonly path: string; readonly baseCommit: string };
   readonly backendName: string;
@@ -41,6 +43,7 @@ export function crashedRunResult(run: CrashedRun): RunResult {
     ...NO_FACTS,
     crashed: {
       phase: run.phase,
+      attempt: run.attempt ?? null,
       ownerPid: run.ownerPid,
       killed: run.killed.length,
       removed: run.removed.length,

@@ -304,6 +304,7 @@ async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, o
     runId,
     runDir,
     phase,
+    attempt: checkpoint.attempt ?? null,
     ownerPid: owner.pid,
     repo: { path: request?.repo?.path ?? "", baseCommit: request?.repo?.baseCommit ?? "" },
     backendName,

@@ -172,6 +172,7 @@ export class RunDirectory {
   #tracked: TrackedResources = {};
   #recorded: Record<string, RecordedArtifact> = {};
   #checkpoint: { phase: Phase | null; extra: CheckpointEnding } = { phase: null, extra: {} };
+  #attempt: number | null = null;
   #failure: ArtifactWriteFailure | null = null;
   #reserve: TempFile | null = null;
   readonly #redactor: Redactor;
@@ -439,6 +440,11 @@ export class RunDirectory {
    * Where the run is: its phase, its owner and what it made; `extra` marks the end (done, terminalReason, detail,
    * cleanup). Returns false when it could not be written (the failure is kept as `writeFailure`).
    */
+  /** With `--attempts`: the attempt the run is in from now on, in every later checkpoint. */
+  enterAttempt(attempt: number): void {
+    this.#attempt = attempt;
+  }
+
   checkpoint(phase: Phase, extra: CheckpointEnding = {}): boolean {
     this.#checkpoint = { phase, extra };
     try {
@@ -467,6 +473,7 @@ export class RunDirectory {
       runId: this.runId,
       nonce: this.nonce,
       phase: this.#checkpoint.phase,
+      ...(this.#attempt === null ? {} : { attempt: this.#attempt }),
       pid: this.#owner.pid,
       owner: this.#owner,
       resources: this.#tracked,

@@ -1,8 +1,9 @@
-import { mkdirSync, renameSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { BackendResultJson } from "../run-dir/artifacts/backend-result.js";
 import type { ExternalAgentBackend, ExternalAgentResult } from "../agent/backend.js";
 import { type AgentTurn, resultWithoutProcess, runAgentSafely } from "../agent/agent-run.js";
+import { SessionHome } from "../agent/session-home.js";
 import { askApproval, isApproved } from "../approval/approval.js";
 import { type DisposableClone, makeDisposableClone } from "../clone/clone.js";
 import { type SourceSnapshot, compareSnapshots, takeSourceSnapshot } from "../clone/source-snapshot.js";
@@ -129,13 +130,16 @@ export class PipelineRun {
     sessionKept: false,
   };
   /** What the run made and must remove (or keep, with --keep-workspace). */
-  readonly #made = { scratch: null as string | null, cliHome: null as string | null, containment: null as Containment | null };
+  readonly #made = { scratch: null as string | null, containment: null as Containment | null };
+  /** The agent CLI's private home: the same for every turn of the run. */
+  readonly #home: SessionHome;
 
   constructor(setup: RunSetup) {
     this.#setup = setup;
     this.#record = new RunRecorder(setup.dir, setup.hooks.onEvent, setup.options.signal);
     this.#testLog = new TestLog((bytes) => setup.dir.writeFile("test.log", bytes));
     this.#run.warnings.push(...setup.warnings);
+    this.#home = new SessionHome(setup.dir, setup.options.cliHomesDir, setup.options.continueFrom?.home ?? null);
     if (setup.options.totalTimeoutMs !== null) this.#run.totalDeadline = setup.startedAt.getTime() + setup.options.totalTimeoutMs;
   }
 
@@ -300,7 +304,10 @@ export class PipelineRun {
     const { dir, options } = this.#setup;
     const perAttempt = options.attempts > 1;
     const log = perAttempt ? new TestLog((bytes) => dir.writeFile(`attempts/${number}/test.log`, bytes), this.#testLog) : this.#testLog;
-    if (perAttempt) this.#record.emit({ type: "attempt.started", attempt: number, resumed: turn.kind === "resume" });
+    if (perAttempt) {
+      dir.enterAttempt(number);
+      this.#record.emit({ type: "attempt.started", attempt: number, resumed: turn.kind === "resume" });
+    }
     const agent = await this.#agent(clone, turn, number);
     if (agent === null) return null;
     if (this.#record.halted) return { agent, patch: null, verification: null };
@@ -357,7 +364,7 @@ export class PipelineRun {
     });
     const turnDeadline = Math.min(Date.now() + options.timeoutMs, this.#run.totalDeadline ?? Number.POSITIVE_INFINITY);
     const outcome = await this.#record.phase("agent", async () => {
-      const cliHome = this.#made.cliHome ?? this.#makeCliHome();
+      const cliHome = this.#home.open();
       const jail = this.#jail(clone, "agent", backend.name, [cliHome]);
       try {
         return await runAgentSafely(backend, turn, {
@@ -384,7 +391,7 @@ export class PipelineRun {
       }
       // `handoff resume` whose session cannot continue: an agent error, never a silent fresh session. The kept home goes
       // back where it was kept, so the session is not used up by a turn that never ran.
-      this.#returnKeptHome();
+      this.#home.giveBack();
       const failed = { kind: "failed" as const, detail: "cannot_resume", message: outcome.reason, hint: null };
       return this.#agentBack(resultWithoutProcess(failed, 0), number);
     }
@@ -404,31 +411,6 @@ export class PipelineRun {
     if (options.attempts > 1)
       this.#record.tryWrite(() => dir.writeJson(`attempts/${number}/backend-result.json`, backendRecord(backend.name, agent)));
     return agent;
-  }
-
-  /** `handoff resume`: the earlier run's kept home, moved here, moved back (when its place is still free). */
-  #returnKeptHome(): void {
-    const kept = this.#setup.options.continueFrom?.home ?? null;
-    if (kept === null || this.#made.cliHome === null) return;
-    try {
-      renameSync(this.#made.cliHome, kept);
-      this.#made.cliHome = null;
-    } catch {
-      // its place was taken: the home stays this run's, removed with it
-    }
-  }
-
-  /** The run's private CLI home: new, or for `handoff resume` the earlier run's kept one, moved here. */
-  #makeCliHome(): string {
-    const { dir, options } = this.#setup;
-    const cliHome = join(options.cliHomesDir, runNames(dir.runId, dir.nonce).cliHome);
-    dir.track({ cliHome });
-    mkdirSync(options.cliHomesDir, { recursive: true, mode: 0o700 });
-    const kept = options.continueFrom?.home ?? null;
-    if (kept) renameSync(kept, cliHome);
-    else mkdirSync(cliHome, { mode: 0o700 });
-    this.#made.cliHome = cliHome;
-    return cliHome;
   }
 
   /** Gate 3: handoff extracts the patch and judges it, then checks the source held; changes.patch gets the patch. */
@@ -533,7 +515,7 @@ export class PipelineRun {
     const keep = options.keepWorkspace && this.#gates.clone !== null;
     const agent = this.#last?.attempt.agent ?? null;
     this.#writeBackendResult(agent);
-    this.#run.sessionKept = this.#keepSession();
+    this.#run.sessionKept = options.keepSession && this.#home.keep();
     let result = this.#result(containment, keep);
     let written = this.#writeResult(result);
     if (!written) {
@@ -628,7 +610,7 @@ export class PipelineRun {
         attemptsStopped: this.#run.attemptsStopped,
         session: {
           kept: this.#run.sessionKept,
-          home: this.#run.sessionKept ? this.#made.cliHome : null,
+          home: this.#run.sessionKept ? this.#home.path : null,
           keptUntil: this.#run.sessionKept ? new Date(Date.now() + KEPT_SESSION_MS).toISOString() : null,
         },
         resumedFrom: earlier ? { runId: earlier.runId, runDir: earlier.runDir, sessionId: earlier.sessionId } : null,
@@ -690,18 +672,6 @@ export class PipelineRun {
     this.#run.backendResultCurrent = this.#record.tryWrite(() => this.#setup.dir.writeJson("backend-result.json", record));
   }
 
-  /**
-   * `--keep-session`: the private CLI home outlives the run, for `handoff resume`, until the age limit (or `handoff gc`)
-   * removes it. Only a home an agent turn ran in, and never with the user's login in it (the backend unlinks it after
-   * each turn). Released from the run's tracking, so the crash sweep leaves it too.
-   */
-  #keepSession(): boolean {
-    const { dir, options } = this.#setup;
-    if (!options.keepSession || this.#made.cliHome === null) return false;
-    dir.release(["cliHome"]);
-    return true;
-  }
-
   /** result.json, into the space the run directory reserved for it. */
   #writeResult(result: RunResult): boolean {
     return this.#record.tryWrite(() => this.#setup.dir.writeReserved("result.json", `${JSON.stringify(result, null, 2)}\n`));
@@ -723,7 +693,8 @@ export class PipelineRun {
       cleaned = false;
     }
     if (this.#made.scratch) remove(this.#made.scratch);
-    if (this.#made.cliHome && !keep && !this.#run.sessionKept) remove(this.#made.cliHome);
+    const home = this.#home.toRemove;
+    if (home && !keep) remove(home);
     if (this.#gates.clone && !keep) remove(this.#gates.clone.workspace.root);
     return cleaned;
   }

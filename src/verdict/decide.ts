@@ -55,6 +55,8 @@ export interface RunFacts {
 export interface CrashFacts {
   /** The phase checkpoint.json named, or null when the run died before its first phase. */
   readonly phase: string | null;
+  /** With `--attempts`: the attempt the run was in, else null or absent. */
+  readonly attempt?: number | null;
   readonly ownerPid: number;
   readonly killed: number;
   readonly removed: number;
@@ -225,10 +227,13 @@ export function decideOutcome(facts: RunFacts): Verdict {
  * with detail runner_crashed. Nothing of it was verified; the hint names a process the sweep could not kill.
  */
 function crashedVerdict(crash: CrashFacts): Verdict {
-  const when = crash.phase ? `during the ${crash.phase} phase` : "before its first phase";
+  const when =
+    (crash.phase ? `during the ${crash.phase} phase` : "before its first phase") + (crash.attempt ? ` of attempt ${crash.attempt}` : "");
   const done: string[] = [];
   if (crash.killed > 0) done.push(`${crash.killed} leftover process(es) killed`);
   if (crash.removed > 0) done.push(`${crash.removed} directory(ies) removed`);
+  if (crash.attempt === 2) done.push("attempt 1 is in attempts/1/");
+  else if (crash.attempt && crash.attempt > 2) done.push(`attempts 1 to ${crash.attempt - 1} are in attempts/`);
   const alive = crash.stillAlive.map((s) => `${s.pid} (${s.command})`).join(", ");
   return verdict(
     "user_cancelled",

@@ -1,5 +1,6 @@
-import { existsSync, readFileSync, readdirSync, rmSync, mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { createHash } from "node:crypto";
+import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync, rmSync, mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { describe, expect, onTestFinished, test } from "vitest";
 import { z } from "zod";
 import type { CliHome } from "../../backends/cli-backend.js";
@@ -67,6 +68,11 @@ export interface CliRunOutcome {
   readonly leftovers: number[];
   /** Files of the fake user home that changed (the user's login must stay as it was). */
   readonly userHomeChanged: string[];
+  /** The fake user home the run's CLI login came from. */
+  readonly userHome: string;
+  /** The run's directory, and the environment handoff ran with (for `resumeWithCli`). */
+  readonly runDir: string;
+  readonly env: Readonly<Record<string, string>>;
 }
 
 /** pids whose environment carries HANDOFF_RUN_ID=<runId>. */
@@ -101,6 +107,21 @@ export const WRONG_MATH = "export function add(a, b) {\n  return a + b + 1;\n}\n
 export const FEEDBACK_PHRASE = "did not pass handoff's checks";
 
 /** A model that writes a wrong fix and claims success, then writes the right one once handoff's feedback arrives. */
+/** What `handoff resume` asks for after a verified fix, and the model's answer to it (a second turn). */
+export const RESUME_INSTRUCTION = "also export subtract(a, b)";
+export const RESUME_SCRIPT: ModelScript = {
+  steps: [{ write: { path: "math.js", content: FIXED_MATH } }, { say: "Fixed add(). All tests pass." }],
+  next: [
+    {
+      when: RESUME_INSTRUCTION,
+      steps: [
+        { write: { path: "math.js", content: `${FIXED_MATH}\nexport function subtract(a, b) {\n  return a - b;\n}\n` } },
+        { say: "Added subtract()." },
+      ],
+    },
+  ],
+};
+
 export const REPAIR_SCRIPT: ModelScript = {
   steps: [{ write: { path: "math.js", content: WRONG_MATH } }, { say: "Done." }],
   next: [{ when: FEEDBACK_PHRASE, steps: [{ write: { path: "math.js", content: FIXED_MATH } }, { say: "Fixed add(). All tests pass." }] }],
@@ -182,7 +203,40 @@ export async function runWithCli(
     ],
     { env: { ...USER_ENV_RESET, HOME: userHome, HANDOFF_CLI_HOME_DIR: CLI_HOMES, ...passEnv } },
   );
-  const runDir = join(runsDir, runId);
+  const env = { ...USER_ENV_RESET, HOME: userHome, HANDOFF_CLI_HOME_DIR: CLI_HOMES, ...passEnv };
+  return collectRun(outcome, join(runsDir, runId), { model, userHome, homeBefore, env });
+}
+
+/**
+ * `handoff resume <run> -- <instruction>` of a conformance run, with the same user home, scripted model and
+ * environment (the script's `next` turns answer the instruction). The new run's id is derived from the first's.
+ */
+export async function resumeWithCli(first: CliRunOutcome, instruction: string): Promise<CliRunOutcome> {
+  const runId = `${first.result.runId}-resumed`;
+  onTestFinished(() => {
+    for (const entry of readdirSync(CLI_HOMES))
+      if (entry.startsWith(runId)) rmSync(join(CLI_HOMES, entry), { recursive: true, force: true });
+  });
+  const homeBefore = fingerprintTree(first.userHome);
+  const outcome = await runCli(["resume", first.runDir, "--yes", "--json", "--run-id", runId, "--", instruction], { env: first.env });
+  return collectRun(outcome, join(dirname(first.runDir), runId), {
+    model: first.model,
+    userHome: first.userHome,
+    homeBefore,
+    env: first.env,
+  });
+}
+
+function collectRun(
+  outcome: { readonly code: number | null; readonly stdout: string; readonly stderr: string },
+  runDir: string,
+  run: {
+    readonly model: ScriptedModel;
+    readonly userHome: string;
+    readonly homeBefore: ReturnType<typeof fingerprintTree>;
+    readonly env: Record<string, string>;
+  },
+): CliRunOutcome {
   const parsed = RunResult.safeParse(JSON.parse(outcome.stdout || "null"));
   if (!parsed.success) throw new Error(`no result on stdout (exit ${outcome.code}): ${outcome.stderr.slice(-2000)}`);
   const events = readFileSync(join(runDir, "events.jsonl"), "utf8")
@@ -195,10 +249,47 @@ export async function runWithCli(
     result: parsed.data,
     events,
     backendResult: JSON.parse(readFileSync(join(runDir, "backend-result.json"), "utf8")) as Record<string, unknown>,
-    model,
-    leftovers: processesOfRun(runId),
-    userHomeChanged: diffFingerprints(homeBefore, fingerprintTree(userHome)),
+    model: run.model,
+    leftovers: processesOfRun(parsed.data.runId),
+    userHomeChanged: diffFingerprints(run.homeBefore, fingerprintTree(run.userHome)),
+    userHome: run.userHome,
+    runDir,
+    env: run.env,
   };
+}
+
+/** Every entry under `root`: symlinks with their targets, regular files with their sha256. */
+function treeEntries(root: string): { links: string[]; files: string[] } {
+  const links: string[] = [];
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      const stat = lstatSync(path);
+      if (stat.isSymbolicLink()) links.push(readlinkSync(path));
+      else if (stat.isDirectory()) walk(path);
+      else if (stat.isFile()) files.push(createHash("sha256").update(readFileSync(path)).digest("hex"));
+    }
+  };
+  walk(root);
+  return { links, files };
+}
+
+/** A home kept by --keep-session holds nothing of the user's login: no link into the user's home, no copy of a login file. */
+export function expectKeptHomeWithoutLogin(run: CliRunOutcome): void {
+  const session = run.result.session;
+  expect(session?.kept, "session kept").toBe(true);
+  expect(session?.keptUntil).toMatch(/^\d{4}-/);
+  const kept = treeEntries(session!.home!);
+  const user = treeEntries(run.userHome);
+  expect(
+    kept.links.filter((target) => target.startsWith(run.userHome)),
+    "links to the user's login in the kept home",
+  ).toEqual([]);
+  expect(
+    kept.files.filter((sha) => user.files.includes(sha)),
+    "copies of the user's login files in the kept home",
+  ).toEqual([]);
 }
 
 /** What every run must show whatever its verdict: no process left, the user's login untouched, a session id recorded everywhere. */
@@ -241,10 +332,10 @@ export function describeConformance(cli: ConformanceCli, expectations: Conforman
     });
 
     test(
-      "a wrong fix, then handoff's feedback, then the right fix in the resumed session ends verified after 2 attempts",
+      "a wrong fix, then handoff's feedback, then the right fix in the resumed session ends verified after 2 attempts; --keep-session keeps the home without the login",
       CASE,
       async () => {
-        const run = await runWithCli(cli, REPAIR_SCRIPT, { extraArgs: ["--attempts", "2"] });
+        const run = await runWithCli(cli, REPAIR_SCRIPT, { extraArgs: ["--attempts", "2", "--keep-session"] });
         expect(run.result.terminalReason, run.stderr).toBe("verified");
         expect(run.code).toBe(0);
         expect(run.result.patch?.files.map((file) => file.path)).toEqual(["math.js"]);
@@ -261,6 +352,33 @@ export function describeConformance(cli: ConformanceCli, expectations: Conforman
         expect(resumed.every((request) => (request.toolResults ?? 0) >= 1)).toBe(true);
         expect(turns.slice(turns.indexOf(resumed[0]!)).every((request) => request.turn === 1)).toBe(true);
         expectCleanRun(run);
+        // Kept for `handoff resume`, without the user's login: the links were only there while a turn ran.
+        expectKeptHomeWithoutLogin(run);
+      },
+    );
+
+    test(
+      "handoff resume continues the kept session with the user's instruction in a new clone, through every gate, as a new run",
+      CASE,
+      async () => {
+        const first = await runWithCli(cli, RESUME_SCRIPT, { extraArgs: ["--keep-session"] });
+        expect(first.result.terminalReason, first.stderr).toBe("verified");
+        const resumed = await resumeWithCli(first, RESUME_INSTRUCTION);
+        expect(resumed.result.terminalReason, resumed.stderr).toBe("verified");
+        expect(resumed.result.resumedFrom).toEqual({
+          runId: first.result.runId,
+          runDir: first.runDir,
+          sessionId: first.result.backend.sessionId,
+        });
+        // The new run's patch holds both turns' work: the earlier fix (applied to the fresh clone) and the new function.
+        expect(resumed.result.patch?.files.map((file) => file.path)).toEqual(["math.js"]);
+        expect(readFileSync(join(resumed.runDir, "changes.patch"), "utf8")).toContain("+export function subtract(a, b)");
+        // On the model's side: the resumed turn carried the first run's conversation and the instruction.
+        const turns = resumed.model.requests.filter((request) => !request.side && request.turn === 1);
+        expect(turns.length).toBeGreaterThan(0);
+        expect(turns.every((request) => (request.toolResults ?? 0) >= 1)).toBe(true);
+        expect(resumed.leftovers).toEqual([]);
+        expect(resumed.userHomeChanged).toEqual([]);
       },
     );
 

@@ -26,6 +26,8 @@ export const CheckpointJson = z.looseObject({
   /** Absent in checkpoints of a handoff from before nonces: then nothing is matched by marker. */
   nonce: z.string().refine(isRunNonce).optional(),
   phase: z.string().nullable().optional(),
+  /** With `--attempts`: the attempt the run is in (the sweep of a crashed run names it). */
+  attempt: z.number().int().positive().optional(),
   pid: z.number().int().positive().optional(),
   owner: OwnerJson.optional(),
   resources: z

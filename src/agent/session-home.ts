@@ -1,0 +1,65 @@
+import { mkdirSync, renameSync } from "node:fs";
+import { join } from "node:path";
+import type { RunDirectory } from "../run-dir/run-dir.js";
+import { runNames } from "../run-dir/run-names.js";
+
+/**
+ * The agent CLI's private home over one run, and the one owner of that directory: made by the first turn (or, for
+ * `handoff resume`, the earlier run's kept home moved in), the same for every later turn (the session's state lives
+ * there), then removed with the run, kept for `handoff resume` (`--keep-session`), or given back to the run it came
+ * from when the session could not continue. The backend links the user's login in only while a turn runs.
+ */
+export class SessionHome {
+  readonly #dir: RunDirectory;
+  readonly #homesDir: string;
+  /** The earlier run's kept home (`handoff resume`), moved in by the first turn. */
+  readonly #movedIn: string | null;
+  #path: string | null = null;
+  #kept = false;
+
+  constructor(dir: RunDirectory, homesDir: string, movedIn: string | null) {
+    this.#dir = dir;
+    this.#homesDir = homesDir;
+    this.#movedIn = movedIn;
+  }
+
+  /** The home's path, made (or moved in) by the first call; recorded in the checkpoint before it exists. */
+  open(): string {
+    if (this.#path !== null) return this.#path;
+    const path = join(this.#homesDir, runNames(this.#dir.runId, this.#dir.nonce).cliHome);
+    this.#dir.track({ cliHome: path });
+    mkdirSync(this.#homesDir, { recursive: true, mode: 0o700 });
+    if (this.#movedIn) renameSync(this.#movedIn, path);
+    else mkdirSync(path, { mode: 0o700 });
+    this.#path = path;
+    return path;
+  }
+
+  /** A moved-in home goes back where it was kept (when its place is still free): a turn that never ran used nothing up. */
+  giveBack(): void {
+    if (this.#movedIn === null || this.#path === null) return;
+    try {
+      renameSync(this.#path, this.#movedIn);
+      this.#path = null;
+    } catch {
+      // its place was taken: the home stays this run's, removed with it
+    }
+  }
+
+  /** `--keep-session`: the home outlives the run, released from its tracking so that no sweep removes it. False when there is none. */
+  keep(): boolean {
+    if (this.#path === null) return false;
+    this.#dir.release(["cliHome"]);
+    this.#kept = true;
+    return true;
+  }
+
+  get path(): string | null {
+    return this.#path;
+  }
+
+  /** The home the run must remove at its end: none when kept, given back or never made. */
+  get toRemove(): string | null {
+    return this.#kept ? null : this.#path;
+  }
+}
