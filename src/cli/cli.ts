@@ -345,23 +345,28 @@ async function runAndReport(json: boolean, request: (signal: AbortSignal) => Run
   }
 }
 
-export const RESUME_OPTIONS = {
-  yes: { type: "boolean", short: "y" },
-  json: { type: "boolean" },
-  "run-id": { type: "string" },
-  "runs-dir": { type: "string" },
-  "task-file": { type: "string" },
-  attempts: { type: "string" },
-  timeout: { type: "string" },
-  "idle-timeout": { type: "string" },
-  "verify-timeout": { type: "string" },
-  "total-timeout": { type: "string" },
-  "keep-session": { type: "boolean" },
-  "keep-workspace": { type: "boolean" },
-  "allow-dirty": { type: "boolean" },
-  env: { type: "string", multiple: true },
-  "holdout-patch": { type: "string", multiple: true },
-} as const;
+/** The `run` options `handoff resume` takes again (the rest come from the earlier run's request.json). */
+export const RESUME_OPTIONS = pickOptions(RUN_OPTIONS, [
+  "yes",
+  "json",
+  "run-id",
+  "runs-dir",
+  "task-file",
+  "attempts",
+  "timeout",
+  "idle-timeout",
+  "verify-timeout",
+  "total-timeout",
+  "keep-session",
+  "keep-workspace",
+  "allow-dirty",
+  "env",
+  "holdout-patch",
+]);
+
+function pickOptions<T extends object, K extends keyof T>(options: T, names: readonly K[]): Pick<T, K> {
+  return Object.fromEntries(names.map((name) => [name, options[name]])) as Pick<T, K>;
+}
 
 const RESUME_USAGE = "handoff resume <run-id|run-dir> [options] [--] <instruction...>";
 

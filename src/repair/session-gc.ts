@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { removeTree } from "../clone/workspace.js";
 import { lexists } from "../lib/paths.js";
-import { readArtifact } from "../run-dir/artifact-file.js";
+import { readArtifactJson } from "../run-dir/artifact-file.js";
 import { isSafeRunId } from "../run-dir/run-dir.js";
 import { readRequest } from "../run-dir/run-lookup.js";
 import { keptHomeOf } from "./kept-home.js";
@@ -86,14 +86,7 @@ export function sweepExpiredSessions(runsDir: string): readonly KeptSessionEntry
 }
 
 function readSessionFacts(runDir: string): z.infer<typeof SessionFacts> | null {
-  const read = readArtifact(join(runDir, "result.json"), MAX_RESULT_BYTES);
-  if (read.kind !== "bytes") return null;
-  try {
-    const parsed = SessionFacts.safeParse(JSON.parse(read.bytes.toString("utf8")));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
+  return readArtifactJson(join(runDir, "result.json"), SessionFacts, MAX_RESULT_BYTES);
 }
 
 /** rm never follows a link: a link the agent left inside the home is removed, not its target. */

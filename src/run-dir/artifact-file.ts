@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import { boundedBytes, readNoFollow } from "../lib/safe-read.js";
 
 export type ArtifactRead =
@@ -27,6 +28,18 @@ export function readArtifact(path: string, maxBytes: number): ArtifactRead {
       return why ? { kind: "untrusted", why } : boundedBytes(fd, stats.size, maxBytes);
     },
   );
+}
+
+/** A JSON artifact read as readArtifact reads one and parsed with its schema; null when missing, untrusted, too large or invalid. */
+export function readArtifactJson<T>(path: string, schema: z.ZodType<T>, maxBytes: number): T | null {
+  const read = readArtifact(path, maxBytes);
+  if (read.kind !== "bytes") return null;
+  try {
+    const parsed = schema.safeParse(JSON.parse(read.bytes.toString("utf8")));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Why a file is not one handoff wrote (a regular file of this user, one name, writable by no one else), or null. */

@@ -1,10 +1,9 @@
 import { type Dirent, closeSync, lstatSync, openSync, readdirSync, readlinkSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { basename, isAbsolute, join, normalize } from "node:path";
-import type { z } from "zod";
 import { type CrashedRun, crashedRunResult } from "./crash-result.js";
 import { RunDirectory, currentOwner, isSafeRunId } from "./run-dir.js";
-import { readArtifact } from "./artifact-file.js";
+import { readArtifact, readArtifactJson } from "./artifact-file.js";
 import { RunResult } from "../verdict/result.js";
 import { type ParsedPatch, parsePatch } from "../patch/patch.js";
 import { CheckpointJson, OwnerJson } from "./artifacts/checkpoint.js";
@@ -53,20 +52,8 @@ const LOCK_NAME = ".sweep.lock";
 type Owner = OwnerJson;
 type Checkpoint = CheckpointJson;
 
-/** Only a regular file of this user with one name (not a link an agent planted), parsed and checked. */
-function readJson<T>(path: string, schema: z.ZodType<T>, maxBytes: number): T | null {
-  const read = readArtifact(path, maxBytes);
-  if (read.kind !== "bytes") return null;
-  try {
-    const parsed = schema.safeParse(JSON.parse(read.bytes.toString("utf8")));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
-
 function readCheckpoint(runDir: string): Checkpoint | null {
-  return readJson(join(runDir, "checkpoint.json"), CheckpointJson, MAX_CHECKPOINT_BYTES);
+  return readArtifactJson(join(runDir, "checkpoint.json"), CheckpointJson, MAX_CHECKPOINT_BYTES);
 }
 
 /** Done, and its clean-up done too (or a checkpoint written before clean-up was recorded): nothing to do. */
@@ -133,7 +120,7 @@ function takeLock(runDir: string): boolean {
 
 /** The lock records its sweeper as checkpoint.json records a run's owner: a dead sweeper's lock is taken over at once. */
 function lockHolderDead(path: string): boolean {
-  const holder = readJson(path, OwnerJson, 4096);
+  const holder = readArtifactJson(path, OwnerJson, 4096);
   return holder !== null && ownerState(holder) === "dead";
 }
 
@@ -289,7 +276,7 @@ function writeSweptCheckpoint(
 }
 
 async function sweepRun(runDir: string, runId: string, checkpoint: Checkpoint, owner: Owner): Promise<SweptRun> {
-  const request = readJson(join(runDir, "request.json"), RequestJson, MAX_SIDE_FILE_BYTES);
+  const request = readArtifactJson(join(runDir, "request.json"), RequestJson, MAX_SIDE_FILE_BYTES);
   const { killed, stillAlive, removed } = await clearLeftovers(runDir, runId, checkpoint, owner);
 
   const phase = checkpoint.phase ?? null;
@@ -363,7 +350,7 @@ function recordedPatch(runDir: string, checkpoint: Checkpoint): { taken: ParsedP
 
 /** result.json of the run, if the run wrote one that reads back whole: then its verdict stands. */
 function readOwnResult(runDir: string, runId: string): RunResult | null {
-  const result = readJson(join(runDir, "result.json"), RunResult, MAX_RESULT_BYTES);
+  const result = readArtifactJson(join(runDir, "result.json"), RunResult, MAX_RESULT_BYTES);
   return result && result.runId === runId ? result : null;
 }
 
@@ -402,7 +389,7 @@ async function cleanUpFinishedRun(
 
 /** The agent's record, when the agent phase finished before the crash (not `{ ran: false }`). */
 function readAgentRecord(path: string): CrashedRun["agent"] {
-  const record: BackendResultJson | null = readJson(path, BackendResultJson, MAX_SIDE_FILE_BYTES);
+  const record: BackendResultJson | null = readArtifactJson(path, BackendResultJson, MAX_SIDE_FILE_BYTES);
   if (!record || !("outcome" in record)) return null;
   const { executable, version, sessionId, exitCode, signal, finalMessage } = record;
   return { executable, version, sessionId, exitCode, signal, finalMessage };

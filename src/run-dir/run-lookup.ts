@@ -1,6 +1,6 @@
 import { lstatSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type ArtifactRead, readArtifact } from "./artifact-file.js";
+import { type ArtifactRead, readArtifact, readArtifactJson } from "./artifact-file.js";
 import { RunNotFoundError, UntrustedArtifactError } from "../lib/errors.js";
 import { defaultRunsDir } from "../run/options.js";
 import { RunResult } from "../verdict/result.js";
@@ -73,14 +73,7 @@ const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 
 /** request.json of a run directory, read as result.json is (a regular file of this user, never a link); null when missing, untrusted or invalid. */
 export function readRequest(runDir: string): RequestJson | null {
-  const read = readArtifact(join(runDir, "request.json"), MAX_REQUEST_BYTES);
-  if (read.kind !== "bytes") return null;
-  try {
-    const parsed = RequestJson.safeParse(JSON.parse(read.bytes.toString("utf8")));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
+  return readArtifactJson(join(runDir, "request.json"), RequestJson, MAX_REQUEST_BYTES);
 }
 
 /**
