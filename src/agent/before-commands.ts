@@ -2,14 +2,12 @@ import { basename } from "node:path";
 import type { ExtraMounts } from "../containment/containment.js";
 import { HeadTailBuffer } from "../process/head-tail.js";
 import { runProcess } from "../process/process.js";
+import { plainText } from "../lib/plain-text.js";
 import type { AgentCommand } from "./agent-process.js";
 import type { AgentContext } from "./backend.js";
 
 /** How a resumed turn's preparatory commands (CliResumeCommand.before) went: all exited 0, or why one did not. */
 export type BeforeCommandsOutcome = { readonly kind: "done" } | { readonly kind: "failed"; readonly reason: string };
-
-// Matches the escape sequences a CLI colours its errors with (CSI sequences and single-character escapes).
-const TERMINAL_CONTROLS = /\u001b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])/g;
 
 /**
  * Runs each command in order, in the clone, through the one process module and the run's sandbox (with the CLI's
@@ -52,8 +50,7 @@ export async function runBeforeCommands(
 
 /** The last non-blank line, without terminal colours. */
 function lastLine(text: string): string {
-  const lines = text
-    .replace(TERMINAL_CONTROLS, "")
+  const lines = plainText(text)
     .split(/\r?\n/)
     .map((line) => line.trim());
   return lines.filter((line) => line !== "").at(-1) ?? "";

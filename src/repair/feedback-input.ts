@@ -5,6 +5,7 @@ import type { PolicyFinding } from "../patch/rules/findings.js";
 import type { TestEditFacts } from "../verify/test-edits.js";
 import { judgementOf } from "../verify/test-edits.js";
 import type { Verdict } from "../verdict/decide.js";
+import { plainText } from "../lib/plain-text.js";
 import { FEEDBACK_LOG_BYTES, type FeedbackInput } from "./feedback.js";
 
 /** What a failed attempt left, as the pipeline keeps it. */
@@ -56,15 +57,10 @@ function failedCommand(outcome: VerificationOutcome | null): FeedbackInput["fail
 
 /** The last `limit` bytes of the log as plain text (colours and other terminal controls taken out), starting at a line. */
 function tail(bytes: Buffer, limit: number): string {
-  const text = plain(bytes.toString("utf8"));
+  const text = plainText(bytes.toString("utf8"));
   const whole = Buffer.from(text);
   if (whole.length <= limit) return text;
   const cut = whole.subarray(whole.length - limit);
   const newline = cut.indexOf(0x0a);
   return `[… ${whole.length - limit} earlier bytes of the log left out]\n${(newline >= 0 ? cut.subarray(newline + 1) : cut).toString("utf8")}`;
-}
-
-/** ANSI escape sequences (a test runner's colours) and other control characters but newline and tab, removed. */
-function plain(text: string): string {
-  return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|[\u0000-\u0008\u000b-\u001f\u007f]/g, "");
 }
