@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { existingRealPath, isInside } from "../lib/paths.js";
+import { existingRealPath, isInside, realPathOrAncestor } from "../lib/paths.js";
 import { READ_NO_FOLLOW } from "../lib/safe-read.js";
 
 /** A file a resumed turn needs at another place in the private home (CliResumeCommand.copies). */
@@ -35,7 +35,9 @@ export function copyInsideHome(copies: readonly SessionCopy[], homeDir: string):
         throw new SessionCopyError(`${path} is not inside the private CLI home`);
     }
     insideReally(dirname(from), home);
-    insideReally(nearestExisting(dirname(to)), home);
+    // Before any parent is made: the part of the destination that exists already must not lead out of the home.
+    const planned = realPathOrAncestor(dirname(to));
+    if (!isInside(planned, home)) throw new SessionCopyError(`${dirname(to)} leads outside the private CLI home (to ${planned})`);
     mkdirSync(dirname(to), { recursive: true, mode: 0o700 });
     insideReally(dirname(to), home);
     copyFileNoFollow(from, to);
@@ -46,12 +48,6 @@ function insideReally(dir: string, home: string): void {
   const real = existingRealPath(dir);
   if (!real) throw new SessionCopyError(`${dir} does not exist`);
   if (!isInside(real, home)) throw new SessionCopyError(`${dir} leads outside the private CLI home (to ${real})`);
-}
-
-function nearestExisting(dir: string): string {
-  let current = dir;
-  while (!existingRealPath(current) && dirname(current) !== current) current = dirname(current);
-  return current;
 }
 
 function copyFileNoFollow(from: string, to: string): void {

@@ -1,5 +1,5 @@
-import { lstatSync, realpathSync } from "node:fs";
-import { sep } from "node:path";
+import { existsSync, lstatSync, realpathSync } from "node:fs";
+import { dirname, join, resolve, sep } from "node:path";
 
 /** Whether `child` is `parent` or lies below it (plain string paths; resolve links first where they matter). */
 export function isInside(child: string, parent: string): boolean {
@@ -23,4 +23,17 @@ export function lexists(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Real path of `path`, or of its nearest existing ancestor joined with the rest. */
+export function realPathOrAncestor(path: string): string {
+  let current = resolve(path);
+  const rest: string[] = [];
+  while (!existsSync(current)) {
+    rest.unshift(current.slice(dirname(current).length + 1));
+    const parent = dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  return join(realpathSync(current), ...rest);
 }

@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { homedir, tmpdir, totalmem } from "node:os";
 import { dirname, isAbsolute, join, posix, resolve } from "node:path";
 import type { ExternalAgentBackend } from "../agent/backend.js";
@@ -10,7 +10,7 @@ import { isValidEnvName } from "./env.js";
 import { globToRegExp } from "../patch/rules/glob.js";
 import { MAX_MEMORY_MIB, MAX_PROCESSES, MAX_TIMEOUT_SECONDS, PATH_MAX, checkArgument, checkTask } from "./input-limits.js";
 import { escapeControls } from "../patch/rules/path-names.js";
-import { isInside } from "../lib/paths.js";
+import { isInside, realPathOrAncestor } from "../lib/paths.js";
 import { type PatchLimits, resolveLimits } from "./limits.js";
 import type { PatchPolicy } from "../patch/rules/policy.js";
 import type { ResourceCaps } from "../containment/cgroup.js";
@@ -134,19 +134,6 @@ export function defaultCliHomesDir(env: NodeJS.ProcessEnv = process.env): string
 
 export function defaultWorkspacesDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.HANDOFF_WORKSPACE_DIR ? resolve(env.HANDOFF_WORKSPACE_DIR) : join(tmpdir(), "handoff");
-}
-
-/** Real path of `path`, or of its nearest existing ancestor joined with the rest. */
-export function realPathOrAncestor(path: string): string {
-  let current = resolve(path);
-  const rest: string[] = [];
-  while (!existsSync(current)) {
-    rest.unshift(current.slice(dirname(current).length + 1));
-    const parent = dirname(current);
-    if (parent === current) break;
-    current = parent;
-  }
-  return join(realpathSync(current), ...rest);
 }
 
 /**
