@@ -2,7 +2,7 @@ import { closeSync, openSync } from "node:fs";
 import { askOnTerminal, canAskOnTerminal } from "../approval/terminal-prompt.js";
 import { applyRun } from "../review/apply.js";
 import { COMMAND_HELP, type Command, HELP, VERSION } from "./help.js";
-import { parseOptions } from "./parse-options.js";
+import { type ParsedOptions, parseOptions } from "./parse-options.js";
 import { ApplyRefusedError, UntrustedArtifactError, UsageError } from "../lib/errors.js";
 import { killAllProcessGroups } from "../process/process.js";
 import { type ReportFormat, renderReport } from "../review/report.js";
@@ -14,7 +14,7 @@ import { MAX_TASK_BYTES } from "../run/input-limits.js";
 import { readOpenFile } from "../lib/safe-read.js";
 import { listBackends } from "./backends-report.js";
 import { progressPrinter } from "./progress.js";
-import { continueRun } from "../repair/continue-run.js";
+import { type ResumeOverrides, continueRun } from "../repair/continue-run.js";
 import { type KeptSessionEntry, collectKeptSessions } from "../repair/session-gc.js";
 import { type RunOptions, defaultRunsDir } from "../run/options.js";
 import type { SandboxMode } from "../containment/sandbox.js";
@@ -200,24 +200,13 @@ async function runCommand(args: readonly string[]): Promise<number> {
     noVerify: values["no-verify"],
     testEdits: values["test-edits"] as TestEditPolicy | undefined, // checked with the other options in resolveOptions
     junit: values.junit,
-    holdoutPatches: values["holdout-patch"],
     setup: values.setup,
     baseline: values.baseline,
-    yes: values.yes,
-    approve: values.yes || !interactive ? undefined : askOnTerminal,
-    timeoutMs: seconds("--timeout", values.timeout),
-    idleTimeoutMs: seconds("--idle-timeout", values["idle-timeout"]),
-    verifyTimeoutMs: seconds("--verify-timeout", values["verify-timeout"]),
     allow: values.allow,
     deny: values.deny,
     protect: values.protect,
-    env: values.env,
-    runsDir: values["runs-dir"],
-    runId: values["run-id"],
     workspacesDir: values["workspace-dir"],
     cliHomesDir: values["cli-home-dir"],
-    keepWorkspace: values["keep-workspace"],
-    allowDirty: values["allow-dirty"],
     sandbox: values.sandbox as SandboxMode | undefined, // checked with the other options in resolveOptions
     verifyNetwork: values["verify-network"],
     caps: {
@@ -231,9 +220,7 @@ async function runCommand(args: readonly string[]): Promise<number> {
       maxWorkspaceEntries: wholeNumber("--max-workspace-entries", values["max-workspace-entries"]),
       maxDepth: wholeNumber("--max-depth", values["max-depth"]),
     },
-    attempts: wholeNumber("--attempts", values.attempts),
-    totalTimeoutMs: seconds("--total-timeout", values["total-timeout"]),
-    keepSession: values["keep-session"],
+    ...sharedRunOptions(values, interactive),
     signal,
   }));
 }
@@ -295,6 +282,26 @@ export const RESUME_OPTIONS = pickOptions(RUN_OPTIONS, [
   "holdout-patch",
 ]);
 
+/** The options `run` and `resume` share (the ones `resume` takes again), converted the one way both use. */
+function sharedRunOptions(values: ParsedOptions<typeof RESUME_OPTIONS>["values"], interactive: boolean): ResumeOverrides {
+  return {
+    yes: values.yes,
+    approve: values.yes || !interactive ? undefined : askOnTerminal,
+    runId: values["run-id"],
+    runsDir: values["runs-dir"],
+    attempts: wholeNumber("--attempts", values.attempts),
+    timeoutMs: seconds("--timeout", values.timeout),
+    idleTimeoutMs: seconds("--idle-timeout", values["idle-timeout"]),
+    verifyTimeoutMs: seconds("--verify-timeout", values["verify-timeout"]),
+    totalTimeoutMs: seconds("--total-timeout", values["total-timeout"]),
+    keepSession: values["keep-session"],
+    keepWorkspace: values["keep-workspace"],
+    allowDirty: values["allow-dirty"],
+    env: values.env,
+    holdoutPatches: values["holdout-patch"],
+  };
+}
+
 function pickOptions<T extends object, K extends keyof T>(options: T, names: readonly K[]): Pick<T, K> {
   return Object.fromEntries(names.map((name) => [name, options[name]])) as Pick<T, K>;
 }
@@ -309,23 +316,7 @@ async function resumeCommand(args: readonly string[]): Promise<number> {
   const instruction = readTask(words, values["task-file"], RESUME_USAGE);
   const interactive = canAskOnTerminal(values["task-file"] === "-");
   return await runAndReport(values.json === true, (signal) =>
-    continueRun(ref, instruction, {
-      yes: values.yes,
-      approve: values.yes || !interactive ? undefined : askOnTerminal,
-      runId: values["run-id"],
-      runsDir: values["runs-dir"],
-      attempts: wholeNumber("--attempts", values.attempts),
-      timeoutMs: seconds("--timeout", values.timeout),
-      idleTimeoutMs: seconds("--idle-timeout", values["idle-timeout"]),
-      verifyTimeoutMs: seconds("--verify-timeout", values["verify-timeout"]),
-      totalTimeoutMs: seconds("--total-timeout", values["total-timeout"]),
-      keepSession: values["keep-session"],
-      keepWorkspace: values["keep-workspace"],
-      allowDirty: values["allow-dirty"],
-      env: values.env,
-      holdoutPatches: values["holdout-patch"],
-      signal,
-    }),
+    continueRun(ref, instruction, { ...sharedRunOptions(values, interactive), signal }),
   );
 }
 
