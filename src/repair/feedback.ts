@@ -1,3 +1,4 @@
+import { fenceFor } from "../lib/markdown-fence.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
 import type { TerminalReason } from "../verdict/decide.js";
 
@@ -44,7 +45,7 @@ export function handoffFeedback(input: FeedbackInput): string {
     const how = input.failedCommand.timedOut ? "timed out" : `exited ${input.failedCommand.exitCode ?? "on a signal"}`;
     lines.push(`handoff ran \`${input.failedCommand.command}\` on your patch, in a fresh checkout of its own: it ${how}.`);
   }
-  if (input.logTail.trim() !== "") lines.push("The end of its output:", fence(input.logTail), "");
+  if (input.logTail.trim() !== "") lines.push("The end of its output:", fenced(input.logTail), "");
   if (input.outputWithheld) lines.push("Its output is not shown: this run verifies with tests you do not see.", "");
   if (input.violations.length > 0) {
     lines.push("Your patch breaks these rules; handoff rejects it until none of them holds:");
@@ -66,9 +67,8 @@ export function handoffFeedback(input: FeedbackInput): string {
   return `${lines.join("\n")}\n`;
 }
 
-/** A fence longer than any run of backticks inside, so the output cannot close it early. */
-function fence(text: string): string {
-  const longest = Math.max(2, ...[...text.matchAll(/`+/g)].map((match) => match[0].length));
-  const marks = "`".repeat(longest + 1);
-  return `${marks}\n${text.replace(/\n$/, "")}\n${marks}`;
+/** The text in a code fence it cannot close early. */
+function fenced(text: string): string {
+  const fence = fenceFor(text);
+  return `${fence}\n${text.replace(/\n$/, "")}\n${fence}`;
 }

@@ -1,4 +1,5 @@
 import { assertNever } from "../lib/assert-never.js";
+import { fenceFor } from "../lib/markdown-fence.js";
 import { type LoadedRun, loadPatch } from "../run-dir/run-lookup.js";
 import { displayText, escapeControls } from "../patch/rules/path-names.js";
 import { hunkCounts, parsePatch } from "../patch/patch.js";
@@ -81,7 +82,7 @@ function renderText(run: LoadedRun, markdown: boolean): string {
   // Lines shown as they are: a fenced block in markdown (a fence longer than any inside), indented in text.
   const block = (lines: readonly string[]) => {
     if (!markdown) return out.push(...lines.map((line) => (line === "" ? "" : `      ${line}`)));
-    const fence = "`".repeat(Math.max(3, ...lines.flatMap((line) => [...line.matchAll(/`+/g)].map((run) => run[0].length + 1))));
+    const fence = fenceFor(lines.join("\n"));
     return out.push("", `${fence}text`, ...lines, fence, "");
   };
 
