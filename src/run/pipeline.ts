@@ -274,12 +274,13 @@ export class PipelineRun {
         if (this.#last) this.#last.feedback = null;
         break;
       }
-      const verdict = decideOutcome(this.#facts(attempt));
+      const facts = this.#facts(attempt);
+      const verdict = decideOutcome(facts);
       const record: AttemptRecord = { number, attempt, verdict, durationMs: Date.now() - started, feedback: null };
       this.#gates.attempts.push(record);
       if (options.attempts > 1)
         this.#record.emit({ type: "attempt.finished", attempt: number, terminalReason: verdict.terminalReason, detail: verdict.detail });
-      if (number >= options.attempts || this.#record.halted || !repairable(verdict, this.#facts(attempt))) break;
+      if (number >= options.attempts || this.#record.halted || !repairable(verdict, facts)) break;
       if (this.#run.totalDeadline !== null && Date.now() >= this.#run.totalDeadline) {
         this.#stopAttempts(`--total-timeout was reached after attempt ${number}`);
         break;
