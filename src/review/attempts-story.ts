@@ -1,6 +1,7 @@
 import { type LoadedRun, readRunFile } from "../run-dir/run-lookup.js";
 import { escapeControls } from "../patch/rules/path-names.js";
 import type { RunResult } from "../verdict/result.js";
+import { ms, usageText } from "./format.js";
 
 /** How the report writes: a section heading, a list item (nested by `depth`), inline code, and lines as they are. */
 export interface ReportWriter {
@@ -10,7 +11,6 @@ export interface ReportWriter {
   readonly block: (lines: readonly string[]) => void;
 }
 
-type Usage = NonNullable<RunResult["agent"]["usage"]>;
 type AttemptEntry = NonNullable<RunResult["attempts"]>[number];
 
 /** The feedback shown per attempt: its first and last lines, each cut short. */
@@ -19,14 +19,6 @@ const FEEDBACK_TAIL_LINES = 24;
 const FEEDBACK_LINE_CHARS = 240;
 /** A feedback.md larger than this (a library writer's) is named, not read. */
 const FEEDBACK_MAX_BYTES = 1024 * 1024;
-
-export function usageText(usage: Usage): string {
-  return `${usage.inputTokens} in / ${usage.outputTokens} out tokens${usage.costUsd !== null ? `, $${usage.costUsd}` : ""}`;
-}
-
-export function ms(value: number): string {
-  return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : `${value} ms`;
-}
 
 /**
  * The "Attempts" section of `handoff show`: each attempt in order with its verdict, patch, usage and duration, the

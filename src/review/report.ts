@@ -8,7 +8,8 @@ import type { RunResult } from "../verdict/result.js";
 import { commandEnding, commandPassed } from "../verify/shell-commands.js";
 import { renderVerdictJunit } from "../verify/junit-verdict.js";
 import type { TestEvidence, TestList } from "../verify/test-evidence.js";
-import { ms, usageText, writeAttempts } from "./attempts-story.js";
+import { writeAttempts } from "./attempts-story.js";
+import { ms, usageText } from "./format.js";
 
 export type ReportFormat = "text" | "markdown" | "json" | "junit";
 
