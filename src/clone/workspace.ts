@@ -92,9 +92,14 @@ export async function createWorkspace(source: SourceRepo, pristine: PristineStor
   }
 }
 
+/** The agent's work tree inside a workspace root: where it worked, also once the workspace is gone (`handoff resume`). */
+export function workTreeIn(root: string): string {
+  return join(root, "ws");
+}
+
 async function fillWorkspace(source: SourceRepo, pristine: PristineStore, root: string, signal?: AbortSignal): Promise<Workspace> {
   chmodSync(root, 0o700);
-  const workTree = join(root, "ws");
+  const workTree = workTreeIn(root);
   const agentGitDir = join(root, "agent.git");
   const home = join(root, "home");
   const tmp = join(root, "tmp");

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { SourceRepo } from "../clone/source-repo.js";
+import { workTreeIn } from "../clone/workspace.js";
 import { UsageError } from "../lib/errors.js";
 import { patchSha256 } from "../patch/patch.js";
 import type { RequestJson } from "../run-dir/artifacts/request.js";
@@ -165,7 +166,7 @@ function lastSessionId(run: LoadedRun): string | null {
 /** Where the earlier run's agent worked (removed by now): claude, pi and omp key a session by it. */
 function earlierWorkTree(request: RequestJson): string {
   const names = request.nonce && request.workspacesDir ? runNames(request.runId, request.nonce) : null;
-  return names && request.workspacesDir ? join(request.workspacesDir, names.workspace, "ws") : request.repo.path;
+  return names && request.workspacesDir ? workTreeIn(join(request.workspacesDir, names.workspace)) : request.repo.path;
 }
 
 /**
