@@ -6,7 +6,7 @@ import { EXIT_CODES } from "../src/verdict/decide.js";
 import { APPLY_OPTIONS, BACKENDS_OPTIONS, GC_OPTIONS, RESUME_OPTIONS, RUN_OPTIONS, SHOW_OPTIONS } from "../src/cli/cli.js";
 import { COMMAND_HELP, COMMANDS, HELP } from "../src/cli/help.js";
 import { nearestOption } from "../src/cli/parse-options.js";
-import { type CliOutcome, HANDOFF_BIN, expectUsageError, runCli, startCli } from "./helpers/cli.js";
+import { type CliOutcome, HANDOFF_BIN, expectUsageError, runCli, startCli, commandRunArgs } from "./helpers/cli.js";
 import { agentOutputDir, isRunning } from "./helpers/processes.js";
 import { commitFile, FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate } from "./helpers/run.js";
@@ -31,10 +31,7 @@ interface CliRun {
 /** `handoff run` of the command backend on `repo`, approved, into a fresh runs dir, as run id `r`. */
 async function cliRun(repo: string, agentCmd: string, extra: readonly string[] = [], env: Record<string, string> = {}): Promise<CliRun> {
   const runsDir = join(tempDir("handoff-cli-runs"), "runs");
-  const outcome = await runCli(
-    ["run", "-C", repo, "-b", "command", "--agent-cmd", agentCmd, "--yes", "--runs-dir", runsDir, "--run-id", "r", ...extra, "--", TASK],
-    { env },
-  );
+  const outcome = await runCli(commandRunArgs(repo, agentCmd, ["--yes", "--runs-dir", runsDir, "--run-id", "r", ...extra], TASK), { env });
   const runDir = join(runsDir, "r");
   const resultPath = join(runDir, "result.json");
   const resultText = existsSync(resultPath) ? readFileSync(resultPath, "utf8") : "";
@@ -130,21 +127,7 @@ describe("handoff run", () => {
   test("without --yes and without a TTY it refuses with exit 2, one line, and no run directory", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const runsDir = join(tempDir(), "runs");
-    const outcome = await runCli([
-      "run",
-      "-C",
-      repo,
-      "-b",
-      "command",
-      "--agent-cmd",
-      agent("fixes-add.sh"),
-      "--verify",
-      "npm test",
-      "--runs-dir",
-      runsDir,
-      "--",
-      TASK,
-    ]);
+    const outcome = await runCli(commandRunArgs(repo, agent("fixes-add.sh"), ["--verify", "npm test", "--runs-dir", runsDir], TASK));
     expectUsageError(outcome, /approval needed.*--yes/);
     expect(existsSync(runsDir)).toBe(false);
   });
@@ -190,27 +173,12 @@ describe("handoff run", () => {
       const runsDir = join(tempDir(), "runs");
       const cli = startCli(
         // --sandbox none: the process-group kill alone must leave nothing (the sandbox's PID namespace is tested in containment).
-        [
-          "run",
-          "-C",
+        commandRunArgs(
           repo,
-          "-b",
-          "command",
-          "--agent-cmd",
           agent("spawns-sleeper-and-waits.sh"),
-          "--env",
-          "HANDOFF_TEST_OUT",
-          "--yes",
-          "--no-verify",
-          "--sandbox",
-          "none",
-          "--runs-dir",
-          runsDir,
-          "--run-id",
-          "r",
-          "--",
+          ["--env", "HANDOFF_TEST_OUT", "--yes", "--no-verify", "--sandbox", "none", "--runs-dir", runsDir, "--run-id", "r"],
           TASK,
-        ],
+        ),
         { env: { HANDOFF_TEST_OUT: out.dir } },
       );
       const sleeper = await out.sleeperPid();
@@ -232,21 +200,7 @@ describe("handoff run", () => {
   ])("%s is a usage error: exit 2, one line, no run directory", async (_what, extra, says) => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const runsDir = join(tempDir(), "runs");
-    const outcome = await runCli([
-      "run",
-      "-C",
-      repo,
-      "-b",
-      "command",
-      "--agent-cmd",
-      "true",
-      "--yes",
-      "--runs-dir",
-      runsDir,
-      ...extra,
-      "--",
-      TASK,
-    ]);
+    const outcome = await runCli(commandRunArgs(repo, "true", ["--yes", "--runs-dir", runsDir, ...extra], TASK));
     expectUsageError(outcome, says);
     expect(existsSync(runsDir)).toBe(false);
     expect(existsSync(join(runsDir, "..", "x"))).toBe(false);
@@ -255,40 +209,14 @@ describe("handoff run", () => {
   test("a directory that is not a git repository is a usage error", async () => {
     const notRepo = tempDir("handoff-not-a-repo");
     const runsDir = join(tempDir(), "runs");
-    const outcome = await runCli([
-      "run",
-      "-C",
-      notRepo,
-      "-b",
-      "command",
-      "--agent-cmd",
-      "true",
-      "--yes",
-      "--runs-dir",
-      runsDir,
-      "--",
-      TASK,
-    ]);
+    const outcome = await runCli(commandRunArgs(notRepo, "true", ["--yes", "--runs-dir", runsDir], TASK));
     expectUsageError(outcome, /not inside a git repository/);
     expect(existsSync(runsDir)).toBe(false);
   });
 
   test("a runs directory inside the source repository is a usage error", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const outcome = await runCli([
-      "run",
-      "-C",
-      repo,
-      "-b",
-      "command",
-      "--agent-cmd",
-      "true",
-      "--yes",
-      "--runs-dir",
-      join(repo, "runs"),
-      "--",
-      TASK,
-    ]);
+    const outcome = await runCli(commandRunArgs(repo, "true", ["--yes", "--runs-dir", join(repo, "runs")], TASK));
     expectUsageError(outcome, /inside the source repository/);
     expect(existsSync(join(repo, "runs"))).toBe(false);
   });
@@ -297,22 +225,7 @@ describe("handoff run", () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     writeFileSync(join(repo, "math.js"), "// mine\n");
     const runsDir = join(tempDir(), "runs");
-    const outcome = await runCli([
-      "run",
-      "-C",
-      repo,
-      "-b",
-      "command",
-      "--agent-cmd",
-      "true",
-      "--yes",
-      "--verify",
-      "npm test",
-      "--runs-dir",
-      runsDir,
-      "--",
-      TASK,
-    ]);
+    const outcome = await runCli(commandRunArgs(repo, "true", ["--yes", "--verify", "npm test", "--runs-dir", runsDir], TASK));
     expectUsageError(outcome, /uncommitted changes \(math\.js\).*--allow-dirty/);
     expect(existsSync(runsDir)).toBe(false);
   });
@@ -331,7 +244,7 @@ describe("handoff run", () => {
   ])(".handoff.json with %s is a usage error naming the key", async (_what, config, says) => {
     const repo = await makeRepo({ ...FAILING_ADD_PROJECT, ".handoff.json": JSON.stringify(config) });
     const runsDir = join(tempDir(), "runs");
-    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", runsDir, "--", TASK]);
+    const outcome = await runCli(commandRunArgs(repo, "true", ["--yes", "--runs-dir", runsDir], TASK));
     expectUsageError(outcome, says);
     expect(outcome.stderr).toContain(".handoff.json");
     expect(existsSync(runsDir)).toBe(false);
@@ -373,21 +286,7 @@ describe("handoff run: the patch and workspace limits", () => {
   ])("a bad limit (%s) is a usage error: exit 2, one line, no run directory", async (_what, extra, says) => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const runsDir = join(tempDir(), "runs");
-    const outcome = await runCli([
-      "run",
-      "-C",
-      repo,
-      "-b",
-      "command",
-      "--agent-cmd",
-      "true",
-      "--yes",
-      "--runs-dir",
-      runsDir,
-      ...extra,
-      "--",
-      TASK,
-    ]);
+    const outcome = await runCli(commandRunArgs(repo, "true", ["--yes", "--runs-dir", runsDir, ...extra], TASK));
     expectUsageError(outcome, says);
     expect(existsSync(runsDir)).toBe(false);
   });
@@ -399,7 +298,7 @@ describe("handoff run: the patch and workspace limits", () => {
   ])(".handoff.json with a bad limit (%s) is a usage error naming the key", async (_what, config, says) => {
     const repo = await makeRepo({ ...FAILING_ADD_PROJECT, ".handoff.json": JSON.stringify(config) });
     const runsDir = join(tempDir(), "runs");
-    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", runsDir, "--", TASK]);
+    const outcome = await runCli(commandRunArgs(repo, "true", ["--yes", "--runs-dir", runsDir], TASK));
     expectUsageError(outcome, says);
     expect(existsSync(runsDir)).toBe(false);
   });
@@ -523,27 +422,12 @@ describe("output through a pipe: no command exits before its output is written",
     // 2000 files with long names: about 140 KiB of names, listed in result.json and by apply.
     const writesLongNames = `${agent("fixes-add.sh")} && for i in $(seq 1 2000); do echo x > "a-file-whose-long-name-fills-a-pipe-buffer-sooner-than-short-ones-$i.txt"; done`;
     const run = throughSlowPipe(
-      [
-        "run",
-        "-C",
+      commandRunArgs(
         repo,
-        "-b",
-        "command",
-        "--agent-cmd",
         writesLongNames,
-        "--max-files",
-        "3000",
-        "--verify",
-        "npm test",
-        "--yes",
-        "--json",
-        "--runs-dir",
-        runsDir,
-        "--run-id",
-        "r",
-        "--",
+        ["--max-files", "3000", "--verify", "npm test", "--yes", "--json", "--runs-dir", runsDir, "--run-id", "r"],
         TASK,
-      ],
+      ),
       env,
     );
     const resultText = readFileSync(join(runsDir, "r", "result.json"), "utf8");

@@ -7,7 +7,7 @@ import { describe, expect, test, vi } from "vitest";
 import { detectCgroupSupport } from "../src/containment/cgroup.js";
 import type { ExternalAgentBackend } from "../src/agent/backend.js";
 import { probeBubblewrap } from "../src/containment/sandbox.js";
-import { runCli } from "./helpers/cli.js";
+import { runCli, commandRunArgs } from "./helpers/cli.js";
 import { processesOfRun } from "./helpers/conformance.js";
 import { FAILING_ADD_PROJECT, fingerprintTree, diffFingerprints, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate, delegateWithoutSandbox } from "./helpers/run.js";
@@ -358,7 +358,7 @@ describe("choosing the sandbox", () => {
 
   test("an unknown --sandbox mode is a usage error", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--sandbox", "docker", "--", "x"]);
+    const outcome = await runCli(commandRunArgs(repo, "true", ["--yes", "--sandbox", "docker"], "x"));
     expect(outcome.code).toBe(2);
     expect(outcome.stderr).toContain("--sandbox must be auto, bwrap or none, not 'docker'");
   });

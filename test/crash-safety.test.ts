@@ -10,7 +10,7 @@ import { RunResult } from "../src/verdict/result.js";
 import { RunDirectory, currentOwner } from "../src/run-dir/run-dir.js";
 import { generateRunNonce, runNames } from "../src/run-dir/run-names.js";
 import { processStartTime } from "../src/containment/survivors.js";
-import { runCli, startCli } from "./helpers/cli.js";
+import { runCli, startCli, commandRunArgs } from "./helpers/cli.js";
 import { agentOutputDir, isRunning, waitForFile } from "./helpers/processes.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, readJson } from "./helpers/run.js";
@@ -33,31 +33,27 @@ function makeDirs(): Dirs {
 /** `handoff run` without the sandbox: what is left behind after a crash is what the sweep is for. */
 /** Crash safety is not about verification: `checks` is `--no-verify` unless a test needs a verify command. */
 function runArgs(repo: string, dirs: Dirs, runId: string, agentCmd: string, checks: readonly string[] = ["--no-verify"]): string[] {
-  return [
-    "run",
-    "-C",
+  return commandRunArgs(
     repo,
-    "-b",
-    "command",
-    "--agent-cmd",
     agentCmd,
-    "--env",
-    "HANDOFF_TEST_OUT",
-    "--yes",
-    "--sandbox",
-    "none",
-    "--runs-dir",
-    dirs.runsDir,
-    "--run-id",
-    runId,
-    "--workspace-dir",
-    dirs.workspacesDir,
-    "--cli-home-dir",
-    dirs.cliHomesDir,
-    ...checks,
-    "--",
+    [
+      "--env",
+      "HANDOFF_TEST_OUT",
+      "--yes",
+      "--sandbox",
+      "none",
+      "--runs-dir",
+      dirs.runsDir,
+      "--run-id",
+      runId,
+      "--workspace-dir",
+      dirs.workspacesDir,
+      "--cli-home-dir",
+      dirs.cliHomesDir,
+      ...checks,
+    ],
     TASK,
-  ];
+  );
 }
 
 async function waitFor(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { HANDOFF_BIN, type CliOutcome, expectUsageError, runCli } from "./helpers/cli.js";
+import { HANDOFF_BIN, type CliOutcome, expectUsageError, runCli, commandRunArgs } from "./helpers/cli.js";
 import { commitFile, FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { canMountTmpfs, smallFileSystem } from "./helpers/tmpfs.js";
 import { agent, makeHarness } from "./helpers/run.js";
@@ -295,7 +295,7 @@ describe("bad input is a one-line error before anything is created, or works", (
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const file = join(tempDir(), "runs-file");
     writeFileSync(file, "");
-    const outcome = await runCli(["run", "-C", repo, "-b", "command", "--agent-cmd", "true", "--yes", "--runs-dir", file, "--", TASK]);
+    const outcome = await runCli(commandRunArgs(repo, "true", ["--yes", "--runs-dir", file], TASK));
     expectUsageError(outcome, /the runs directory .*runs-file cannot be used: .*runs-file is not a directory/);
     expect(readFileSync(file, "utf8")).toBe("");
   });
@@ -305,20 +305,7 @@ describe("bad input is a one-line error before anything is created, or works", (
     async () => {
       const repo = await makeRepo(FAILING_ADD_PROJECT);
       const mount = smallFileSystem(1, { readOnly: true });
-      const outcome = await runCli([
-        "run",
-        "-C",
-        repo,
-        "-b",
-        "command",
-        "--agent-cmd",
-        "true",
-        "--yes",
-        "--runs-dir",
-        join(mount, "runs"),
-        "--",
-        TASK,
-      ]);
+      const outcome = await runCli(commandRunArgs(repo, "true", ["--yes", "--runs-dir", join(mount, "runs")], TASK));
       expectUsageError(outcome, /the runs directory .*runs cannot be used: .* is on a read-only file system/);
     },
   );

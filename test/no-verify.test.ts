@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { ExternalCodingRunner } from "../src/run/runner.js";
-import { type CliOutcome, expectUsageError, runCli } from "./helpers/cli.js";
+import { type CliOutcome, expectUsageError, runCli, commandRunArgs } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, makeHarness, readJson } from "./helpers/run.js";
 
@@ -27,25 +27,9 @@ async function attempt(repo: string, agentCmd: string, extra: readonly string[])
   const root = tempDir("handoff-no-verify");
   const runsDir = join(root, "runs");
   const workspacesDir = join(root, "ws");
-  const outcome = await runCli([
-    "run",
-    "-C",
-    repo,
-    "-b",
-    "command",
-    "--agent-cmd",
-    agentCmd,
-    "--yes",
-    "--runs-dir",
-    runsDir,
-    "--workspace-dir",
-    workspacesDir,
-    "--run-id",
-    "r",
-    ...extra,
-    "--",
-    TASK,
-  ]);
+  const outcome = await runCli(
+    commandRunArgs(repo, agentCmd, ["--yes", "--runs-dir", runsDir, "--workspace-dir", workspacesDir, "--run-id", "r", ...extra], TASK),
+  );
   return { outcome, runsDir, workspacesDir, runDir: join(runsDir, "r") };
 }
 

@@ -20,7 +20,7 @@ import { describe, expect, onTestFinished, test } from "vitest";
 import { sweepCrashedRuns } from "../src/run-dir/crash-sweep.js";
 import { RunResult } from "../src/verdict/result.js";
 import { ARTIFACTS, RunDirectory, currentOwner } from "../src/run-dir/run-dir.js";
-import { runCli, startCli } from "./helpers/cli.js";
+import { runCli, startCli, commandRunArgs } from "./helpers/cli.js";
 import { canMountTmpfs, smallFileSystem } from "./helpers/tmpfs.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate, delegateWithoutSandbox, makeHarness, readEvents, readJson } from "./helpers/run.js";
@@ -41,29 +41,25 @@ function runArgs(
   agentCmd: string,
   extra: string[] = [],
 ): string[] {
-  return [
-    "run",
-    "-C",
+  return commandRunArgs(
     repo,
-    "-b",
-    "command",
-    "--agent-cmd",
     agentCmd,
-    "--yes",
-    "--verify",
-    "npm test",
-    "--runs-dir",
-    dirs.runsDir,
-    "--run-id",
-    runId,
-    "--workspace-dir",
-    dirs.workspacesDir,
-    "--cli-home-dir",
-    dirs.cliHomesDir,
-    ...extra,
-    "--",
+    [
+      "--yes",
+      "--verify",
+      "npm test",
+      "--runs-dir",
+      dirs.runsDir,
+      "--run-id",
+      runId,
+      "--workspace-dir",
+      dirs.workspacesDir,
+      "--cli-home-dir",
+      dirs.cliHomesDir,
+      ...extra,
+    ],
     TASK,
-  ];
+  );
 }
 
 function sha256(bytes: Buffer | string): string {

@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { ExternalCodingRunner } from "../src/run/runner.js";
-import { type CliOutcome, expectUsageError, runCli } from "./helpers/cli.js";
+import { type CliOutcome, expectUsageError, runCli, commandRunArgs } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, makeHarness, readJson } from "./helpers/run.js";
 
@@ -28,27 +28,12 @@ async function attempt(repo: string, extra: readonly string[], cwd?: string): Pr
   const root = tempDir("handoff-verification-options");
   const runsDir = join(root, "runs");
   const workspacesDir = join(root, "ws");
-  const args = [
-    "run",
-    "-C",
+  const args = commandRunArgs(
     repo,
-    "-b",
-    "command",
-    "--agent-cmd",
     agent("fixes-add.sh"),
-    "--verify",
-    "npm test",
-    "--yes",
-    "--runs-dir",
-    runsDir,
-    "--workspace-dir",
-    workspacesDir,
-    "--run-id",
-    "r",
-    ...extra,
-    "--",
+    ["--verify", "npm test", "--yes", "--runs-dir", runsDir, "--workspace-dir", workspacesDir, "--run-id", "r", ...extra],
     TASK,
-  ];
+  );
   const outcome = await runCli(args, cwd ? { cwd } : {});
   return { outcome, root, runsDir, workspacesDir, runDir: join(runsDir, "r") };
 }
@@ -203,47 +188,35 @@ describe("--holdout-patch", () => {
     const root = tempDir();
     mkdirSync(join(root, "runs"));
     writeFileSync(join(root, "runs", "hidden.patch"), "diff\n");
-    const inRuns = await runCli([
-      "run",
-      "-C",
-      repo,
-      "-b",
-      "command",
-      "--agent-cmd",
-      "true",
-      "--verify",
-      "npm test",
-      "--yes",
-      "--runs-dir",
-      join(root, "runs"),
-      "--holdout-patch",
-      join(root, "runs", "hidden.patch"),
-      "--",
-      TASK,
-    ]);
+    const inRuns = await runCli(
+      commandRunArgs(
+        repo,
+        "true",
+        ["--verify", "npm test", "--yes", "--runs-dir", join(root, "runs"), "--holdout-patch", join(root, "runs", "hidden.patch")],
+        TASK,
+      ),
+    );
     expectUsageError(inRuns, /is inside the runs directory/);
     mkdirSync(join(root, "ws"));
     writeFileSync(join(root, "ws", "hidden.patch"), "diff\n");
-    const inWorkspaces = await runCli([
-      "run",
-      "-C",
-      repo,
-      "-b",
-      "command",
-      "--agent-cmd",
-      "true",
-      "--verify",
-      "npm test",
-      "--yes",
-      "--runs-dir",
-      join(root, "runs"),
-      "--workspace-dir",
-      join(root, "ws"),
-      "--holdout-patch",
-      join(root, "ws", "hidden.patch"),
-      "--",
-      TASK,
-    ]);
+    const inWorkspaces = await runCli(
+      commandRunArgs(
+        repo,
+        "true",
+        [
+          "--verify",
+          "npm test",
+          "--yes",
+          "--runs-dir",
+          join(root, "runs"),
+          "--workspace-dir",
+          join(root, "ws"),
+          "--holdout-patch",
+          join(root, "ws", "hidden.patch"),
+        ],
+        TASK,
+      ),
+    );
     expectUsageError(inWorkspaces, /is inside the workspace directory/);
     expect(readdirSync(join(root, "runs"))).toEqual(["hidden.patch"]);
     expect(readdirSync(join(root, "ws"))).toEqual(["hidden.patch"]);

@@ -57,3 +57,8 @@ export function expectUsageError(outcome: CliOutcome, says: string | RegExp): vo
   expect(outcome.stderr).toMatch(/^handoff: /);
   expect(outcome.stderr).toMatch(says);
 }
+
+/** `handoff run -C <repo> -b command --agent-cmd <cmd> <options> -- <task>`: the argv most CLI tests start from. */
+export function commandRunArgs(repo: string, agentCmd: string, options: readonly string[], task: string): string[] {
+  return ["run", "-C", repo, "-b", "command", "--agent-cmd", agentCmd, ...options, "--", task];
+}
