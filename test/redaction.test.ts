@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { RunDirectory } from "../src/run-dir/run-dir.js";
 import { MIN_REDACTED_LENGTH, Redactor, envSecrets } from "../src/run-dir/redact.js";
-import { runCli } from "./helpers/cli.js";
+import { runCli, commandRunArgs } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent } from "./helpers/run.js";
 
@@ -20,25 +20,7 @@ async function runWithToken(agentCmd: string, extra: readonly string[] = []) {
   const runsDir = join(tempDir("handoff-redact-runs"), "runs");
   const token = `tok-${randomBytes(12).toString("hex")}`;
   const outcome = await runCli(
-    [
-      "run",
-      "-C",
-      repo,
-      "-b",
-      "command",
-      "--agent-cmd",
-      agentCmd,
-      "--env",
-      "MY_TOKEN",
-      "--yes",
-      "--runs-dir",
-      runsDir,
-      "--run-id",
-      "r",
-      ...extra,
-      "--",
-      "fix add",
-    ],
+    commandRunArgs(repo, agentCmd, ["--env", "MY_TOKEN", "--yes", "--runs-dir", runsDir, "--run-id", "r", ...extra], "fix add"),
     { env: { MY_TOKEN: token } },
   );
   return { outcome, token, runDir: join(runsDir, "r") };

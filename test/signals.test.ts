@@ -3,7 +3,7 @@ import { chmodSync, existsSync, lstatSync, readFileSync, readdirSync, writeFileS
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { ARTIFACTS } from "../src/run-dir/run-dir.js";
-import { startCli } from "./helpers/cli.js";
+import { startCli, commandRunArgs } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 
 /**
@@ -67,27 +67,14 @@ async function interruptDuring(phase: string, repo: string, agentCmd: string, ex
   const root = tempDir("handoff-signal");
   const runsDir = join(root, "runs");
   const workspacesDir = join(root, "ws");
-  const cli = startCli([
-    "run",
-    "-C",
-    repo,
-    "-b",
-    "command",
-    "--agent-cmd",
-    agentCmd,
-    "--yes",
-    "--sandbox",
-    "none",
-    "--runs-dir",
-    runsDir,
-    "--workspace-dir",
-    workspacesDir,
-    "--run-id",
-    "r",
-    ...extra,
-    "--",
-    "add files",
-  ]);
+  const cli = startCli(
+    commandRunArgs(
+      repo,
+      agentCmd,
+      ["--yes", "--sandbox", "none", "--runs-dir", runsDir, "--workspace-dir", workspacesDir, "--run-id", "r", ...extra],
+      "add files",
+    ),
+  );
   const runDir = join(runsDir, "r");
   await waitForPhase(join(runDir, "events.jsonl"), phase);
   await new Promise((resolve) => setTimeout(resolve, 200));

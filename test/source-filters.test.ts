@@ -3,7 +3,7 @@ import { appendFileSync, chmodSync, existsSync, readdirSync, rmSync, utimesSync,
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
-import { runCli } from "./helpers/cli.js";
+import { runCli, commandRunArgs } from "./helpers/cli.js";
 import { type Harness, agent, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 import { expectVerifiedFix } from "./helpers/verdicts.js";
 
@@ -87,22 +87,9 @@ describe("the source's own git filters", () => {
     );
     const runsDir = join(tempDir("handoff-runs"), "runs");
 
-    const outcome = await runCli([
-      "run",
-      "-C",
-      repo,
-      "-b",
-      "command",
-      "--agent-cmd",
-      agent("fixes-add.sh"),
-      "--verify",
-      "npm test",
-      "--yes",
-      "--runs-dir",
-      runsDir,
-      "--",
-      "fix it",
-    ]);
+    const outcome = await runCli(
+      commandRunArgs(repo, agent("fixes-add.sh"), ["--verify", "npm test", "--yes", "--runs-dir", runsDir], "fix it"),
+    );
 
     expect(outcome.code, outcome.stderr).toBe(2);
     expect(outcome.stderr).toMatch(/^handoff: the repository's config names a filter driver whose name is not UTF-8 .*\n$/);
@@ -116,24 +103,14 @@ describe("the source's own git filters", () => {
     const repo = await filteredRepo("broken", clean, { process: broken, required: "true" });
 
     clearMarkers(harness);
-    const outcome = await runCli([
-      "run",
-      "-C",
-      repo,
-      "-b",
-      "command",
-      "--agent-cmd",
-      agent("fixes-add.sh"),
-      "--verify",
-      "npm test",
-      "--yes",
-      "--sandbox",
-      "none",
-      "--runs-dir",
-      harness.runsDir,
-      "--",
-      "fix the failing test",
-    ]);
+    const outcome = await runCli(
+      commandRunArgs(
+        repo,
+        agent("fixes-add.sh"),
+        ["--verify", "npm test", "--yes", "--sandbox", "none", "--runs-dir", harness.runsDir],
+        "fix the failing test",
+      ),
+    );
 
     expect(outcome.stderr).not.toContain("internal error");
     expect(outcome.code, outcome.stderr).toBe(0);
@@ -201,22 +178,9 @@ describe("the source's own git filters", () => {
     writeFileSync(join(repo, ".git", "index"), "DIRC not an index");
     const runsDir = join(tempDir("handoff-runs"), "runs");
 
-    const outcome = await runCli([
-      "run",
-      "-C",
-      repo,
-      "-b",
-      "command",
-      "--agent-cmd",
-      agent("fixes-add.sh"),
-      "--verify",
-      "npm test",
-      "--yes",
-      "--runs-dir",
-      runsDir,
-      "--",
-      "fix it",
-    ]);
+    const outcome = await runCli(
+      commandRunArgs(repo, agent("fixes-add.sh"), ["--verify", "npm test", "--yes", "--runs-dir", runsDir], "fix it"),
+    );
 
     expect(outcome.code, outcome.stderr).toBe(2);
     expect(outcome.stderr.trim().split("\n")).toHaveLength(1);
