@@ -3,6 +3,13 @@ import { isAbsolute, join, normalize } from "node:path";
 import type { RequestJson } from "../run-dir/artifacts/request.js";
 import { isRunNonce, runNames } from "../run-dir/run-names.js";
 
+/**
+ * How long a kept session (`--keep-session`) stays: after this, the next handoff start removes it, and `handoff gc`
+ * does so at any time. A kept home holds the CLI's transcript of the run, never the user's login.
+ */
+export const KEPT_SESSION_DAYS = 7;
+export const KEPT_SESSION_MS = KEPT_SESSION_DAYS * 24 * 60 * 60 * 1000;
+
 /** What result.json says of a kept session (`session`), as `handoff resume` and `handoff gc` read it. */
 export interface SessionRecord {
   readonly kept: boolean;

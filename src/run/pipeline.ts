@@ -23,7 +23,7 @@ import { type RunFacts, type Verdict, decideOutcome } from "../verdict/decide.js
 import { git } from "../process/git.js";
 import { feedbackInput } from "../repair/feedback-input.js";
 import { handoffFeedback } from "../repair/feedback.js";
-import { KEPT_SESSION_MS } from "../repair/kept-session.js";
+import { KEPT_SESSION_MS } from "../repair/kept-home.js";
 import { repairable } from "../repair/repairable.js";
 import { minimalResult } from "../verdict/minimal-result.js";
 import type { RunResult } from "../verdict/result.js";
