@@ -1,4 +1,5 @@
 import { DEFAULT_BACKEND, backendNamesText } from "../../backends/index.js";
+import { KEPT_SESSION_DAYS } from "../repair/kept-home.js";
 
 export const VERSION = "0.1.0";
 
@@ -17,7 +18,7 @@ Usage:
   handoff show <run-id|run-dir> [--format text|markdown|json|junit] [--runs-dir DIR]
   handoff apply <run-id|run-dir> [-C repo] [--runs-dir DIR]
                                                  apply a verified run's changes.patch to the source repo
-  handoff gc [--runs-dir DIR] [--all] [--json]   remove the kept sessions whose 7 days are over (all of them with --all)
+  handoff gc [--runs-dir DIR] [--all] [--json]   remove the kept sessions whose ${KEPT_SESSION_DAYS} days are over (all of them with --all)
   handoff <command> --help                       that command's own usage, options and exit codes
 `;
 
@@ -41,7 +42,7 @@ const RUN_OPTIONS = `Run options:
                           the same session continues in the same clone with handoff's feedback, and every gate reruns
       --total-timeout SEC limit on the whole run across attempts (default: none)
       --keep-session      keep the agent CLI's session (its private home, without your login) for \`handoff resume\`,
-                          for 7 days or until \`handoff gc\`
+                          for ${KEPT_SESSION_DAYS} days or until \`handoff gc\`
       --timeout SEC       agent wall-clock limit, per attempt (default 1800)
       --idle-timeout SEC  agent limit on silence, per attempt (default 600)
       --verify-timeout SEC  limit per setup or verification command (default 900)
@@ -136,7 +137,7 @@ Apply options:
 
 ${APPLY_EXIT_CODES}`,
   gc: `Usage: handoff gc [options]
-Remove the kept sessions (--keep-session) whose 7 days are over, and list what was removed and what is kept.
+Remove the kept sessions (--keep-session) whose ${KEPT_SESSION_DAYS} days are over, and list what was removed and what is kept.
 Every handoff run and resume start does the same for the expired ones.
 
 Gc options:
