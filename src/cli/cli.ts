@@ -16,7 +16,7 @@ import { listBackends } from "./backends-report.js";
 import { progressPrinter } from "./progress.js";
 import { type ResumeOverrides, continueRun } from "../repair/continue-run.js";
 import { type KeptSessionEntry, collectKeptSessions } from "../repair/session-gc.js";
-import { type RunOptions, defaultRunsDir } from "../run/options.js";
+import { type RunOptions, type WorkspaceModeOption, defaultRunsDir } from "../run/options.js";
 import type { SandboxMode } from "../containment/sandbox.js";
 import type { TestEditPolicy } from "../verify/test-edits.js";
 
@@ -111,6 +111,8 @@ export const RUN_OPTIONS = {
   junit: { type: "string", multiple: true },
   "holdout-patch": { type: "string", multiple: true },
   setup: { type: "string", multiple: true },
+  "setup-inputs": { type: "string", multiple: true },
+  "workspace-mode": { type: "string" },
   baseline: { type: "boolean" },
   yes: { type: "boolean", short: "y" },
   timeout: { type: "string" },
@@ -201,6 +203,8 @@ async function runCommand(args: readonly string[]): Promise<number> {
     testEdits: values["test-edits"] as TestEditPolicy | undefined, // checked with the other options in resolveOptions
     junit: values.junit,
     setup: values.setup,
+    setupInputs: values["setup-inputs"],
+    workspaceMode: values["workspace-mode"] as WorkspaceModeOption | undefined, // checked with the other options in resolveOptions
     baseline: values.baseline,
     allow: values.allow,
     deny: values.deny,

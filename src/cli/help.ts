@@ -35,7 +35,11 @@ const RUN_OPTIONS = `Run options:
       --test-edits POLICY what a change to a verification input does: base (default), reject or allow
       --junit PATH        a JUnit XML file a verify command writes, relative to the checkout (repeatable)
       --holdout-patch FILE  a patch the agent never sees, applied before verification (repeatable)
-      --setup CMD         run in every fresh checkout before the agent and before verification (repeatable)
+      --setup CMD         set up the base once (e.g. 'npm ci'): the agent's, the baseline's and the verification's
+                          workspaces are made from it, and it is cached for the next run on the same commit (repeatable)
+      --setup-inputs GLOB files setup depends on besides manifests and lockfiles: a patch that changes one makes
+                          verification run setup again (repeatable)
+      --workspace-mode M  auto (default: overlay where it works), overlay (copy-on-write views; needs root) or copy
       --baseline          run the verify commands on the untouched base first, to tell a red base from a bad patch
   -y, --yes               approve the agent editing the disposable clone without asking
       --attempts N        attempts the agent gets (default 1, at most 20): after a failed verification or patch rule,

@@ -29,6 +29,7 @@ export function progressPrinter(json: boolean): (event: RecordedEvent) => void {
         if (event.phase === "agent") write("agent working in the disposable clone…");
         if (event.phase === "verify") write("verifying in a fresh checkout…");
         if (event.phase === "held") write("verifying again, with the changed verification inputs held to the base…");
+        if (event.phase === "cleanup") write("removing the workspaces…");
         break;
       case "phase.finished":
         write(`${event.phase} ${event.ok ? "done" : "FAILED"} in ${event.durationMs} ms${event.note ? `: ${event.note}` : ""}`);
@@ -52,6 +53,11 @@ export function progressPrinter(json: boolean): (event: RecordedEvent) => void {
         break;
       case "attempts.stopped":
         write(`no further attempt: ${event.reason}`);
+        break;
+      case "environment.reused":
+        write(
+          `setup: reusing the base environment ${event.key.slice(0, 12)} (built by run ${event.builtBy}; its setup took ${event.setupMs} ms)`,
+        );
         break;
       case "agent.message":
         if (!json) write(`  agent: ${event.text.split("\n")[0]!.slice(0, 160)}`);

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import type { SourceRepo } from "./source-repo.js";
-import { type PristineStore, type Workspace, createPristineStore, createWorkspace } from "./workspace.js";
+import { type PristineStore, type Workspace, type WorkspaceFrom, createPristineStore, createWorkspace } from "./workspace.js";
 
 /**
  * Gate 2: a disposable clone of the source. handoff's pristine object store (base.git, in its private scratch
@@ -26,13 +26,22 @@ export interface CloneRequest {
   readonly onScratch?: (scratch: string) => void;
 }
 
-export async function makeDisposableClone(request: CloneRequest): Promise<DisposableClone> {
+export async function makeDisposableClone(request: CloneRequest, from: WorkspaceFrom | null = null): Promise<DisposableClone> {
+  const started = await startClone(request);
+  const workspace = await createWorkspace(request.source, started.pristine, request.workspaceRoot, request.signal, from);
+  return { ...started, workspace };
+}
+
+/**
+ * The first half of a clone: the scratch dir and the pristine store. The workspace follows once the base
+ * environment it is made from is ready (the environment is built from the pristine store).
+ */
+export async function startClone(request: CloneRequest): Promise<Omit<DisposableClone, "workspace">> {
   const { source, scratch, workspaceRoot } = request;
   request.onPlanned?.({ scratch, workspaceRoot });
   mkdirSync(request.workspacesDir, { recursive: true, mode: 0o700 });
   mkdirSync(scratch, { mode: 0o700 });
   request.onScratch?.(scratch);
   const pristine = await createPristineStore(source, scratch, request.signal);
-  const workspace = await createWorkspace(source, pristine, workspaceRoot, request.signal);
-  return { scratch, pristine, workspace };
+  return { scratch, pristine };
 }

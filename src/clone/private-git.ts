@@ -14,13 +14,21 @@ export interface PrivateGitDir {
   readonly path: string;
 }
 
-export async function createPrivateGitDir(source: SourceRepo, objectsFrom: string, parent: string, label: string): Promise<PrivateGitDir> {
+export async function createPrivateGitDir(
+  source: SourceRepo,
+  objectsFrom: string,
+  parent: string,
+  label: string,
+  /** Paths (relative, a directory ending in `/`) git must treat as ignored: what setup left that .gitignore does not cover. */
+  ignored: readonly string[] = [],
+): Promise<PrivateGitDir> {
   const path = mkdtempSync(join(parent, `${label}-`));
   await git({ cwd: parent }, ["init", "--bare", "--quiet", "--template=", `--object-format=${source.objectFormat}`, "--", path]);
   writeFileSync(join(path, "objects", "info", "alternates"), `${join(objectsFrom, "objects")}\n`);
   // In-tree `.gitattributes` may mark text as binary (`-diff`) to hide code from review: let content decide.
   mkdirSync(join(path, "info"), { recursive: true });
   writeFileSync(join(path, "info", "attributes"), "* !diff\n");
+  if (ignored.length > 0) writeFileSync(join(path, "info", "exclude"), ignored.map((entry) => `${literalPattern(entry)}\n`).join(""));
   return { path };
 }
 
@@ -29,4 +37,9 @@ export function writeIndexCopy(path: string, bytes: Buffer, mtimeMs: number): vo
   writeFileSync(path, bytes, { mode: 0o600 });
   const seconds = mtimeMs / 1000;
   utimesSync(path, seconds, seconds);
+}
+
+/** A path as a gitignore pattern that matches it alone: anchored, every special character escaped. */
+function literalPattern(path: string): string {
+  return `/${path.replace(/[\\*?[\]!# ]/gu, (ch) => `\\${ch}`)}`;
 }

@@ -4,6 +4,10 @@ import { dirname, join } from "node:path";
 import { fileType, removeTreeNoFollow, walkTree } from "../lib/fs-walk.js";
 import { git } from "../process/git.js";
 import { readFileSafely } from "../lib/safe-read.js";
+import type { BaseEnvironment } from "../environment/environment.js";
+import { unmountAllUnder } from "../environment/overlay.js";
+import { type OverlayView, type WorkspaceMode, copyHome, copyOutputs, mountView } from "../environment/view.js";
+import { writeIndexCopy } from "./private-git.js";
 import type { SourceRepo } from "./source-repo.js";
 
 /**
@@ -25,6 +29,14 @@ export interface Workspace {
   readonly baseIndex: { readonly bytes: Buffer; readonly mtimeMs: number; readonly sha256: string };
   /** What `ws/.git` was when the agent started: any change is tampering. */
   readonly gitfile: { readonly content: string; readonly ino: number };
+  /** The overlay the work tree is (its upper dir tells what the agent changed), or null for a plain checkout. */
+  readonly overlay: OverlayView | null;
+}
+
+/** A workspace made from a base environment: a view of it (overlay) or a checkout plus a copy of what setup made. */
+export interface WorkspaceFrom {
+  readonly environment: BaseEnvironment;
+  readonly mode: WorkspaceMode;
 }
 
 export const AGENT_BRANCH = "handoff";
@@ -81,11 +93,17 @@ export function pristineTampered(store: PristineStore): string | null {
  * The clone at `root`, a path the run recorded before this makes it (exclusively: an existing entry is an error).
  * `signal` (a cancelled run) kills the git call under way; the half-made workspace is removed and the call throws.
  */
-export async function createWorkspace(source: SourceRepo, pristine: PristineStore, root: string, signal?: AbortSignal): Promise<Workspace> {
+export async function createWorkspace(
+  source: SourceRepo,
+  pristine: PristineStore,
+  root: string,
+  signal?: AbortSignal,
+  from: WorkspaceFrom | null = null,
+): Promise<Workspace> {
   mkdirSync(dirname(root), { recursive: true, mode: 0o700 });
   mkdirSync(root, { mode: 0o700 });
   try {
-    return await fillWorkspace(source, pristine, root, signal);
+    return await fillWorkspace(source, pristine, root, signal, from);
   } catch (error) {
     removeTree(root); // the run removes only a workspace this returned
     throw error;
@@ -97,13 +115,20 @@ export function workTreeIn(root: string): string {
   return join(root, "ws");
 }
 
-async function fillWorkspace(source: SourceRepo, pristine: PristineStore, root: string, signal?: AbortSignal): Promise<Workspace> {
+async function fillWorkspace(
+  source: SourceRepo,
+  pristine: PristineStore,
+  root: string,
+  signal: AbortSignal | undefined,
+  from: WorkspaceFrom | null,
+): Promise<Workspace> {
   chmodSync(root, 0o700);
   const workTree = workTreeIn(root);
   const agentGitDir = join(root, "agent.git");
   const home = join(root, "home");
   const tmp = join(root, "tmp");
   for (const dir of [workTree, home, tmp]) mkdirSync(dir, { mode: 0o700 });
+  if (from) await copyHome(from.environment, home, signal);
 
   // A copy, not alternates: through alternates the agent's own git re-dates the pristine store's objects, and any
   // change there must mean tampering (pristineTampered).
@@ -112,11 +137,21 @@ async function fillWorkspace(source: SourceRepo, pristine: PristineStore, root: 
   await git(agentTarget, ["config", "core.bare", "false"], { signal });
   await git(agentTarget, ["config", "user.name", "handoff agent"], { signal });
   await git(agentTarget, ["config", "user.email", "agent@handoff.invalid"], { signal });
-  await git(
-    { gitDir: agentGitDir, workTree, cwd: root },
-    ["-c", "checkout.workers=2", "checkout", "--quiet", "-f", "-B", AGENT_BRANCH, source.baseCommit],
-    { signal },
-  );
+  let overlay: OverlayView | null = null;
+  if (from?.mode === "overlay") {
+    // The environment's tree is the work tree already: the branch and the index are set without a checkout.
+    overlay = await mountView(from.environment, workTree, join(root, "overlay"));
+    await git(agentTarget, ["update-ref", `refs/heads/${AGENT_BRANCH}`, source.baseCommit], { signal });
+    await git(agentTarget, ["symbolic-ref", "HEAD", `refs/heads/${AGENT_BRANCH}`], { signal });
+    writeIndexCopy(join(agentGitDir, "index"), from.environment.index.bytes, from.environment.index.mtimeMs);
+  } else {
+    await git(
+      { gitDir: agentGitDir, workTree, cwd: root },
+      ["-c", "checkout.workers=2", "checkout", "--quiet", "-f", "-B", AGENT_BRANCH, source.baseCommit],
+      { signal },
+    );
+    if (from) await copyOutputs(from.environment, workTree, signal);
+  }
 
   const content = `gitdir: ${agentGitDir}\n`;
   writeFileSync(join(workTree, ".git"), content, { mode: 0o644 });
@@ -131,6 +166,7 @@ async function fillWorkspace(source: SourceRepo, pristine: PristineStore, root: 
     tmp,
     baseIndex: { bytes, mtimeMs, sha256: createHash("sha256").update(bytes).digest("hex") },
     gitfile: { content, ino: lstatSync(join(workTree, ".git")).ino },
+    overlay,
   };
 }
 
@@ -154,9 +190,11 @@ export function gitfileTampered(workspace: Workspace): string | null {
 
 /**
  * Removes a temp tree the agent may have made hostile (read-only dirs, depth in the thousands, paths past
- * PATH_MAX): rm never follows links; where Node's recursive rm gives up, an iterative removal takes over.
+ * PATH_MAX): any view mounted in it is detached first; rm never follows links; where Node's recursive rm gives up,
+ * an iterative removal takes over.
  */
 export function removeTree(path: string): void {
+  unmountAllUnder(path);
   try {
     rmSync(path, { recursive: true, force: true, maxRetries: 2 });
   } catch {

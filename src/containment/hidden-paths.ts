@@ -6,6 +6,8 @@ export interface HiddenPlaces {
   readonly runsDir: string;
   readonly workspacesDir: string;
   readonly cliHomesDir: string;
+  /** Base environments and download caches: a process sees only the view or the cache it was given. */
+  readonly cacheDir: string;
   /** The holdout files, read by handoff before the run. */
   readonly holdouts: readonly string[];
 }
@@ -19,6 +21,7 @@ export function hiddenPaths(places: HiddenPlaces): string[] {
     places.runsDir,
     places.workspacesDir,
     places.cliHomesDir,
+    places.cacheDir,
     "/tmp",
     tmpdir(),
     // Sockets that reach past any namespace: the user's agents (ssh, gpg, dbus) and container engines.

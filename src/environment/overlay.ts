@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { captureProcess } from "../process/process.js";
 
@@ -31,8 +32,7 @@ export async function mountOverlay(paths: OverlayPaths): Promise<void> {
     maxBuffer: 64 * 1024,
     timeoutMs: 30_000,
   });
-  if (result.exitCode !== 0)
-    throw new Error(`mount -t overlay failed: ${result.stderr.trim() || `exit ${result.exitCode}`}`);
+  if (result.exitCode !== 0) throw new Error(`mount -t overlay failed: ${result.stderr.trim() || `exit ${result.exitCode}`}`);
 }
 
 /** Detaches the mount at `merged` (lazily: a process still inside cannot keep it); a path that is no mount is left as it is. */
@@ -94,5 +94,21 @@ async function probe(parent: string): Promise<string | null> {
     try {
       rmSync(root, { recursive: true, force: true });
     } catch {}
+  }
+}
+
+/**
+ * Detaches every mount at or below `path` (deepest first), synchronously: a removal must never descend into a
+ * mounted view, where it would delete through it. Used before any tree handoff made is removed.
+ */
+export function unmountAllUnder(path: string): void {
+  const prefix = `${path}/`;
+  const points = [...mountPoints()].filter((point) => point === path || point.startsWith(prefix)).sort((a, b) => b.length - a.length);
+  for (const point of points) {
+    try {
+      execFileSync("umount", ["-l", point], { stdio: "ignore", env: ENV, timeout: 30_000 });
+    } catch {
+      // Left to the removal, which then fails and says so.
+    }
   }
 }

@@ -30,5 +30,12 @@ export const EnvironmentRecord = z.looseObject({
   setupChanges: z.array(z.string()),
   /** Setup's duration, which every reuse saves. */
   setupMs: z.number().nonnegative(),
+  /** Untracked entries setup left that .gitignore does not cover: never part of a patch. */
+  unignoredOutputs: z.array(z.string()).default([]),
+  /**
+   * Files setup wrote holding the build directory's own path (a venv, an editable install): such an environment
+   * cannot be moved, so it keeps no tree, and runs set up in each checkout instead.
+   */
+  pathBound: z.array(z.string()).default([]),
 });
 export type EnvironmentRecord = z.infer<typeof EnvironmentRecord>;

@@ -50,6 +50,8 @@ export interface ExtractRequest {
   readonly pristine: PristineStore;
   /** A cancelled run: every git call under way is killed, the scan stops at its next pause, and extraction throws. */
   readonly signal?: AbortSignal;
+  /** What setup left that .gitignore does not cover: ignored here too, never part of the patch. */
+  readonly setupOutputs?: readonly string[];
 }
 
 /** A patch over the limit is still read and kept for review up to this size (or the limit, if that is larger). */
@@ -66,7 +68,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   if (storeTampered) violations.push({ path: "", rule: "git_metadata_tampered", message: storeTampered });
 
   // `git init` of the private git dir runs while the index is settled and the preflight walks.
-  const privateGitMade = createPrivateGitDir(source, request.pristine.path, request.privateParent, "extract");
+  const privateGitMade = createPrivateGitDir(source, request.pristine.path, request.privateParent, "extract", request.setupOutputs);
   privateGitMade.catch(() => {}); // awaited below
   const settled = settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat);
   // The limits apply to what the agent changed: what the base checkout wrote is read from the index kept before it ran.

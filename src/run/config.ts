@@ -23,6 +23,9 @@ export const HandoffConfig = z.strictObject({
   /** Checked with the option (`bad_test_edits`): base, reject or allow. */
   testEdits: z.string().min(1).optional(),
   junit: z.array(z.string().min(1)).optional(),
+  setupInputs: z.array(z.string().min(1)).optional(),
+  /** Checked with the option: auto, overlay or copy. */
+  workspaceMode: z.string().min(1).optional(),
   ...LIMIT_CONFIG_KEYS,
 });
 export type HandoffConfig = z.infer<typeof HandoffConfig>;

@@ -13,7 +13,9 @@ export type Phase =
   | "verify"
   | "held"
   | "recheck"
-  | "finish";
+  | "finish"
+  /** After the verdict: the workspaces removed (timed, never checkpointed: the verdict stands whatever happens here). */
+  | "cleanup";
 
 export type GateEvent =
   /** The patch changed files that decide what verification runs, and how `--test-edits` judges that. */
@@ -30,6 +32,8 @@ export type GateEvent =
   | { readonly type: "attempt.finished"; readonly attempt: number; readonly terminalReason: string; readonly detail: string | null }
   /** No further attempt, although the last one could have been repaired: why (a backend that cannot resume, --total-timeout). */
   | { readonly type: "attempts.stopped"; readonly reason: string }
+  /** The base environment came from the cache: no setup ran (`setupMs` is what its build took). */
+  | { readonly type: "environment.reused"; readonly key: string; readonly builtBy: string; readonly setupMs: number }
   | { readonly type: "run.finished"; readonly terminalReason: string; readonly detail: string | null };
 
 export type AgentEvent =

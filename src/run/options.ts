@@ -20,6 +20,7 @@ import { type Holdout, readHoldoutFile } from "../verify/holdouts.js";
 import { TEST_EDIT_POLICIES, type TestEditPolicy } from "../verify/test-edits.js";
 import type { FeedbackWriter } from "../repair/feedback.js";
 import type { ContinueFrom } from "../repair/continue-from.js";
+import { defaultCacheDir } from "../environment/cache-store.js";
 
 /** What a caller asks of one run. Everything optional falls back to `.handoff.json`, then to the defaults. */
 export interface RunOptions {
@@ -97,7 +98,19 @@ export interface RunOptions {
   readonly keepSession?: boolean;
   /** `handoff resume`: the finished run whose session this run continues (src/repair/continue-run.ts builds it). */
   readonly continueFrom?: ContinueFrom;
+  /**
+   * How workspaces are made from the base environment (`--workspace-mode`): `overlay` (a copy-on-write view; as root,
+   * where the kernel allows it), `copy` (a checkout plus a copy of what setup made), `auto` (default: overlay where it works).
+   */
+  readonly workspaceMode?: WorkspaceModeOption;
+  /** Globs of further files the setup commands depend on (`--setup-inputs`), besides manifests and lockfiles. */
+  readonly setupInputs?: readonly string[];
+  /** Where base environments are cached (default: $HANDOFF_CACHE_DIR, else $XDG_CACHE_HOME/handoff). */
+  readonly cacheDir?: string;
 }
+
+export type WorkspaceModeOption = "auto" | "overlay" | "copy";
+export const WORKSPACE_MODES: readonly WorkspaceModeOption[] = ["auto", "overlay", "copy"];
 
 export const DEFAULTS = {
   backend: DEFAULT_BACKEND,
@@ -207,6 +220,9 @@ export interface ResolvedOptions {
   readonly feedback: FeedbackWriter | null;
   readonly keepSession: boolean;
   readonly continueFrom: ContinueFrom | null;
+  readonly workspaceMode: WorkspaceModeOption;
+  readonly setupInputs: readonly string[];
+  readonly cacheDir: string;
 }
 
 export function resolveOptions(options: RunOptions, config: HandoffConfig, sourceTop: string): ResolvedOptions {
@@ -229,6 +245,11 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   checkWritableDir("the workspace directory", workspacesDir);
   if (isInside(workspacesDir, sourceTop)) {
     throw new UsageError("workspace_inside_repo", `the workspace directory ${workspacesDir} is inside the source repository`);
+  }
+  const cacheDir = realPathOrAncestor(options.cacheDir ?? defaultCacheDir());
+  checkWritableDir("the cache directory", cacheDir);
+  if (isInside(cacheDir, sourceTop)) {
+    throw new UsageError("cache_dir_inside_repo", `the cache directory ${cacheDir} is inside the source repository`);
   }
   const cliHomesDir = realPathOrAncestor(options.cliHomesDir ?? defaultCliHomesDir());
   checkWritableDir("the agent-CLI home directory", cliHomesDir);
@@ -349,6 +370,9 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     feedback: options.feedback ?? null,
     keepSession: options.keepSession ?? config.keepSession ?? false,
     continueFrom: options.continueFrom ?? null,
+    workspaceMode: workspaceMode(options.workspaceMode ?? config.workspaceMode ?? "auto"),
+    setupInputs: options.setupInputs ?? config.setupInputs ?? [],
+    cacheDir,
   };
   // Last, so that any other bad input is named first.
   if (verify.length === 0 && !noVerify) {
@@ -358,6 +382,11 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     );
   }
   return resolved;
+}
+
+function workspaceMode(value: string): WorkspaceModeOption {
+  if ((WORKSPACE_MODES as readonly string[]).includes(value)) return value as WorkspaceModeOption;
+  throw new UsageError("bad_workspace_mode", `--workspace-mode '${escapeControls(value.slice(0, 40))}' must be auto, overlay or copy`);
 }
 
 /**

@@ -5,10 +5,17 @@ import type { ExternalAgentBackend, ExternalAgentResult } from "../agent/backend
 import { type AgentTurn, resultWithoutProcess, runAgentSafely } from "../agent/agent-run.js";
 import { SessionHome } from "../agent/session-home.js";
 import { askApproval, isApproved } from "../approval/approval.js";
-import { type DisposableClone, makeDisposableClone } from "../clone/clone.js";
+import { type DisposableClone, startClone } from "../clone/clone.js";
 import { type SourceSnapshot, compareSnapshots, takeSourceSnapshot } from "../clone/source-snapshot.js";
 import type { SourceRepo } from "../clone/source-repo.js";
-import { removeTree } from "../clone/workspace.js";
+import { createWorkspace, removeTree } from "../clone/workspace.js";
+import { buildBaseEnvironment } from "../environment/build.js";
+import { EnvironmentCache, cacheLimitBytes } from "../environment/cache-store.js";
+import { throwawayDownloads } from "../environment/download-caches.js";
+import { type BaseEnvironment, environmentTampered, loadEnvironment } from "../environment/environment.js";
+import { environmentIdentity } from "../environment/environment-key.js";
+import { type SetupInputs, setupInputs } from "../environment/setup-inputs.js";
+import type { WorkspaceModeChoice } from "../environment/workspace-mode.js";
 import { Containment, type ContainmentSummary, type ProcessJail } from "../containment/containment.js";
 import { containmentFindings } from "../containment/findings.js";
 import { hiddenPaths } from "../containment/hidden-paths.js";
@@ -60,6 +67,8 @@ export interface RunSetup {
   readonly options: ResolvedOptions;
   readonly backend: ExternalAgentBackend;
   readonly sandbox: SandboxChoice;
+  /** Overlay views or copies (src/environment/workspace-mode.ts). */
+  readonly workspaceMode: WorkspaceModeChoice;
   readonly verificationBase: VerificationBase;
   readonly startedAt: Date;
   readonly hooks: RunnerHooks;
@@ -130,7 +139,21 @@ export class PipelineRun {
     sessionKept: false,
   };
   /** What the run made and must remove (or keep, with --keep-workspace). */
-  readonly #made = { scratch: null as string | null, containment: null as Containment | null };
+  readonly #made = {
+    scratch: null as string | null,
+    containment: null as Containment | null,
+    releaseEnvironment: null as (() => void) | null,
+  };
+  /** The base environment the workspaces are made from (null: setup runs in each checkout, as before it existed). */
+  readonly #env = {
+    environment: null as BaseEnvironment | null,
+    /** How it was had: taken from the cache, built now, or none (and why none). */
+    source: "none" as "reused" | "built" | "none",
+    noneReason: null as string | null,
+    inputs: null as SetupInputs | null,
+    /** The last verification's decision on setup. */
+    verificationSetup: null as { ran: boolean; reason: string } | null,
+  };
   /** The agent CLI's private home: the same for every turn of the run. */
   readonly #home: SessionHome;
 
@@ -196,26 +219,38 @@ export class PipelineRun {
     return approval !== undefined && isApproved(approval);
   }
 
-  /** Gate 2: the disposable clone, and the containment every later process runs in. */
+  /**
+   * Gate 2: the disposable clone, and the containment every later process runs in. The pristine store first, then the
+   * base environment (found in the cache or built: the setup commands run there), then the agent's workspace from it.
+   */
   async #clone(): Promise<DisposableClone | null> {
     const { dir, source, options } = this.#setup;
     if (this.#record.halted) return null;
     const names = runNames(dir.runId, dir.nonce);
-    const clone = await this.#record.phase("clone", () =>
-      makeDisposableClone({
+    const workspaceRoot = join(options.workspacesDir, names.workspace);
+    const started = await this.#record.phase("clone", () =>
+      startClone({
         source,
         workspacesDir: options.workspacesDir,
         scratch: join(options.workspacesDir, names.scratch),
-        workspaceRoot: join(options.workspacesDir, names.workspace),
+        workspaceRoot,
         signal: options.signal,
         // Recorded before they exist, so a crash between the two leaves nothing that the sweep does not know of.
         onPlanned: (paths) => dir.track(paths),
         onScratch: (scratch) => (this.#made.scratch = scratch),
       }),
     );
-    this.#gates.clone = clone ?? null;
+    if (!started || this.#record.halted) return null;
+    this.#containment(started.scratch);
+    if (!(await this.#environment(started.pristine, started.scratch)) || this.#record.halted) return null;
+    const environment = this.#env.environment;
+    const from = environment ? { environment, mode: this.#workspaceMode() } : null;
+    const workspace = await this.#record.phase("clone", () =>
+      createWorkspace(source, started.pristine, workspaceRoot, options.signal, from),
+    );
+    const clone = workspace ? { ...started, workspace } : null;
+    this.#gates.clone = clone;
     if (!clone || this.#record.halted) return null;
-    this.#containment(clone.scratch);
     const earlier = options.continueFrom;
     // `handoff resume`: the clone starts where the earlier run ended, its patch in the work tree (not committed). git
     // apply takes the patch's paths from its working directory: it runs in the work tree, not the workspace root.
@@ -234,10 +269,89 @@ export class PipelineRun {
     return clone;
   }
 
-  /** The setup commands, in the agent's workspace before the agent starts; false when one failed or the run halted. */
+  /**
+   * The base environment (src/environment/): with setup commands, or with overlay views, the workspaces are made from
+   * it. Found in the cache by its key (checked unmodified), else built now: the setup commands run there, once.
+   * False when setup failed or the run halted.
+   */
+  async #environment(pristine: DisposableClone["pristine"], scratch: string): Promise<boolean> {
+    const { dir, source, options, workspaceMode } = this.#setup;
+    if (options.setup.length === 0 && workspaceMode.mode === "copy") {
+      this.#env.noneReason = "no setup commands, and workspaces are copies";
+      return true;
+    }
+    const inputs = setupInputs(options.setup, options.setupInputs);
+    this.#env.inputs = inputs;
+    const cache = new EnvironmentCache(options.cacheDir, cacheLimitBytes());
+    const identity = await environmentIdentity(pristine.path, source.baseCommit, options.setup, inputs, options.signal);
+    let cached = cache.find(identity.key);
+    if (cached && cached.record.pathBound.length === 0 && environmentTampered(loadEnvironment(cached.dir, cached.record, true))) {
+      // Written after its build (only a run without the sandbox could reach it): never used again.
+      removeTree(cached.dir);
+      cached = null;
+    }
+    if (cached) {
+      this.#made.releaseEnvironment = cache.use(identity.key);
+      return this.#useEnvironment(loadEnvironment(cached.dir, cached.record, true));
+    }
+    const built = await this.#record.phase("setup", () =>
+      buildBaseEnvironment({
+        cache,
+        identity,
+        source,
+        pristine,
+        scratch,
+        runId: dir.runId,
+        timeoutMs: options.verifyTimeoutMs,
+        log: this.#testLog,
+        signal: options.signal,
+        onCommand: (command) => this.#record.emit({ type: "command.started", phase: "setup", command }),
+        jail: (command, writable) => this.#made.containment!.jail({ role: "setup", label: command, cwd: writable[0]!, writable }),
+      }),
+    );
+    if (!built || this.#record.halted) return false;
+    this.#gates.setup = built.commands;
+    if (built.kind !== "built") return false;
+    this.#made.releaseEnvironment = cache.use(identity.key);
+    cache.evict();
+    return this.#useEnvironment(built.environment);
+  }
+
+  /** The environment found or built, unless its setup wrote its own path into it (then setup runs in each checkout). */
+  #useEnvironment(environment: BaseEnvironment): boolean {
+    const { record } = environment;
+    if (record.pathBound.length > 0) {
+      this.#env.noneReason = `setup wrote its own directory's path into ${record.pathBound.slice(0, 3).join(", ")}: it cannot be moved, so setup runs in each checkout`;
+      return true;
+    }
+    this.#env.environment = environment;
+    this.#env.source = environment.reused ? "reused" : "built";
+    if (environment.reused)
+      this.#record.emit({ type: "environment.reused", key: record.key, builtBy: record.builtBy, setupMs: record.setupMs });
+    const changes = [...record.setupChanges, ...record.unignoredOutputs];
+    if (changes.length > 0) {
+      const parts = [
+        record.setupChanges.length > 0
+          ? `changed tracked files (put back to the base): ${record.setupChanges.slice(0, 10).join(", ")}`
+          : null,
+        record.unignoredOutputs.length > 0
+          ? `left files .gitignore does not cover (never part of the patch): ${record.unignoredOutputs.slice(0, 10).join(", ")}`
+          : null,
+      ].filter((part) => part !== null);
+      this.#run.warnings.push({ path: "", rule: "setup_changed_tree", message: `a setup command ${parts.join("; ")}` });
+    }
+    return true;
+  }
+
+  /** Overlay views, but copies for a workspace that must outlive the run (`--keep-workspace`): a mount would not. */
+  #workspaceMode(): "overlay" | "copy" {
+    return this.#setup.options.keepWorkspace ? "copy" : this.#setup.workspaceMode.mode;
+  }
+
+  /** The setup commands in the agent's workspace, when there is no base environment; false when one failed or the run halted. */
   async #runSetup(clone: DisposableClone): Promise<boolean> {
     const { options } = this.#setup;
-    if (options.setup.length === 0) return true;
+    if (options.setup.length === 0 || this.#env.environment !== null) return true;
     const ws = clone.workspace;
     const records = await this.#record.phase("setup", () =>
       runShellCommands(options.setup, {
@@ -425,6 +539,7 @@ export class PipelineRun {
         privateParent: scratch,
         pristine: clone.pristine,
         signal: options.signal,
+        setupOutputs: this.#env.environment?.record.unignoredOutputs ?? [],
       });
       const inputs = await judgeInputChanges(verificationBase.base, verificationBase.inputs, extraction, options.testEdits);
       const changed = inputs.testEdits.changed;
@@ -464,10 +579,14 @@ export class PipelineRun {
   async #verify(patch: JudgedPatch, log: TestLog, scratch: string): Promise<Verification> {
     const { source, options, verificationBase } = this.#setup;
     const { extraction, inputs } = patch;
+    const from = this.#verificationEnvironment();
+    const setup = this.#verificationSetup(patch, from !== null);
     const common = {
       privateGitDir: extraction.privateGitDir,
       baseCommit: source.baseCommit,
-      setup: options.setup,
+      setup: setup.ran ? options.setup : [],
+      environment: from,
+      setupEnv: setup.ran && from ? throwawayDownloads(new EnvironmentCache(options.cacheDir).downloadsDir(), scratch) : {},
       verify: options.verify,
       timeoutMs: options.verifyTimeoutMs,
       scratchParent: scratch,
@@ -480,8 +599,12 @@ export class PipelineRun {
     };
     // Setup and verify commands run code from the patch: the source is checked again at the end.
     if (options.setup.length > 0 || options.verify.length > 0) this.#run.sourceCheckedSinceLastCommand = false;
+    // The base needs no setup of its own when it is the environment: it was set up on exactly this tree.
+    const baselineSetup = from ? [] : options.setup;
     this.#run.baseline ??=
-      options.baseline && options.verify.length > 0 ? ((await this.#record.phase("baseline", () => runBaseline(common))) ?? null) : null;
+      options.baseline && options.verify.length > 0
+        ? ((await this.#record.phase("baseline", () => runBaseline({ ...common, setup: baselineSetup, setupEnv: {} }))) ?? null)
+        : null;
     const baseline = this.#run.baseline;
     const applied = { patch: extraction.patch, expectedListing: extraction.listing };
     const verify =
@@ -493,6 +616,43 @@ export class PipelineRun {
       held = (await this.#record.phase("held", () => runVerification({ ...common, ...applied, label: "held", hold }))) ?? null;
     }
     return { baseline, verify, held, tests: this.#testEvidence(verify, baseline) };
+  }
+
+  /**
+   * The environment verification's checkouts are made from: null when there is none, or when it changed since it was
+   * built (only an agent without the sandbox could have written it): verification then sets up its own checkout.
+   */
+  #verificationEnvironment(): { environment: BaseEnvironment; mode: "overlay" | "copy" } | null {
+    const environment = this.#env.environment;
+    if (!environment) return null;
+    const tampered = environmentTampered(environment);
+    if (tampered === null) return { environment, mode: this.#workspaceMode() };
+    this.#run.warnings.push({
+      path: "",
+      rule: "environment_modified",
+      message: `${tampered}: verification set up its own checkout instead`,
+    });
+    removeTree(environment.dir);
+    this.#env.environment = null;
+    this.#env.noneReason = tampered;
+    return null;
+  }
+
+  /** Whether verification runs setup again: only when the patch changed one of its inputs (or there is no environment). */
+  #verificationSetup(patch: JudgedPatch, fromEnvironment: boolean): { ran: boolean; reason: string } {
+    const { options } = this.#setup;
+    let decision: { ran: boolean; reason: string };
+    if (options.setup.length === 0) decision = { ran: false, reason: "no setup commands" };
+    else if (!fromEnvironment) decision = { ran: true, reason: "no base environment: setup runs in the verification checkout" };
+    else {
+      const changed = patch.extraction.files.filter((file) => this.#env.inputs?.matches(file.path)).map((file) => file.path);
+      decision =
+        changed.length > 0
+          ? { ran: true, reason: `the patch changed setup inputs: ${changed.slice(0, 10).join(", ")}` }
+          : { ran: false, reason: "the patch changed no setup input: the base environment's setup holds" };
+    }
+    this.#env.verificationSetup = decision;
+    return decision;
   }
 
   /** result.json's `verification.tests`: the JUnit evidence as patched, compared with the base's when there is one. */
@@ -533,13 +693,18 @@ export class PipelineRun {
       this.#record.emit({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
     };
     if (written) end();
+    // The verdict is out; removing the workspaces is timed on its own, and a crash here leaves it to the next sweep.
+    this.#record.emit({ type: "phase.started", phase: "cleanup" });
+    const cleanupStarted = Date.now();
     const cleaned = await this.#cleanUp(keep);
+    const cleanupMs = Date.now() - cleanupStarted;
+    this.#record.emit({ type: "phase.finished", phase: "cleanup", durationMs: cleanupMs, ok: cleaned });
+    result = { ...result, timings: { ...result.timings, phases: { ...result.timings.phases, cleanup: cleanupMs } } };
     // The clean-up may have freed the space a failed write needed: the run directory is then complete after all.
     this.#writeBackendResult(agent);
-    if (!written) {
-      written = this.#writeResult(result);
-      if (written) end();
-    }
+    const firstWrite = written;
+    written = this.#writeResult(result) || written;
+    if (!firstWrite && written) end();
     if (written && cleaned) dir.checkpoint("finish", { ...ending, cleanup: "done" });
     return result;
   }
@@ -615,8 +780,28 @@ export class PipelineRun {
           keptUntil: this.#run.sessionKept ? new Date(Date.now() + KEPT_SESSION_MS).toISOString() : null,
         },
         resumedFrom: earlier ? { runId: earlier.runId, runDir: earlier.runDir, sessionId: earlier.sessionId } : null,
+        environment: this.#environmentRecord(),
       }),
     );
+  }
+
+  #environmentRecord(): RunResult["environment"] {
+    const { options, workspaceMode } = this.#setup;
+    const environment = this.#env.environment;
+    const record = environment?.record ?? null;
+    return {
+      key: record?.key ?? null,
+      workspaceMode: environment ? this.#workspaceMode() : "copy",
+      workspaceModeReason:
+        environment && this.#workspaceMode() === "copy" && options.keepWorkspace ? "--keep-workspace" : workspaceMode.reason,
+      source: environment ? this.#env.source : "none",
+      noneReason: environment ? null : this.#env.noneReason,
+      builtBy: record?.builtBy ?? null,
+      setupMs: record?.setupMs ?? null,
+      cacheDir: options.cacheDir,
+      setupChanges: record ? [...record.setupChanges] : [],
+      verificationSetup: this.#env.verificationSetup,
+    };
   }
 
   // ---- what the run made: its containment, its jails, and their clean-up ----
@@ -629,6 +814,7 @@ export class PipelineRun {
       runsDir: options.runsDir,
       workspacesDir: options.workspacesDir,
       cliHomesDir: options.cliHomesDir,
+      cacheDir: options.cacheDir,
       holdouts: options.holdouts.map((holdout) => holdout.source),
     });
     this.#made.containment = new Containment({
@@ -697,6 +883,8 @@ export class PipelineRun {
     const home = this.#home.toRemove;
     if (home && !keep) remove(home);
     if (this.#gates.clone && !keep) remove(this.#gates.clone.workspace.root);
+    // Only once no view of it is mounted: the environment may be evicted from then on.
+    this.#made.releaseEnvironment?.();
     return cleaned;
   }
 }

@@ -3,6 +3,7 @@ import type { ExternalAgentBackend } from "../agent/backend.js";
 import { requireApprover } from "../approval/approval.js";
 import { inspectSource, readSourceStatus, sourceTarget } from "../clone/source-repo.js";
 import { chooseSandbox } from "../containment/sandbox.js";
+import { chooseWorkspaceMode } from "../environment/workspace-mode.js";
 import { DirtySourceError } from "../lib/errors.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
 import { sweepCrashedRuns } from "../run-dir/crash-sweep.js";
@@ -47,6 +48,7 @@ export class ExternalCodingRunner {
     if (dirty.length > 0 && !options.allowDirty) throw new DirtySourceError(dirty);
     requireApprover(options.approval);
     const sandbox = await chooseSandbox(options.sandbox);
+    const workspaceMode = await chooseWorkspaceMode(options.workspaceMode, options.workspacesDir);
     // What decides verification is read from the base before anything is created: the agent's tree never names it.
     const base = await readBaseForInputs(source);
     const inputs = findVerificationInputs({
@@ -69,6 +71,7 @@ export class ExternalCodingRunner {
       options,
       backend,
       sandbox,
+      workspaceMode,
       verificationBase: { base, inputs, holdouts },
       startedAt,
       hooks: this.#hooks,

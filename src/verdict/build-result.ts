@@ -55,6 +55,7 @@ export interface ResultInputs {
   readonly attemptsStopped?: string | null;
   readonly session?: { readonly kept: boolean; readonly home: string | null; readonly keptUntil: string | null };
   readonly resumedFrom?: { readonly runId: string; readonly runDir: string; readonly sessionId: string | null } | null;
+  readonly environment?: RunResult["environment"];
   /** A crashed run: the processes the sweep killed or could not kill, and the paths it removed. */
   readonly sweep?: { readonly killed: readonly Survivor[]; readonly stillAlive: readonly Survivor[]; readonly removed: readonly string[] };
 }
@@ -213,6 +214,7 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
       : {}),
     ...(inputs.session ? { session: { ...inputs.session } } : {}),
     ...(inputs.resumedFrom !== undefined ? { resumedFrom: inputs.resumedFrom } : {}),
+    ...(inputs.environment !== undefined ? { environment: inputs.environment } : {}),
     ...(inputs.sweep
       ? {
           sweep: {

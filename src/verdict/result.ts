@@ -152,6 +152,28 @@ export const RunResult = z.looseObject({
   attemptsStopped: z.string().nullable().optional(),
   /** The agent CLI's private home kept for `handoff resume` (`--keep-session`), and until when. */
   session: z.looseObject({ kept: z.boolean(), home: z.string().nullable(), keptUntil: z.string().nullable() }).optional(),
+  /** The base environment the workspaces were made from (docs/environment.md); null when setup ran in each checkout. */
+  environment: z
+    .looseObject({
+      key: z.string().nullable(),
+      /** How the workspaces were made: overlay views or copies; why not overlays when `auto` fell back. */
+      workspaceMode: z.enum(["overlay", "copy"]),
+      workspaceModeReason: z.string().nullable(),
+      /** Taken from the cache (no setup ran for it), built by this run, or none (setup in each checkout, as before). */
+      source: z.enum(["reused", "built", "none"]),
+      /** Why there is none: no setup and copies, or a setup whose outputs name their own path. */
+      noneReason: z.string().nullable(),
+      builtBy: z.string().nullable(),
+      /** What the setup took when the environment was built (what a reuse saved). */
+      setupMs: z.number().nullable(),
+      cacheDir: z.string(),
+      /** Tracked files setup changed: put back to the base, never part of the patch. */
+      setupChanges: z.array(z.string()),
+      /** Whether verification ran setup again, and why. */
+      verificationSetup: z.looseObject({ ran: z.boolean(), reason: z.string() }).nullable(),
+    })
+    .nullable()
+    .optional(),
   /** `handoff resume`: the run whose session this run continued. */
   resumedFrom: z.looseObject({ runId: z.string(), runDir: z.string(), sessionId: z.string().nullable() }).nullable().optional(),
   /** Only in the result of a run whose handoff died, written by the sweep of a later start (docs/crash-safety.md). */

@@ -5,6 +5,8 @@ import { buildEnvironment } from "../run/env.js";
 import { type GitTarget, git } from "../process/git.js";
 import { type CommandRecord, type TestLog, commandPassed, runShellCommands } from "./shell-commands.js";
 import { writeIndexCopy } from "../clone/private-git.js";
+import type { BaseEnvironment } from "../environment/environment.js";
+import { type WorkspaceMode, copyHome, copyOutputs, mountView } from "../environment/view.js";
 import { settleRacyEntries } from "../clone/racy-index.js";
 import { stageWorkTree } from "../patch/staging.js";
 import { type HoldStep, holdToBase } from "./hold-to-base.js";
@@ -56,6 +58,10 @@ export interface VerificationRequest {
   readonly onCommand?: (phase: string, command: string) => void;
   /** The run's containment: every setup and verify command runs in its own jail (no network for verify). */
   readonly containment?: Containment;
+  /** The base environment the checkout is made from (a view, or a checkout plus its outputs); null: a plain checkout. */
+  readonly environment?: { readonly environment: BaseEnvironment; readonly mode: WorkspaceMode } | null;
+  /** Added to the setup commands' environment (the throw-away download caches). */
+  readonly setupEnv?: Readonly<Record<string, string>>;
 }
 
 interface Checkout {
@@ -71,24 +77,34 @@ function jailFor(containment: Containment | undefined, checkout: Checkout, role:
   return (command) => containment.jail({ role, label: command, cwd: checkout.dir, writable: checkout.writable });
 }
 
-/** A fresh checkout of the base commit in a new directory, with its own index in the private git dir. A cancel kills it. */
+/**
+ * A fresh checkout of the base commit in a new directory, with its own index in the private git dir. From a base
+ * environment: an overlay view of it (its index copied, its stat data match), or a checkout plus a copy of what
+ * setup made; either way with a copy of setup's HOME. A cancel kills it.
+ */
 async function checkoutBase(
-  privateGitDir: string,
-  baseCommit: string,
-  scratchParent: string,
+  request: Pick<VerificationRequest, "privateGitDir" | "baseCommit" | "scratchParent" | "signal" | "environment">,
   label: string,
-  signal?: AbortSignal,
 ): Promise<Checkout> {
-  const root = mkdtempSync(join(scratchParent, `${label}-`));
+  const { privateGitDir, baseCommit, signal } = request;
+  const root = mkdtempSync(join(request.scratchParent, `${label}-`));
   const dir = join(root, "tree");
   const home = join(root, "home");
   const tmp = join(root, "tmp");
   for (const path of [dir, home, tmp]) mkdirSync(path, { mode: 0o700 });
   const indexFile = join(privateGitDir, `${label}.index`);
   const target = { gitDir: privateGitDir, workTree: dir, indexFile, cwd: dir };
-  await git(target, ["read-tree", baseCommit], { signal });
-  await git(target, ["-c", "checkout.workers=2", "checkout-index", "-a", "-f"], { signal });
-  await git(target, ["update-index", "-q", "--refresh"], { okExitCodes: [1], signal });
+  const from = request.environment ?? null;
+  if (from?.mode === "overlay") {
+    await mountView(from.environment, dir, join(root, "overlay"));
+    writeIndexCopy(indexFile, from.environment.index.bytes, from.environment.index.mtimeMs);
+  } else {
+    await git(target, ["read-tree", baseCommit], { signal });
+    await git(target, ["-c", "checkout.workers=2", "checkout-index", "-a", "-f"], { signal });
+    await git(target, ["update-index", "-q", "--refresh"], { okExitCodes: [1], signal });
+    if (from) await copyOutputs(from.environment, dir, signal);
+  }
+  if (from) await copyHome(from.environment, home, signal);
   return { dir, indexFile, env: buildEnvironment({ home, tmp, set: { CI: "true" } }), writable: [dir, home, tmp] };
 }
 
@@ -100,7 +116,7 @@ const PHASES = {
 export async function runVerification(request: VerificationRequest): Promise<VerificationOutcome> {
   if (request.setup.length === 0 && request.verify.length === 0) return roundTripInIndex(request);
   const phases = PHASES[request.label];
-  const checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, request.label, request.signal);
+  const checkout = await checkoutBase(request, request.label);
   const target = { gitDir: request.privateGitDir, workTree: checkout.dir, indexFile: checkout.indexFile, cwd: checkout.dir };
   const applied = await applyAndCompare(
     target,
@@ -121,6 +137,7 @@ export async function runVerification(request: VerificationRequest): Promise<Ver
   const shell = { cwd: checkout.dir, env: checkout.env, timeoutMs: request.timeoutMs, signal: request.signal, log: request.log };
   const setup = await runShellCommands(request.setup, {
     ...shell,
+    env: { ...checkout.env, ...request.setupEnv },
     phase: phases.setup,
     onCommand: (c) => request.onCommand?.(phases.setup, c),
     jail: jailFor(request.containment, checkout, "setup"),
@@ -212,18 +229,18 @@ export interface BaselineOutcome {
 export async function runBaseline(
   request: Omit<VerificationRequest, "patch" | "expectedListing" | "label" | "hold">,
 ): Promise<BaselineOutcome> {
-  let checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, "baseline", request.signal);
+  let checkout = await checkoutBase(request, "baseline");
   let holdoutsApplied: boolean | null = null;
   if (request.holdouts.length > 0) {
     const target = { gitDir: request.privateGitDir, workTree: checkout.dir, indexFile: checkout.indexFile, cwd: checkout.dir };
     holdoutsApplied = (await applyHoldouts(target, request.holdouts, request.signal)).kind === "applied";
     // A holdout made on top of the fix may not apply to the base alone: the base then runs as it is, in a new checkout.
-    if (!holdoutsApplied)
-      checkout = await checkoutBase(request.privateGitDir, request.baseCommit, request.scratchParent, "baseline-plain", request.signal);
+    if (!holdoutsApplied) checkout = await checkoutBase(request, "baseline-plain");
   }
   const shell = { cwd: checkout.dir, env: checkout.env, timeoutMs: request.timeoutMs, signal: request.signal, log: request.log };
   const setup = await runShellCommands(request.setup, {
     ...shell,
+    env: { ...checkout.env, ...request.setupEnv },
     phase: "baseline-setup",
     onCommand: (c) => request.onCommand?.("baseline-setup", c),
     jail: jailFor(request.containment, checkout, "setup"),

@@ -48,6 +48,10 @@ export type WarningRule =
   | "windows_unsafe_name"
   | "ignored_files_added"
   | "dirty_source_not_cloned"
+  /** A setup command changed tracked files or left files .gitignore does not cover: put back or left out, never the agent's. */
+  | "setup_changed_tree"
+  /** The base environment changed after it was built: verification did not use it (docs/environment.md). */
+  | "environment_modified"
   /** Tracked files under one of the source's own filters looked modified with the filter off (source-filters.ts). */
   | "filtered_source_unverified"
   /** The agent CLI replaced a linked login file (e.g. refreshed a token): the new one went away with its private home. */

@@ -20,7 +20,16 @@ export const RequestJson = z.looseObject({
     bin: z.string().nullable().optional(),
     agentCmd: z.string().nullable().optional(),
   }),
-  commands: z.looseObject({ setup: z.array(z.string()), verify: z.array(z.string()), baseline: z.boolean() }).optional(),
+  commands: z
+    .looseObject({
+      setup: z.array(z.string()),
+      verify: z.array(z.string()),
+      baseline: z.boolean(),
+      setupInputs: z.array(z.string()).optional(),
+    })
+    .optional(),
+  workspaceMode: z.enum(["auto", "overlay", "copy"]).optional(),
+  cacheDir: z.string().optional(),
   noVerify: z.boolean().optional(),
   testEdits: z.enum(TEST_EDIT_POLICIES).optional(),
   junit: z.array(z.string()).optional(),

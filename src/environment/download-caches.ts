@@ -1,0 +1,45 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { join } from "node:path";
+
+/**
+ * Package managers' download caches, owned by handoff: without them every setup starts from an empty cache (the
+ * sandbox hides the user's own, and each command gets a private HOME). A setup on the base uses the persistent
+ * directory in the cache; a setup on a patched manifest (verification) gets a throw-away copy, so nothing the agent
+ * could influence reaches a later run.
+ */
+const DIRS = {
+  npm_config_cache: "npm",
+  YARN_CACHE_FOLDER: "yarn",
+  npm_config_store_dir: "pnpm-store",
+  PIP_CACHE_DIR: "pip",
+  UV_CACHE_DIR: "uv",
+  CARGO_HOME: "cargo",
+  GOMODCACHE: "go/mod",
+  GOCACHE: "go/build",
+} as const;
+
+/** The environment variables that point each package manager at its cache under `root` (made if missing). */
+export function downloadCacheEnv(root: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, dir] of Object.entries(DIRS)) {
+    const path = join(root, dir);
+    mkdirSync(path, { recursive: true, mode: 0o700 });
+    env[name] = path;
+  }
+  return env;
+}
+
+/**
+ * A throw-away copy of the persistent download caches, in `scratch`, for a setup on a patched manifest: it may
+ * read what earlier setups fetched, and nothing it writes reaches a later run. Returns the variables for it.
+ */
+export function throwawayDownloads(persistent: string, scratch: string): Record<string, string> {
+  const copy = mkdtempSync(join(scratch, "downloads-"));
+  try {
+    execFileSync("cp", ["-a", "--reflink=auto", "--", `${persistent}/.`, copy], { stdio: "ignore", env: { PATH: "/usr/bin:/bin" } });
+  } catch {
+    // An empty cache is slower, never wrong.
+  }
+  return downloadCacheEnv(copy);
+}
