@@ -116,13 +116,13 @@ describe("EnvironmentCache", () => {
     expect(cache.list().find((environment) => environment.key === used.key)?.inUse).toBe(true);
 
     expect(cache.evict().removed.map((environment) => environment.key)).toEqual([keyOf("idle")]);
-    expect(cache.clear()).toEqual({ removed: 0, freedBytes: 0, skippedInUse: 1 });
+    expect(cache.clear()).toEqual({ removed: 0, freedBytes: 0, skippedInUse: 1, downloadsRemoved: false });
     expect(cache.find(used.key)).not.toBeNull();
 
     release();
     release(); // twice is harmless
     expect(existsSync(join(cache.root, "in-use", used.key))).toBe(false);
-    expect(cache.clear()).toEqual({ removed: 1, freedBytes: used.record.sizeBytes, skippedInUse: 0 });
+    expect(cache.clear()).toEqual({ removed: 1, freedBytes: used.record.sizeBytes, skippedInUse: 0, downloadsRemoved: false });
     expect(cache.find(used.key)).toBeNull();
   });
 
@@ -188,7 +188,7 @@ describe("EnvironmentCache", () => {
     symlinkSync(elsewhere, join(cache.root, "environments"));
 
     expect(cache.list()).toEqual([]);
-    expect(cache.clear()).toEqual({ removed: 0, freedBytes: 0, skippedInUse: 0 });
+    expect(cache.clear()).toEqual({ removed: 0, freedBytes: 0, skippedInUse: 0, downloadsRemoved: false });
     expect(existsSync(join(elsewhere, keyOf("far"), "tree", "package.json"))).toBe(true);
     expect(() => cache.startBuild()).not.toThrow();
     expect(() => cachedEnvironment(cache, "near")).toThrow(/is not a directory/);
@@ -260,10 +260,10 @@ describe("EnvironmentCache", () => {
     writeFileSync(join(downloads, "npm-tarball"), "x");
     const environment = cachedEnvironment(cache, "cleared", { record: { sizeBytes: 4096 } });
 
-    expect(cache.clear({ keepDownloads: true })).toEqual({ removed: 1, freedBytes: 4096, skippedInUse: 0 });
+    expect(cache.clear({ keepDownloads: true })).toEqual({ removed: 1, freedBytes: 4096, skippedInUse: 0, downloadsRemoved: false });
     expect(existsSync(environment.dir)).toBe(false);
     expect(existsSync(join(downloads, "npm-tarball"))).toBe(true);
-    cache.clear();
+    expect(cache.clear().downloadsRemoved).toBe(true);
     expect(existsSync(downloads)).toBe(false);
   });
 
@@ -272,7 +272,7 @@ describe("EnvironmentCache", () => {
     expect(cache.list()).toEqual([]);
     expect(cache.find(keyOf("none"))).toBeNull();
     expect(cache.evict()).toEqual({ removed: [], freedBytes: 0 });
-    expect(cache.clear()).toEqual({ removed: 0, freedBytes: 0, skippedInUse: 0 });
+    expect(cache.clear()).toEqual({ removed: 0, freedBytes: 0, skippedInUse: 0, downloadsRemoved: false });
     expect(existsSync(cache.root)).toBe(false);
   });
 

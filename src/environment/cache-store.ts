@@ -194,11 +194,15 @@ export class EnvironmentCache {
     return listed.sort((a, b) => b.lastUsedAt.getTime() - a.lastUsedAt.getTime());
   }
 
-  /** Removes every environment not in use (and stale builds); the downloads/ dir too unless keepDownloads. freedBytes counts the environments' record.sizeBytes. */
+  /**
+   * Removes every environment not in use (and stale builds); the downloads/ dir too unless keepDownloads. freedBytes
+   * counts the environments' record.sizeBytes; downloadsRemoved says whether there was a downloads/ to remove.
+   */
   clear(options: { keepDownloads?: boolean } = {}): {
     readonly removed: number;
     readonly freedBytes: number;
     readonly skippedInUse: number;
+    readonly downloadsRemoved: boolean;
   } {
     this.sweep();
     let removed = 0;
@@ -214,8 +218,9 @@ export class EnvironmentCache {
       removed++;
       freedBytes += read.environment.record.sizeBytes;
     }
-    if (!options.keepDownloads && this.subdir("downloads", false) !== null) this.remove(join(this.root, "downloads"));
-    return { removed, freedBytes, skippedInUse };
+    const downloadsRemoved =
+      !options.keepDownloads && this.subdir("downloads", false) !== null && this.remove(join(this.root, "downloads"));
+    return { removed, freedBytes, skippedInUse, downloadsRemoved };
   }
 
   /** <root>/downloads: the persistent package-manager download caches (made 0700 on first call). */
