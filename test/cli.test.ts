@@ -3,7 +3,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { EXIT_CODES } from "../src/verdict/decide.js";
-import { APPLY_OPTIONS, BACKENDS_OPTIONS, GC_OPTIONS, RESUME_OPTIONS, RUN_OPTIONS, SHOW_OPTIONS } from "../src/cli/cli.js";
+import { APPLY_OPTIONS, BACKENDS_OPTIONS, CACHE_OPTIONS, GC_OPTIONS, RESUME_OPTIONS, RUN_OPTIONS, SHOW_OPTIONS } from "../src/cli/cli.js";
 import { COMMAND_HELP, COMMANDS, HELP } from "../src/cli/help.js";
 import { nearestOption } from "../src/cli/parse-options.js";
 import { type CliOutcome, HANDOFF_BIN, expectUsageError, runCli, startCli, commandRunArgs } from "./helpers/cli.js";
@@ -18,6 +18,7 @@ const OPTIONS = {
   show: SHOW_OPTIONS,
   apply: APPLY_OPTIONS,
   gc: GC_OPTIONS,
+  cache: CACHE_OPTIONS,
   backends: BACKENDS_OPTIONS,
 } as const;
 

@@ -13,6 +13,8 @@ import { EXIT_CODES } from "../verdict/decide.js";
 import { MAX_TASK_BYTES } from "../run/input-limits.js";
 import { readOpenFile } from "../lib/safe-read.js";
 import { listBackends } from "./backends-report.js";
+import { clearCache, listCache, renderCacheClearing, renderCacheListing } from "./cache-report.js";
+import { EnvironmentCache, cacheLimitBytes, defaultCacheDir } from "../environment/cache-store.js";
 import { progressPrinter } from "./progress.js";
 import { type ResumeOverrides, continueRun } from "../repair/continue-run.js";
 import { type KeptSessionEntry, collectKeptSessions } from "../repair/session-gc.js";
@@ -42,6 +44,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       case "backends":
       case "resume":
       case "gc":
+      case "cache":
         if (asksForHelp(rest)) {
           process.stdout.write(COMMAND_HELP[command]);
           return 0;
@@ -88,6 +91,8 @@ async function runSubcommand(command: Command, args: readonly string[]): Promise
       return await resumeCommand(args);
     case "gc":
       return gcCommand(args);
+    case "cache":
+      return cacheCommand(args);
   }
 }
 
@@ -341,6 +346,25 @@ function gcCommand(args: readonly string[]): number {
   for (const entry of collection.kept) line("kept     ", entry);
   for (const entry of collection.leftAlone) line("left     ", entry, `  (${escapeControls(entry.why)})`);
   if (collection.removed.length + collection.kept.length + collection.leftAlone.length === 0) process.stdout.write("no kept sessions\n");
+  return 0;
+}
+
+export const CACHE_OPTIONS = { json: { type: "boolean" }, "keep-downloads": { type: "boolean" } } as const;
+const CACHE_USAGE = "usage: handoff cache list [--json] | handoff cache clear [--keep-downloads] [--json]";
+
+/** `handoff cache list|clear`: the cached base environments ($HANDOFF_CACHE_DIR, else $XDG_CACHE_HOME/handoff), listed or removed. */
+function cacheCommand(args: readonly string[]): number {
+  const { values, positionals } = parseOptions("cache", args, CACHE_OPTIONS);
+  const [subcommand, ...extra] = positionals;
+  if (subcommand === undefined || extra.length > 0) throw new UsageError("bad_arguments", CACHE_USAGE);
+  if (subcommand !== "list" && subcommand !== "clear")
+    throw new UsageError("unknown_subcommand", `unknown cache subcommand '${escapeControls(subcommand.slice(0, 100))}' (${CACHE_USAGE})`);
+  if (subcommand === "list" && values["keep-downloads"])
+    throw new UsageError("bad_option", "--keep-downloads is an option of 'handoff cache clear', not of 'handoff cache list'");
+  const cache = new EnvironmentCache(defaultCacheDir(), cacheLimitBytes());
+  const report = subcommand === "list" ? listCache(cache) : clearCache(cache, values["keep-downloads"] === true);
+  if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else process.stdout.write("limitBytes" in report ? renderCacheListing(report) : renderCacheClearing(report));
   return 0;
 }
 

@@ -4,7 +4,7 @@ import { KEPT_SESSION_DAYS } from "../repair/kept-home.js";
 export const VERSION = "0.1.0";
 
 /** The commands that take options, each with its own help (`handoff <command> --help`). */
-export const COMMANDS = ["run", "resume", "show", "apply", "gc", "backends"] as const;
+export const COMMANDS = ["run", "resume", "show", "apply", "gc", "cache", "backends"] as const;
 export type Command = (typeof COMMANDS)[number];
 
 const OVERVIEW = `handoff ${VERSION}: delegate a coding task to an agent CLI on a disposable clone.
@@ -19,6 +19,7 @@ Usage:
   handoff apply <run-id|run-dir> [-C repo] [--runs-dir DIR]
                                                  apply a verified run's changes.patch to the source repo
   handoff gc [--runs-dir DIR] [--all] [--json]   remove the kept sessions whose ${KEPT_SESSION_DAYS} days are over (all of them with --all)
+  handoff cache list|clear [--json]              the cached base environments (--setup): list them, or remove them all
   handoff <command> --help                       that command's own usage, options and exit codes
 `;
 
@@ -150,6 +151,24 @@ Gc options:
       --json              print what was removed, kept and left alone as JSON
 
 Exit codes: 0 done, 2 usage error.
+`,
+  cache: `Usage: handoff cache list [--json]
+       handoff cache clear [--keep-downloads] [--json]
+The cache of base environments: a checkout of a base commit after the setup commands (--setup) ran in it, built once and
+reused by every later run on the same commit, setup and setup inputs. It lives in $HANDOFF_CACHE_DIR, else
+$XDG_CACHE_HOME/handoff, else ~/.cache/handoff, and holds at most $HANDOFF_CACHE_LIMIT (default 10G; K, M, G, T are
+powers of 1024): past it, handoff removes the least recently used environments. One a running handoff uses is
+never removed.
+
+  list                    one line per environment, most recently used first: key, repository, base commit, size,
+                          last use, whether in use, the setup commands; then the total and the limit
+  clear                   remove every environment not in use, and the package managers' download caches
+
+Cache options:
+      --keep-downloads    with clear: keep the download caches (npm, pip, cargo, go)
+      --json              print the list, or what clear removed, as JSON
+
+Exit codes: 0 done (also for an empty or missing cache), 2 usage error.
 `,
   backends: `Usage: handoff backends [options]
 Which agent CLIs are installed here, their versions, and whether they are usable (or why not).
