@@ -89,7 +89,12 @@ async function buildIn(buildDir: string, request: BuildRequest): Promise<BuildOu
   rmSync(tmp, { recursive: true, force: true });
   const pathBound = await filesNaming(buildDir, [tree, home], signal);
   // Kept as a record only: later runs with this key then set up in each checkout at once, without building again.
-  if (pathBound.length > 0) for (const dir of [tree, home]) rmSync(dir, { recursive: true, force: true }), mkdirSync(dir, { mode: 0o700 });
+  if (pathBound.length > 0) {
+    for (const dir of [tree, home]) {
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir, { mode: 0o700 });
+    }
+  }
   const { fingerprint, sizeBytes, entries } = fingerprintEnvironment(buildDir);
   const record: EnvironmentRecord = {
     version: ENVIRONMENT_RECORD_VERSION,

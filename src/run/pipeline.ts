@@ -284,16 +284,15 @@ export class PipelineRun {
     this.#env.inputs = inputs;
     const cache = new EnvironmentCache(options.cacheDir, cacheLimitBytes());
     const identity = await environmentIdentity(pristine.path, source.baseCommit, options.setup, inputs, options.signal);
+    // Marked in use before it is looked up, so that another run's eviction cannot remove it in between.
+    this.#made.releaseEnvironment = cache.use(identity.key);
     let cached = cache.find(identity.key);
     if (cached && cached.record.pathBound.length === 0 && environmentTampered(loadEnvironment(cached.dir, cached.record, true))) {
       // Written after its build (only a run without the sandbox could reach it): never used again.
       removeTree(cached.dir);
       cached = null;
     }
-    if (cached) {
-      this.#made.releaseEnvironment = cache.use(identity.key);
-      return this.#useEnvironment(loadEnvironment(cached.dir, cached.record, true));
-    }
+    if (cached) return this.#useEnvironment(loadEnvironment(cached.dir, cached.record, true));
     const built = await this.#record.phase("setup", () =>
       buildBaseEnvironment({
         cache,
@@ -312,7 +311,6 @@ export class PipelineRun {
     if (!built || this.#record.halted) return false;
     this.#gates.setup = built.commands;
     if (built.kind !== "built") return false;
-    this.#made.releaseEnvironment = cache.use(identity.key);
     cache.evict();
     return this.#useEnvironment(built.environment);
   }

@@ -27,6 +27,8 @@ export function environmentRecord(key: string, fields: Partial<EnvironmentRecord
     outputs: ["node_modules/"],
     setupChanges: [],
     setupMs: 12_000,
+    unignoredOutputs: [],
+    pathBound: [],
     ...fields,
   };
 }
