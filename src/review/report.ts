@@ -9,6 +9,7 @@ import { commandEnding, commandPassed } from "../verify/shell-commands.js";
 import { renderVerdictJunit } from "../verify/junit-verdict.js";
 import type { TestEvidence, TestList } from "../verify/test-evidence.js";
 import { writeAttempts } from "./attempts-story.js";
+import { writeEnvironment } from "./environment-story.js";
 import { ms, usageText } from "./format.js";
 
 export type ReportFormat = "text" | "markdown" | "json" | "junit";
@@ -185,8 +186,11 @@ function renderText(run: LoadedRun, markdown: boolean): string {
     for (const c of baseline.commands) item(`  ${commandLine(c, code)}`);
   }
 
+  writeEnvironment(r, { heading, item, code });
   heading("Timings");
-  item(`total ${ms(r.timings.durationMs)}, started ${r.timings.startedAt}`);
+  item(
+    `total ${ms(r.timings.durationMs)}, started ${r.timings.startedAt}${r.timings.phases.cleanup !== undefined ? " (cleanup after the verdict included)" : ""}`,
+  );
   item(
     Object.entries(r.timings.phases)
       .map(([phase, value]) => `${phase} ${ms(value)}`)
