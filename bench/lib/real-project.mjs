@@ -19,7 +19,7 @@ export class RealProjectUnavailable extends Error {}
 export async function benchRealProject({ root, workDir, rounds, log }) {
   const fixture = join(root, "bench", "fixtures", REAL_PROJECT);
   const agent = join(root, "bench", "fixtures", "agent-appends-a-comment.sh");
-  rmSync(workDir, { recursive: true, force: true });
+  await removeDir(workDir);
   mkdirSync(workDir, { recursive: true });
   // npm's own download cache, as a user has it: shared by the floor and the peer, warmed before the first sample.
   const npmCache = join(workDir, "npm-cache");
@@ -99,8 +99,8 @@ export async function benchRealProject({ root, workDir, rounds, log }) {
       {
         // The second run must follow the first on the same cache, so both are one method of the interleave.
         name: "handoff",
-        prep: () => {
-          for (const dir of Object.values(handoffDirs)) rmSync(dir, { recursive: true, force: true });
+        prep: async () => {
+          for (const dir of Object.values(handoffDirs)) await removeDir(dir);
           mkdirSync(handoffDirs.cache, { recursive: true });
         },
         run: async () => {
@@ -150,7 +150,7 @@ export async function benchRealProject({ root, workDir, rounds, log }) {
     row("handoff first run, wall", handoff.first.wall, floor, null, "vs the floor"),
     row("handoff second run, wall", handoff.second.wall, floor, null, "vs the floor"),
   ];
-  rmSync(workDir, { recursive: true, force: true });
+  await removeDir(workDir);
   return {
     name: REAL_PROJECT,
     facts,
@@ -283,6 +283,17 @@ function runCaptured(file, args, env) {
       }),
     );
   });
+}
+
+/** rm -rf, also of a tree made read-only (a base environment is never written again): a user who is not root cannot unlink there. */
+async function removeDir(path) {
+  try {
+    rmSync(path, { recursive: true, force: true });
+  } catch (error) {
+    if (error.code !== "EACCES" && error.code !== "EPERM") throw error;
+    await run("chmod", ["-R", "u+w", path]);
+    rmSync(path, { recursive: true, force: true });
+  }
 }
 
 async function timed(action) {
