@@ -10,12 +10,16 @@ import { parseArgs } from "node:util";
 import { REPO_SPECS, ensureRepo } from "./lib/generate.mjs";
 import { benchIngestion } from "./lib/ingest.mjs";
 import { benchRepo } from "./lib/phases.mjs";
+import { REAL_PROJECT, RealProjectUnavailable, benchRealProject } from "./lib/real-project.mjs";
 import { formatTable, judgeRows } from "./lib/report.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const DEFAULT_ROUNDS = { small: 7, medium: 5, large: 3 };
+const DEFAULT_ROUNDS = { small: 7, medium: 5, large: 3, real: 3 };
+// What `--only` can name: the synthetic repositories, the real npm project, the ingestion benchmark.
+const SECTIONS = [...Object.keys(REPO_SPECS), "real", "ingest"];
 const FS_TYPES = { 16914836: "tmpfs", 61267: "ext4", 1481003842: "xfs", 2435016766: "btrfs", 2035054128: "overlayfs" };
-const USAGE = "usage: npm run bench -- [--sizes small,medium,large] [--rounds N] [--ingest-bytes N] [--dir DIR]";
+const USAGE =
+  "usage: npm run bench -- [--sizes small,medium,large] [--no-real] [--only small,medium,large,real,ingest] [--rounds N] [--ingest-bytes N] [--dir DIR]";
 
 const log = (line) => process.stderr.write(`bench: ${line}\n`);
 
@@ -23,6 +27,8 @@ function options() {
   const { values } = parseArgs({
     options: {
       sizes: { type: "string", default: "small,medium,large" },
+      "no-real": { type: "boolean", default: false },
+      only: { type: "string" },
       rounds: { type: "string" },
       "ingest-bytes": { type: "string", default: String(1024 ** 3) },
       dir: { type: "string" },
@@ -33,7 +39,10 @@ function options() {
     process.stdout.write(`${USAGE}\n`);
     process.exit(0);
   }
-  const sizes = values.sizes.split(",").filter(Boolean);
+  const only = values.only?.split(",").filter(Boolean) ?? null;
+  const sizes = only ? only.filter((name) => name in REPO_SPECS) : values.sizes.split(",").filter(Boolean);
+  const unknownSection = only?.find((name) => !SECTIONS.includes(name));
+  if (unknownSection) throw new UsageError(`unknown section ${unknownSection} (${SECTIONS.join(", ")})`);
   const unknown = sizes.find((size) => !(size in REPO_SPECS));
   const rounds = values.rounds === undefined ? null : Number(values.rounds);
   const ingestBytes = Number(values["ingest-bytes"]);
@@ -44,7 +53,13 @@ function options() {
   ) {
     throw new UsageError(unknown ? `unknown size ${unknown} (small, medium, large)` : USAGE);
   }
-  return { sizes, rounds, ingestBytes, dir: values.dir ?? process.env.HANDOFF_BENCH_DIR ?? defaultDir() };
+  return {
+    sizes,
+    real: only === null ? !values["no-real"] : only.includes("real"),
+    rounds,
+    ingestBytes: only === null || only.includes("ingest") ? ingestBytes : 0,
+    dir: values.dir ?? process.env.HANDOFF_BENCH_DIR ?? defaultDir(),
+  };
 }
 
 class UsageError extends Error {}
@@ -90,7 +105,7 @@ async function main() {
   const started = Date.now();
   const opts = options();
   mkdirSync(join(opts.dir, "repos"), { recursive: true });
-  const results = { date: new Date().toISOString(), machine: machine(opts.dir), repos: [], ingestion: null };
+  const results = { date: new Date().toISOString(), machine: machine(opts.dir), repos: [], real: null, ingestion: null };
   log(`working in ${opts.dir} (${results.machine.filesystem}); ${results.machine.cpus} cores, ${results.machine.git}`);
 
   for (const name of opts.sizes) {
@@ -110,6 +125,8 @@ async function main() {
     });
   }
 
+  if (opts.real) results.real = await realProject(opts);
+
   if (opts.ingestBytes > 0) {
     const workDir = join(opts.dir, "work", "ingest");
     mkdirSync(workDir, { recursive: true });
@@ -128,6 +145,24 @@ async function main() {
   process.stdout.write(missed.length === 0 ? "targets: all met\n" : `targets MISSED:\n${missed.map((m) => `  ${m}`).join("\n")}\n`);
   log(`done in ${results.seconds} s; results in ${file}`);
   return missed.length === 0 ? 0 : 1;
+}
+
+/** The real npm project; a failure (no registry, a run that did not verify) is this section's one line, not the bench's end. */
+async function realProject(opts) {
+  try {
+    return await benchRealProject({
+      root: ROOT,
+      workDir: join(opts.dir, "work", REAL_PROJECT),
+      rounds: opts.rounds ?? DEFAULT_ROUNDS.real,
+      log,
+    });
+  } catch (error) {
+    const message =
+      error instanceof RealProjectUnavailable ? error.message : `${REAL_PROJECT}: not measured: ${error.message.split("\n")[0]}`;
+    if (!(error instanceof RealProjectUnavailable)) log(error.stack);
+    log(message);
+    return { name: REAL_PROJECT, error: message };
+  }
 }
 
 main().then(
