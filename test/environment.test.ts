@@ -1,0 +1,201 @@
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { mountPoints, overlayUnavailable } from "../src/environment/overlay.js";
+import { runCli, commandRunArgs } from "./helpers/cli.js";
+import { makeRepo, tempDir } from "./helpers/repo.js";
+import { delegate, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
+import type { RunResult } from "../src/verdict/result.js";
+
+/**
+ * The base environment (docs/environment.md): setup runs once on the pristine base, every workspace is made from
+ * it, and the next run on the same commit takes it from the cache. Each test has its own cache directory.
+ */
+const overlay = (await overlayUnavailable(tmpdir())) === null;
+// CI runs as root on a kernel with overlayfs: there these tests must not skip their overlay half.
+if (!overlay && process.env.HANDOFF_OVERLAY_TESTS === "required") throw new Error("overlay mounts are required here");
+const MODES = overlay ? (["overlay", "copy"] as const) : (["copy"] as const);
+
+/** A project whose test passes only once setup has made node_modules/dep (and add() adds). */
+const PROJECT = {
+  "package.json": `${JSON.stringify({ name: "fixture", type: "module", scripts: { test: "node test.js" } }, null, 2)}\n`,
+  "math.js": "export function add(a, b) {\n  return a - b;\n}\n",
+  "test.js":
+    'import { readFileSync } from "node:fs";\nimport { add } from "./math.js";\nreadFileSync("node_modules/dep/index.js");\nif (add(2, 2) !== 4) process.exit(1);\nconsole.log("ok");\n',
+  ".gitignore": "node_modules/\n",
+};
+const SETUP = "mkdir -p node_modules/dep && echo 'export default 1' > node_modules/dep/index.js";
+const FIX = "sed -i 's/a - b/a + b/' math.js";
+
+function setupRecords(result: RunResult): number {
+  const all = [...result.verification.commands, ...(result.verification.baseline?.commands ?? [])];
+  return all.filter((command) => command.phase?.endsWith("setup")).length;
+}
+
+describe.each(MODES)("a base environment, workspaces as %s", (mode) => {
+  test("setup runs once on the base; a second run on the same commit runs none, and both verify", async () => {
+    const repo = await makeRepo(PROJECT);
+    const cacheDir = tempDir("handoff-cache");
+    const options = { setup: [SETUP], verify: ["npm test"], workspaceMode: mode, cacheDir } as const;
+
+    const first = await delegate(repo, FIX, options);
+    expect(first.result.terminalReason, first.result.summary).toBe("verified");
+    expect(first.result.environment).toMatchObject({ source: "built", workspaceMode: mode, builtBy: first.result.runId });
+    expect(first.result.environment?.verificationSetup).toMatchObject({ ran: false });
+    expect(setupRecords(first.result)).toBe(1);
+
+    const second = await delegate(repo, FIX, options);
+    expect(second.result.terminalReason, second.result.summary).toBe("verified");
+    expect(second.result.environment).toMatchObject({ source: "reused", builtBy: first.result.runId, key: first.result.environment?.key });
+    expect(setupRecords(second.result)).toBe(0);
+    expect(second.patch).toBe(first.patch);
+    expect(second.result.timings.phases.setup).toBeUndefined();
+    expect(second.result.timings.phases.cleanup).toBeGreaterThanOrEqual(0);
+  });
+
+  test("--baseline sets up at most once: the base is the environment itself", async () => {
+    const repo = await makeRepo(PROJECT);
+    const run = await delegate(repo, FIX, {
+      setup: [SETUP],
+      verify: ["npm test"],
+      baseline: true,
+      workspaceMode: mode,
+      cacheDir: tempDir("c"),
+    });
+    expect(run.result.terminalReason, run.result.summary).toBe("verified");
+    expect(run.result.verification.baseline?.passed).toBe(false);
+    expect(setupRecords(run.result)).toBe(1);
+  });
+
+  test("a setup that edits a tracked file and leaves an unignored file: both named, neither is the agent's patch", async () => {
+    const repo = await makeRepo(PROJECT);
+    const setup = `${SETUP} && echo '// touched by setup' >> math.js && echo generated > build-info.txt`;
+    const run = await delegate(repo, "true", { setup: [setup], verify: ["npm test"], workspaceMode: mode, cacheDir: tempDir("c") });
+    expect(run.result.terminalReason).toBe("no_changes");
+    expect(run.patch).toBe("");
+    expect(run.result.environment?.setupChanges).toEqual(["math.js"]);
+    const warning = run.result.policy.warnings.find((w) => w.rule === "setup_changed_tree");
+    expect(warning?.message).toContain("math.js");
+    expect(warning?.message).toContain("build-info.txt");
+  });
+
+  test("the agent's own change next to setup's leftovers is the whole patch and verifies", async () => {
+    const repo = await makeRepo(PROJECT);
+    const setup = `${SETUP} && echo generated > build-info.txt`;
+    const run = await delegate(repo, FIX, { setup: [setup], verify: ["npm test"], workspaceMode: mode, cacheDir: tempDir("c") });
+    expect(run.result.terminalReason, run.result.summary).toBe("verified");
+    expect(run.result.patch?.files.map((file) => file.path)).toEqual(["math.js"]);
+  });
+
+  test("a patch that changes a setup input makes verification set up again, and the result says why", async () => {
+    const repo = await makeRepo(PROJECT);
+    // The test passes only where setup saw the package.json under test.
+    const setup = "mkdir -p node_modules/dep && cp package.json node_modules/dep/index.js";
+    const agentCmd = `${FIX} && sed -i 's/"fixture"/"fixture-renamed"/' package.json`;
+    const verify = "cmp package.json node_modules/dep/index.js && npm test";
+    const run = await delegate(repo, agentCmd, { setup: [setup], verify: [verify], workspaceMode: mode, cacheDir: tempDir("c") });
+    expect(run.result.terminalReason, run.result.summary).toBe("verified");
+    expect(run.result.environment?.verificationSetup).toEqual({ ran: true, reason: "the patch changed setup inputs: package.json" });
+    expect(setupRecords(run.result)).toBe(2);
+  });
+
+  test("--setup-inputs names a file setup reads that is no manifest and that no setup command names", async () => {
+    // setup.sh is named by the command, so it is an input; deps.txt, which it reads, is known only through --setup-inputs.
+    const repo = await makeRepo({
+      ...PROJECT,
+      "deps.txt": "one\n",
+      "setup.sh": "mkdir -p node_modules/dep && cp deps.txt node_modules/dep/index.js\n",
+    });
+    const setup = "sh setup.sh";
+    const agentCmd = `${FIX} && echo two >> deps.txt`;
+    const verify = "cmp deps.txt node_modules/dep/index.js && npm test";
+    const options = { setup: [setup], verify: [verify], workspaceMode: mode, cacheDir: tempDir("c") };
+    const without = await delegate(repo, agentCmd, options);
+    expect(without.result.terminalReason).toBe("verification_failed");
+    const named = await delegate(repo, agentCmd, { ...options, setupInputs: ["deps.txt"] });
+    expect(named.result.terminalReason, named.result.summary).toBe("verified");
+    expect(named.result.environment?.verificationSetup?.reason).toContain("deps.txt");
+  });
+
+  test("a setup that writes its own directory's path: no environment, setup runs in each checkout, and the run verifies", async () => {
+    const repo = await makeRepo(PROJECT);
+    const setup = "mkdir -p node_modules/dep && pwd > node_modules/dep/where && echo 'export default 1' > node_modules/dep/index.js";
+    const verify = 'test "$(cat node_modules/dep/where)" = "$(pwd)" && npm test';
+    const cacheDir = tempDir("c");
+    const options = { setup: [setup], verify: [verify], workspaceMode: mode, cacheDir };
+    const first = await delegate(repo, FIX, options);
+    expect(first.result.terminalReason, first.result.summary).toBe("verified");
+    expect(first.result.environment).toMatchObject({ source: "none" });
+    expect(first.result.environment?.noneReason).toContain("node_modules/dep/where");
+    const second = await delegate(repo, FIX, options);
+    expect(second.result.terminalReason, second.result.summary).toBe("verified");
+    // The record of the first build spares the second a build that would be thrown away: setup in the clone and in verification only.
+    expect(setupRecords(second.result)).toBe(2);
+  });
+});
+
+describe("the environment is handoff's, not the agent's", () => {
+  test("an agent without the sandbox that rewrites the cached environment: verification sets up its own checkout, and the cache drops it", async () => {
+    const repo = await makeRepo(PROJECT);
+    const cacheDir = tempDir("handoff-cache");
+    // node_modules/dep/check.sh fails on the base; the agent makes the environment's copy pass instead of fixing anything.
+    const setup = `${SETUP} && printf 'exit 1\\n' > node_modules/dep/check.sh`;
+    const agentCmd = `for f in ${cacheDir}/environments/*/tree/node_modules/dep/check.sh; do printf 'exit 0\\n' > "$f"; done; echo '// looked' >> math.js`;
+    const run = await delegateWithoutSandbox(repo, agentCmd, { setup: [setup], verify: ["sh node_modules/dep/check.sh"], cacheDir });
+    expect(run.result.terminalReason).toBe("verification_failed");
+    expect(run.result.policy.warnings.map((w) => w.rule)).toContain("environment_modified");
+    expect(readdirSync(join(cacheDir, "environments"))).toEqual([]);
+  });
+
+  test("no view stays mounted after a run, whatever its verdict", async () => {
+    const harness = makeHarness();
+    const repo = await makeRepo(PROJECT);
+    await delegate(repo, FIX, { harness, setup: [SETUP], verify: ["npm test"], cacheDir: tempDir("c") });
+    await delegate(repo, "exit 3", { harness, setup: [SETUP], verify: ["npm test"], cacheDir: tempDir("c") });
+    const under = [...mountPoints()].filter((point) => point.startsWith(harness.workspacesDir));
+    expect(under).toEqual([]);
+    expect(readdirSync(harness.workspacesDir)).toEqual([]);
+  });
+
+  test("handoff show says where the environment came from and whether verification set up again", async () => {
+    const repo = await makeRepo(PROJECT);
+    const harness = makeHarness();
+    const cacheDir = tempDir("c");
+    await delegate(repo, FIX, { harness, setup: [SETUP], verify: ["npm test"], cacheDir });
+    const second = await delegate(repo, FIX, { harness, setup: [SETUP], verify: ["npm test"], cacheDir });
+    const shown = await runCli(["show", second.runDir]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/base environment [0-9a-f]{12} reused from the cache: no setup ran/);
+    expect(shown.stdout).toContain("verification did not run setup again: the patch changed no setup input");
+    expect(shown.stdout).toMatch(/cleanup \d/);
+  });
+
+  test("--workspace-mode takes auto, overlay or copy: anything else is a usage error before a run exists", async () => {
+    const repo = await makeRepo(PROJECT);
+    const runsDir = join(tempDir("runs"), "runs");
+    const outcome = await runCli(
+      commandRunArgs(repo, "true", ["--workspace-mode", "fast", "--no-verify", "--yes", "--runs-dir", runsDir], "task"),
+    );
+    expect(outcome.code).toBe(2);
+    expect(outcome.stderr).toContain("--workspace-mode 'fast' must be auto, overlay or copy");
+    expect(existsSync(runsDir)).toBe(false);
+  });
+});
+
+test.skipIf(!overlay)("an overlay workspace: the agent's writes land in its upper dir, never in the cached environment", async () => {
+  const repo = await makeRepo(PROJECT);
+  const cacheDir = tempDir("c");
+  const run = await delegate(repo, `${FIX} && rm -rf node_modules && echo x > new.txt`, {
+    setup: [SETUP],
+    verify: ["npm test"],
+    workspaceMode: "overlay",
+    cacheDir,
+  });
+  expect(run.result.terminalReason, run.result.summary).toBe("verified");
+  const [key] = readdirSync(join(cacheDir, "environments"));
+  const tree = join(cacheDir, "environments", key!, "tree");
+  expect(readFileSync(join(tree, "math.js"), "utf8")).toContain("a - b");
+  expect(existsSync(join(tree, "node_modules/dep/index.js"))).toBe(true);
+  expect(existsSync(join(tree, "new.txt"))).toBe(false);
+});
