@@ -19,9 +19,15 @@ const DIRS = {
   GOCACHE: "go/build",
 } as const;
 
+/**
+ * npm's network calls that change nothing installed (the audit report, funding notices, the update check): a user's
+ * own ~/.npmrc usually turns them off, and setup's private HOME has none. They cost a round trip each per install.
+ */
+const NPM_QUIET = { npm_config_audit: "false", npm_config_fund: "false", npm_config_update_notifier: "false" };
+
 /** The environment variables that point each package manager at its cache under `root` (made if missing). */
 export function downloadCacheEnv(root: string): Record<string, string> {
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = { ...NPM_QUIET };
   for (const [name, dir] of Object.entries(DIRS)) {
     const path = join(root, dir);
     mkdirSync(path, { recursive: true, mode: 0o700 });

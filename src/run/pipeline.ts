@@ -618,12 +618,13 @@ export class PipelineRun {
 
   /**
    * The environment verification's checkouts are made from: null when there is none, or when it changed since it was
-   * built (only an agent without the sandbox could have written it): verification then sets up its own checkout.
+   * built (only an agent without the sandbox can reach it): verification then sets up its own checkout.
    */
   #verificationEnvironment(): { environment: BaseEnvironment; mode: "overlay" | "copy" } | null {
     const environment = this.#env.environment;
     if (!environment) return null;
-    const tampered = environmentTampered(environment);
+    // In the sandbox the cache is hidden and the agent writes only its own view: only without it is a check needed.
+    const tampered = this.#setup.sandbox.kind === "none" ? environmentTampered(environment) : null;
     if (tampered === null) return { environment, mode: this.#workspaceMode() };
     this.#run.warnings.push({
       path: "",
