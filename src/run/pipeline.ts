@@ -286,6 +286,8 @@ export class PipelineRun {
     const identity = await environmentIdentity(pristine.path, source.baseCommit, options.setup, inputs, options.signal);
     // Marked in use before it is looked up, so that another run's eviction cannot remove it in between.
     this.#made.releaseEnvironment = cache.use(identity.key);
+    // Within the size limit, least recently used first; a crashed run's half-built environment goes too.
+    cache.evict();
     let cached = cache.find(identity.key);
     if (cached && cached.record.pathBound.length === 0 && environmentTampered(loadEnvironment(cached.dir, cached.record, true))) {
       // Written after its build (only a run without the sandbox could reach it): never used again.
