@@ -100,7 +100,8 @@ export interface RunOptions {
   readonly continueFrom?: ContinueFrom;
   /**
    * How workspaces are made from the base environment (`--workspace-mode`): `overlay` (a copy-on-write view; as root,
-   * where the kernel allows it), `copy` (a checkout plus a copy of what setup made), `auto` (default: overlay where it works).
+   * where the kernel allows it), `copy` (a checkout plus a copy of what setup made), `auto` (overlay where it works).
+   * Default: `.handoff.json` `workspaceMode`, else $HANDOFF_WORKSPACE_MODE, else `auto`.
    */
   readonly workspaceMode?: WorkspaceModeOption;
   /** Globs of further files the setup commands depend on (`--setup-inputs`), besides manifests and lockfiles. */
@@ -370,7 +371,7 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     feedback: options.feedback ?? null,
     keepSession: options.keepSession ?? config.keepSession ?? false,
     continueFrom: options.continueFrom ?? null,
-    workspaceMode: workspaceMode(options.workspaceMode ?? config.workspaceMode ?? "auto"),
+    workspaceMode: workspaceMode(options.workspaceMode ?? config.workspaceMode ?? (process.env.HANDOFF_WORKSPACE_MODE || "auto")),
     setupInputs: options.setupInputs ?? config.setupInputs ?? [],
     cacheDir,
   };
