@@ -223,6 +223,16 @@ export class EnvironmentCache {
     return { removed, freedBytes, skippedInUse, downloadsRemoved };
   }
 
+  /**
+   * Takes an environment out of the cache whatever uses it (one found modified after its build): renamed away at
+   * once, so no run finds it again, then removed.
+   */
+  removeEnvironment(key: string): void {
+    assertKey(key);
+    const environments = this.subdir("environments", false);
+    if (environments !== null) this.remove(join(environments, key));
+  }
+
   /** <root>/downloads: the persistent package-manager download caches (made 0700 on first call). */
   downloadsDir(): string {
     return this.subdir("downloads", true);

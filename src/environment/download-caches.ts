@@ -1,5 +1,4 @@
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -34,18 +33,4 @@ export function downloadCacheEnv(root: string): Record<string, string> {
     env[name] = path;
   }
   return env;
-}
-
-/**
- * A throw-away copy of the persistent download caches, in `scratch`, for a setup on a patched manifest: it may
- * read what earlier setups fetched, and nothing it writes reaches a later run. Returns the variables for it.
- */
-export function throwawayDownloads(persistent: string, scratch: string): Record<string, string> {
-  const copy = mkdtempSync(join(scratch, "downloads-"));
-  try {
-    execFileSync("cp", ["-a", "--reflink=auto", "--", `${persistent}/.`, copy], { stdio: "ignore", env: { PATH: "/usr/bin:/bin" } });
-  } catch {
-    // An empty cache is slower, never wrong.
-  }
-  return downloadCacheEnv(copy);
 }

@@ -1,7 +1,6 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { captureProcess } from "../process/process.js";
+import { captureProcess, runSystemCommandSync } from "../process/process.js";
 
 /**
  * overlayfs, the copy-on-write view of a read-only tree: `merged` shows `lower` with every write going to `upper`
@@ -104,11 +103,6 @@ async function probe(parent: string): Promise<string | null> {
 export function unmountAllUnder(path: string): void {
   const prefix = `${path}/`;
   const points = [...mountPoints()].filter((point) => point === path || point.startsWith(prefix)).sort((a, b) => b.length - a.length);
-  for (const point of points) {
-    try {
-      execFileSync("umount", ["-l", point], { stdio: "ignore", env: ENV, timeout: 30_000 });
-    } catch {
-      // Left to the removal, which then fails and says so.
-    }
-  }
+  // One that cannot be detached is left to the removal, which then fails and says so.
+  for (const point of points) runSystemCommandSync("umount", ["-l", point]);
 }

@@ -33,14 +33,25 @@ export async function copyOutputs(environment: BaseEnvironment, tree: string, si
 /** The HOME setup ran with, copied for one workspace (what setup installed there, such as `pip install --user`). */
 export async function copyHome(environment: BaseEnvironment, home: string, signal?: AbortSignal): Promise<void> {
   mkdirSync(home, { recursive: true, mode: 0o700 });
-  await cp(environment.home, ["-a", "--reflink=auto", "--", `${environment.home}/.`, home], signal);
+  await copyWithCp(environment.home, ["-a", "--reflink=auto", "--", `${environment.home}/.`, home], signal);
+}
+
+/**
+ * A throw-away copy of the persistent download caches at `to`, for a setup on a patched manifest: it may read what
+ * earlier setups fetched, and nothing it writes reaches a later run. A copy that fails leaves an empty cache (slower,
+ * never wrong).
+ */
+export async function copyDownloads(persistent: string, to: string, signal?: AbortSignal): Promise<void> {
+  mkdirSync(to, { recursive: true, mode: 0o700 });
+  await copyWithCp(persistent, ["-a", "--reflink=auto", "--", `${persistent}/.`, to], signal).catch(() => {});
 }
 
 async function copy(from: string, paths: readonly string[], to: string, signal?: AbortSignal): Promise<void> {
-  await cp(from, ["-a", "--parents", "--reflink=auto", "--", ...paths, `${to}/`], signal);
+  await copyWithCp(from, ["-a", "--parents", "--reflink=auto", "--", ...paths, `${to}/`], signal);
 }
 
-async function cp(cwd: string, args: readonly string[], signal?: AbortSignal): Promise<void> {
+/** The system's `cp -a` (never Node's own tree copy, docs/threat-model.md F5): links copied as links, nothing followed. */
+async function copyWithCp(cwd: string, args: readonly string[], signal?: AbortSignal): Promise<void> {
   const result = await captureProcess({
     file: "cp",
     args,

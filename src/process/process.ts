@@ -294,3 +294,16 @@ export async function captureProcess(request: CaptureRequest): Promise<CaptureRe
     timedOut: result.timedOut,
   };
 }
+
+/**
+ * A short system command run to its end synchronously, for the few callers that cannot wait on a promise (a
+ * removal that must detach a mount first). Output ignored; true when it exited 0.
+ */
+export function runSystemCommandSync(file: string, args: readonly string[], timeoutMs = 30_000): boolean {
+  try {
+    execFileSync(file, [...args], { stdio: "ignore", env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", LC_ALL: "C" }, timeout: timeoutMs });
+    return true;
+  } catch {
+    return false;
+  }
+}

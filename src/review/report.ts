@@ -188,8 +188,9 @@ function renderText(run: LoadedRun, markdown: boolean): string {
 
   writeEnvironment(r, { heading, item, code });
   heading("Timings");
+  const cleanup = r.timings.phases.cleanup;
   item(
-    `total ${ms(r.timings.durationMs)}, started ${r.timings.startedAt}${r.timings.phases.cleanup !== undefined ? " (cleanup after the verdict included)" : ""}`,
+    `total ${ms(r.timings.durationMs)} to the verdict${cleanup !== undefined ? `, then ${ms(cleanup)} removing the workspaces` : ""}, started ${r.timings.startedAt}`,
   );
   item(
     Object.entries(r.timings.phases)

@@ -6,6 +6,8 @@ export type Phase =
   | "approval"
   | "snapshot"
   | "clone"
+  /** The base environment looked up in the cache (and checked unmodified). */
+  | "environment"
   | "setup"
   | "agent"
   | "extract"

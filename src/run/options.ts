@@ -20,7 +20,7 @@ import { type Holdout, readHoldoutFile } from "../verify/holdouts.js";
 import { TEST_EDIT_POLICIES, type TestEditPolicy } from "../verify/test-edits.js";
 import type { FeedbackWriter } from "../repair/feedback.js";
 import type { ContinueFrom } from "../repair/continue-from.js";
-import { defaultCacheDir } from "../environment/cache-store.js";
+import { cacheLimitBytes, defaultCacheDir } from "../environment/cache-store.js";
 
 /** What a caller asks of one run. Everything optional falls back to `.handoff.json`, then to the defaults. */
 export interface RunOptions {
@@ -224,6 +224,8 @@ export interface ResolvedOptions {
   readonly workspaceMode: WorkspaceModeOption;
   readonly setupInputs: readonly string[];
   readonly cacheDir: string;
+  /** $HANDOFF_CACHE_LIMIT, checked here: a bad value is a usage error before anything exists. */
+  readonly cacheLimitBytes: number;
 }
 
 export function resolveOptions(options: RunOptions, config: HandoffConfig, sourceTop: string): ResolvedOptions {
@@ -374,6 +376,7 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     workspaceMode: workspaceMode(options.workspaceMode ?? config.workspaceMode ?? (process.env.HANDOFF_WORKSPACE_MODE || "auto")),
     setupInputs: options.setupInputs ?? config.setupInputs ?? [],
     cacheDir,
+    cacheLimitBytes: cacheLimitBytes(),
   };
   // Last, so that any other bad input is named first.
   if (verify.length === 0 && !noVerify) {

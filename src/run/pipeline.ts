@@ -10,8 +10,7 @@ import { type SourceSnapshot, compareSnapshots, takeSourceSnapshot } from "../cl
 import type { SourceRepo } from "../clone/source-repo.js";
 import { createWorkspace, removeTree } from "../clone/workspace.js";
 import { buildBaseEnvironment } from "../environment/build.js";
-import { EnvironmentCache, cacheLimitBytes } from "../environment/cache-store.js";
-import { throwawayDownloads } from "../environment/download-caches.js";
+import { EnvironmentCache } from "../environment/cache-store.js";
 import { type BaseEnvironment, environmentTampered, loadEnvironment } from "../environment/environment.js";
 import { environmentIdentity } from "../environment/environment-key.js";
 import { type SetupInputs, setupInputs } from "../environment/setup-inputs.js";
@@ -282,23 +281,30 @@ export class PipelineRun {
     }
     const inputs = setupInputs(options.setup, options.setupInputs);
     this.#env.inputs = inputs;
-    const cache = new EnvironmentCache(options.cacheDir, cacheLimitBytes());
-    const identity = await environmentIdentity(pristine.path, source.baseCommit, options.setup, inputs, options.signal);
-    // Marked in use before it is looked up, so that another run's eviction cannot remove it in between.
-    this.#made.releaseEnvironment = cache.use(identity.key);
-    // Within the size limit, least recently used first; a crashed run's half-built environment goes too.
-    cache.evict();
-    let cached = cache.find(identity.key);
-    if (cached && cached.record.pathBound.length === 0 && environmentTampered(loadEnvironment(cached.dir, cached.record, true))) {
-      // Written after its build (only a run without the sandbox could reach it): never used again.
-      removeTree(cached.dir);
-      cached = null;
-    }
-    if (cached) return this.#useEnvironment(loadEnvironment(cached.dir, cached.record, true));
+    const cache = new EnvironmentCache(options.cacheDir, options.cacheLimitBytes);
+    // The lookup is a phase of its own: what it throws (a cache it cannot read) is a verdict, never a lost run.
+    const found = await this.#record.phase("environment", async () => {
+      const identity = await environmentIdentity(pristine.path, source.baseCommit, options.setup, inputs, options.signal);
+      // Marked in use before it is looked up, so that another run's eviction cannot remove it in between.
+      this.#made.releaseEnvironment = cache.use(identity.key);
+      // Within the size limit, least recently used first; a crashed run's half-built environment goes too.
+      cache.evict();
+      const cached = cache.find(identity.key);
+      if (!cached) return { identity, environment: null };
+      const environment = loadEnvironment(cached.dir, cached.record, true);
+      if (cached.record.pathBound.length === 0 && environmentTampered(environment)) {
+        // Written after its build (only a run without the sandbox could reach it): never used again.
+        cache.removeEnvironment(identity.key);
+        return { identity, environment: null };
+      }
+      return { identity, environment };
+    });
+    if (!found || this.#record.halted) return false;
+    if (found.environment) return this.#useEnvironment(found.environment);
     const built = await this.#record.phase("setup", () =>
       buildBaseEnvironment({
         cache,
-        identity,
+        identity: found.identity,
         source,
         pristine,
         scratch,
@@ -586,7 +592,7 @@ export class PipelineRun {
       baseCommit: source.baseCommit,
       setup: setup.ran ? options.setup : [],
       environment: from,
-      setupEnv: setup.ran && from ? throwawayDownloads(new EnvironmentCache(options.cacheDir).downloadsDir(), scratch) : {},
+      downloads: from ? new EnvironmentCache(options.cacheDir).downloadsDir() : null,
       verify: options.verify,
       timeoutMs: options.verifyTimeoutMs,
       scratchParent: scratch,
@@ -603,7 +609,7 @@ export class PipelineRun {
     const baselineSetup = from ? [] : options.setup;
     this.#run.baseline ??=
       options.baseline && options.verify.length > 0
-        ? ((await this.#record.phase("baseline", () => runBaseline({ ...common, setup: baselineSetup, setupEnv: {} }))) ?? null)
+        ? ((await this.#record.phase("baseline", () => runBaseline({ ...common, setup: baselineSetup }))) ?? null)
         : null;
     const baseline = this.#run.baseline;
     const applied = { patch: extraction.patch, expectedListing: extraction.listing };
@@ -688,13 +694,9 @@ export class PipelineRun {
     if (keep) dir.release(["workspaceRoot", "cliHome"]);
     const ending = { done: true, terminalReason: result.terminalReason, detail: result.detail };
     // Done, with its clean-up pending until the directories are gone: a crash in between is cleaned up by the next
-    // start's sweep, which keeps this verdict.
-    const end = () => {
-      dir.checkpoint("finish", { ...ending, cleanup: "pending" });
-      this.#record.emit({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
-    };
-    if (written) end();
-    // The verdict is out; removing the workspaces is timed on its own, and a crash here leaves it to the next sweep.
+    // start's sweep, which keeps this verdict (and writes the run.finished event this run did not get to).
+    if (written) dir.checkpoint("finish", { ...ending, cleanup: "pending" });
+    // The verdict is on disk; removing the workspaces is timed on its own.
     this.#record.emit({ type: "phase.started", phase: "cleanup" });
     const cleanupStarted = Date.now();
     const cleaned = await this.#cleanUp(keep);
@@ -703,10 +705,11 @@ export class PipelineRun {
     result = { ...result, timings: { ...result.timings, phases: { ...result.timings.phases, cleanup: cleanupMs } } };
     // The clean-up may have freed the space a failed write needed: the run directory is then complete after all.
     this.#writeBackendResult(agent);
-    const firstWrite = written;
     written = this.#writeResult(result) || written;
-    if (!firstWrite && written) end();
-    if (written && cleaned) dir.checkpoint("finish", { ...ending, cleanup: "done" });
+    if (written) {
+      dir.checkpoint("finish", { ...ending, cleanup: cleaned ? "done" : "pending" });
+      this.#record.emit({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
+    }
     return result;
   }
 

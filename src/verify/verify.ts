@@ -6,7 +6,8 @@ import { type GitTarget, git } from "../process/git.js";
 import { type CommandRecord, type TestLog, commandPassed, runShellCommands } from "./shell-commands.js";
 import { writeIndexCopy } from "../clone/private-git.js";
 import type { BaseEnvironment } from "../environment/environment.js";
-import { type WorkspaceMode, copyHome, copyOutputs, mountView } from "../environment/view.js";
+import { downloadCacheEnv } from "../environment/download-caches.js";
+import { type WorkspaceMode, copyDownloads, copyHome, copyOutputs, mountView } from "../environment/view.js";
 import { settleRacyEntries } from "../clone/racy-index.js";
 import { stageWorkTree } from "../patch/staging.js";
 import { type HoldStep, holdToBase } from "./hold-to-base.js";
@@ -60,8 +61,8 @@ export interface VerificationRequest {
   readonly containment?: Containment;
   /** The base environment the checkout is made from (a view, or a checkout plus its outputs); null: a plain checkout. */
   readonly environment?: { readonly environment: BaseEnvironment; readonly mode: WorkspaceMode } | null;
-  /** Added to the setup commands' environment (the throw-away download caches). */
-  readonly setupEnv?: Readonly<Record<string, string>>;
+  /** The persistent download caches: a setup here gets a throw-away copy of them (null: none). */
+  readonly downloads?: string | null;
 }
 
 interface Checkout {
@@ -70,6 +71,8 @@ interface Checkout {
   readonly env: Record<string, string>;
   /** The checkout's tree and its private HOME and TMPDIR: all a command there may write. */
   readonly writable: readonly string[];
+  /** Variables for the setup commands only: the throw-away download caches, when there are any. */
+  readonly setupEnv: Readonly<Record<string, string>>;
 }
 
 function jailFor(containment: Containment | undefined, checkout: Checkout, role: JailRole): ((command: string) => ProcessJail) | undefined {
@@ -83,7 +86,7 @@ function jailFor(containment: Containment | undefined, checkout: Checkout, role:
  * setup made; either way with a copy of setup's HOME. A cancel kills it.
  */
 async function checkoutBase(
-  request: Pick<VerificationRequest, "privateGitDir" | "baseCommit" | "scratchParent" | "signal" | "environment">,
+  request: Pick<VerificationRequest, "privateGitDir" | "baseCommit" | "scratchParent" | "signal" | "environment" | "downloads" | "setup">,
   label: string,
 ): Promise<Checkout> {
   const { privateGitDir, baseCommit, signal } = request;
@@ -105,7 +108,15 @@ async function checkoutBase(
     if (from) await copyOutputs(from.environment, dir, signal);
   }
   if (from) await copyHome(from.environment, home, signal);
-  return { dir, indexFile, env: buildEnvironment({ home, tmp, set: { CI: "true" } }), writable: [dir, home, tmp] };
+  const writable = [dir, home, tmp];
+  let setupEnv = {};
+  if (request.downloads && request.setup.length > 0) {
+    const downloads = join(root, "downloads");
+    await copyDownloads(request.downloads, downloads, signal);
+    setupEnv = downloadCacheEnv(downloads);
+    writable.push(downloads);
+  }
+  return { dir, indexFile, env: buildEnvironment({ home, tmp, set: { CI: "true" } }), writable, setupEnv };
 }
 
 const PHASES = {
@@ -137,7 +148,7 @@ export async function runVerification(request: VerificationRequest): Promise<Ver
   const shell = { cwd: checkout.dir, env: checkout.env, timeoutMs: request.timeoutMs, signal: request.signal, log: request.log };
   const setup = await runShellCommands(request.setup, {
     ...shell,
-    env: { ...checkout.env, ...request.setupEnv },
+    env: { ...checkout.env, ...checkout.setupEnv },
     phase: phases.setup,
     onCommand: (c) => request.onCommand?.(phases.setup, c),
     jail: jailFor(request.containment, checkout, "setup"),
@@ -240,7 +251,7 @@ export async function runBaseline(
   const shell = { cwd: checkout.dir, env: checkout.env, timeoutMs: request.timeoutMs, signal: request.signal, log: request.log };
   const setup = await runShellCommands(request.setup, {
     ...shell,
-    env: { ...checkout.env, ...request.setupEnv },
+    env: { ...checkout.env, ...checkout.setupEnv },
     phase: "baseline-setup",
     onCommand: (c) => request.onCommand?.("baseline-setup", c),
     jail: jailFor(request.containment, checkout, "setup"),
