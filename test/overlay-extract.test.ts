@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
@@ -24,6 +24,14 @@ if (unavailable !== null && process.env.HANDOFF_OVERLAY_TESTS === "required")
 if (unavailable !== null) console.warn(`handoff tests: overlay extraction tests skipped: ${unavailable}`);
 
 const POLICY = compilePolicy(DEFAULT_POLICY);
+const hasPython = (() => {
+  try {
+    execFileSync("python3", ["-c", "import os; os.setxattr"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 interface OverlayWorkspace {
   readonly source: SourceRepo;
@@ -44,9 +52,13 @@ afterEach(async () => {
 /**
  * An overlay view of the base commit of a repository made of `files`: lower is a checkout with its own index (the
  * environment's tree/ and index), upper and work sit in the workspace root, and `ws/.git` is handoff's gitfile.
- * `prepareLower` may add to lower what a setup command would have left (untracked outputs) before the mount.
+ * `before.lower` may add to lower what a setup command would have left (untracked outputs), `before.upper` plant
+ * something in upper, both before the mount.
  */
-async function overlayWorkspace(files: Record<string, string>, prepareLower?: (lower: string) => void): Promise<OverlayWorkspace> {
+async function overlayWorkspace(
+  files: Record<string, string>,
+  before: { lower?: (lower: string) => void; upper?: (upper: string) => void } = {},
+): Promise<OverlayWorkspace> {
   const repo = await makeRepo(files);
   const root = mkdtempSync(join(tmpdir(), "handoff-overlay-"));
   roots.push(root);
@@ -64,9 +76,11 @@ async function overlayWorkspace(files: Record<string, string>, prepareLower?: (l
     ["update-index", "-q", "--refresh"],
   ])
     execFileSync("git", args, { cwd: lower, env, stdio: "ignore" });
-  prepareLower?.(lower);
+  before.lower?.(lower);
 
   const upper = join(root, "overlay", "upper");
+  mkdirSync(upper, { recursive: true });
+  before.upper?.(upper);
   const workTree = join(root, "ws");
   await mountOverlay({ lower, upper, work: join(root, "overlay", "work"), merged: workTree });
   mounted.push(workTree);
@@ -244,10 +258,12 @@ describe.skipIf(unavailable !== null)("extraction from an overlay's upper dir", 
   });
 
   test("setup outputs in lower (an ignored node_modules/): a file added inside it and one deleted are no change", async () => {
-    const ov = await overlayWorkspace(FILES, (lower) => {
-      mkdirSync(join(lower, "node_modules", "pkg"), { recursive: true });
-      writeFileSync(join(lower, "node_modules", "pkg", "index.js"), "module.exports = 1;\n");
-      writeFileSync(join(lower, "node_modules", "pkg", "old.js"), "old\n");
+    const ov = await overlayWorkspace(FILES, {
+      lower: (lower) => {
+        mkdirSync(join(lower, "node_modules", "pkg"), { recursive: true });
+        writeFileSync(join(lower, "node_modules", "pkg", "index.js"), "module.exports = 1;\n");
+        writeFileSync(join(lower, "node_modules", "pkg", "old.js"), "old\n");
+      },
     });
     agentDoes(ov, "echo new > node_modules/pkg/new.js && rm node_modules/pkg/old.js && echo z > src/z.js");
     const { changed, extraction } = await extractBothWays(ov);
@@ -261,6 +277,34 @@ describe.skipIf(unavailable !== null)("extraction from an overlay's upper dir", 
     expect(changed).toEqual([]);
     expect(extraction.patch.length).toBe(0);
     expect(extraction.violations).toEqual([]);
+  });
+
+  test("an ignored file whose name is not UTF-8: extracted as a whole (git's command line carries text), with the same verdict", async () => {
+    const ov = await overlayWorkspace(FILES);
+    writeFileSync(Buffer.from(`${ov.workspace.workTree}/src/caf\xe9.log`, "latin1"), "latin-1 name\n");
+    agentDoes(ov, "echo y > src/kept.js");
+    const { changed, extraction } = await extractBothWays(ov);
+    expect(changed).toHaveLength(2);
+    expect(patchFiles(extraction)).toEqual(["added src/kept.js"]);
+    expect(extraction.warnings.map((warning) => warning.rule)).toEqual(["ignored_files_added"]);
+  });
+
+  test.skipIf(!hasPython)("a redirect planted in upper (trusted.overlay.redirect): no list when the view follows it", async () => {
+    // A new directory whose xattr sends the kernel to lower's docs/: its view holds files upper does not.
+    const ov = await overlayWorkspace(FILES, {
+      upper: (upper) => {
+        mkdirSync(join(upper, "manual"));
+        execFileSync("python3", [
+          "-c",
+          "import os, sys; os.setxattr(sys.argv[1], 'trusted.overlay.redirect', b'/docs')",
+          join(upper, "manual"),
+        ]);
+      },
+    });
+    const followed = existsSync(join(ov.workspace.workTree, "manual", "guide.md"));
+    const upper = readUpperChanges(ov.upper, ov.workspace.workTree, ov.lower, POLICY.maxWorkspaceEntries);
+    if (followed) expect(upper).toBeNull();
+    else expect(upper?.paths.map(String)).toEqual(["manual"]);
   });
 
   test("more entries in upper than the limit: no list (the caller walks the whole tree)", async () => {

@@ -14,11 +14,19 @@ import { isUnderIgnored } from "./workspace-scan.js";
 const ARGUMENT_BYTES = 256 * 1024;
 
 /**
- * Whether every path can go on git's command line as it is: arguments are strings, which reach git as UTF-8, so a
- * name that is not UTF-8 would name another file. Such a run is extracted as a whole.
+ * git matches every index entry against every pathspec: past a few hundred paths the whole walk costs less. On
+ * 80,000 files, against the whole walk of the same view: 20 changed files 0.26×, 200 0.32×, 500 0.45×, 1,000 0.75×,
+ * 4,000 1.8×.
  */
-export function passableAsArguments(paths: readonly Buffer[]): boolean {
-  return paths.every((path) => isUtf8(path));
+export const MAX_CHANGED_PATHS = 500;
+
+/**
+ * Whether extraction may be restricted to these paths: few enough, and each can go on git's command line as it is
+ * (arguments are strings, which reach git as UTF-8, so a name that is not UTF-8 would name another file).
+ * Otherwise the run is extracted as a whole.
+ */
+export function restrictable(paths: readonly Buffer[]): boolean {
+  return paths.length <= MAX_CHANGED_PATHS && paths.every((path) => isUtf8(path));
 }
 
 /**

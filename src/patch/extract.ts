@@ -12,7 +12,7 @@ import { settleRacyEntries } from "../clone/racy-index.js";
 import { readFileSafely } from "../lib/safe-read.js";
 import type { SourceRepo } from "../clone/source-repo.js";
 import { GIT_OUTPUT_CAP, type RawChange, listingPaths, stageWorkTree } from "./staging.js";
-import { listIgnoredAmong, passableAsArguments, pathsToStage } from "./changed-paths.js";
+import { listIgnoredAmong, restrictable, pathsToStage } from "./changed-paths.js";
 import { type StagingPreflight, preflightStaging } from "./staging-preflight.js";
 import { isUnderIgnored, scanWorkspace } from "./workspace-scan.js";
 import { type PristineStore, type Workspace, gitfileTampered, pristineTampered } from "../clone/workspace.js";
@@ -81,9 +81,9 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   const settled = settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat);
   // The limits apply to what the agent changed: what the base checkout wrote is read from the index kept before it ran.
   const base = readBaseTree(workspace.baseIndex.bytes, source.objectFormat);
-  // Telling a deletion git knows from one it never did takes a readable base index; a name that is not UTF-8
-  // cannot go on git's command line. Either way the whole tree is extracted, as without an overlay.
-  const changed = request.changed && base !== EMPTY_BASE && passableAsArguments(request.changed) ? request.changed : null;
+  // Telling a deletion git knows from one it never did takes a readable base index; too many paths, or one that
+  // is not UTF-8, are not worth or fit for git's pathspecs. Then the whole tree is extracted, as without an overlay.
+  const changed = request.changed && base !== EMPTY_BASE && restrictable(request.changed) ? request.changed : null;
   const preflight = changed ? NO_EARLY_STAGING : preflightStaging(workspace.workTree, policy, base);
   const privateGit = await privateGitMade;
   const indexFile = join(privateGit.path, "handoff.index");
