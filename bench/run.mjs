@@ -112,7 +112,7 @@ async function main() {
     const repo = await ensureRepo(name, join(opts.dir, "repos"), log);
     const rounds = opts.rounds ?? DEFAULT_ROUNDS[name];
     log(`${name}: ${repo.trackedFiles} tracked files, ${(repo.trackedBytes / 1e6).toFixed(0)} MB; ${rounds} rounds per phase`);
-    const measured = await benchRepo({ root: ROOT, repo, workDir: join(opts.dir, "work", name), rounds, log });
+    const measured = await benchRepo({ name, root: ROOT, repo, workDir: join(opts.dir, "work", name), rounds, log });
     if (!measured.samePatch) log(`  WARNING: handoff's patch differs from git's own diff of the same change`);
     results.repos.push({
       name,

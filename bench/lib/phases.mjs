@@ -5,12 +5,13 @@ import { pathToFileURL } from "node:url";
 import { applyAgentEdit, planAgentEdit } from "./agent-edit.mjs";
 import { git, run } from "./git.mjs";
 import { interleave } from "./harness.mjs";
+import { benchOverlay } from "./overlay-phases.mjs";
 
 /**
  * Each gate of handoff against the git primitive it cannot avoid, on one repository. handoff's side calls the same
  * modules the runner calls (from dist/), in this process; the anchors are the stock commands a user would type.
  */
-export async function benchRepo({ root, repo, workDir, rounds, log }) {
+export async function benchRepo({ name, root, repo, workDir, rounds, log }) {
   const lib = async (name) => import(pathToFileURL(join(root, "dist", "src", `${name}.js`)).href);
   const { inspectSource } = await lib("clone/source-repo");
   const { takeSourceSnapshot } = await lib("clone/source-snapshot");
@@ -25,13 +26,15 @@ export async function benchRepo({ root, repo, workDir, rounds, log }) {
   const source = await inspectSource(repo.path);
   const base = source.baseCommit;
   const rows = [];
-  const record = (phase, result, handoffName, anchorName, note) => {
+  // `targetRatio`: the row's own target (report.mjs), when not the default for its repository's size.
+  const record = (phase, result, handoffName, anchorName, note, targetRatio) => {
     rows.push({
       phase,
       handoff: result[handoffName],
       anchor: result[anchorName],
       ratio: ratio(result[handoffName], result[anchorName]),
       note,
+      ...(targetRatio === undefined ? {} : { targetRatio }),
     });
     log(`  ${phase}: handoff ${result[handoffName].median} ms, anchor ${result[anchorName].median} ms`);
   };
@@ -191,6 +194,9 @@ export async function benchRepo({ root, repo, workDir, rounds, log }) {
   removeTree(handoffClone);
   removeTree(anchorClone);
   removeTree(anchorVerify);
+
+  // Issue 15: an overlay view of a checkout as the workspace, and extraction from its upper dir (overlay-phases.mjs).
+  await benchOverlay({ name, root, source, workDir, rounds, log, record });
 
   // 5. The whole run, end to end through the CLI: a no-op agent, no verify command.
   const runsDir = join(workDir, "runs");

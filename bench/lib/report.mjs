@@ -13,11 +13,15 @@ export function judgeRows(results) {
   const missed = [];
   for (const repo of results.repos) {
     for (const row of repo.rows) {
-      row.target = TARGETS.ratioSizes.includes(repo.name)
-        ? row.phase.startsWith("whole run")
-          ? TARGETS.wholeRunRatio
-          : TARGETS.ratio
-        : null;
+      // A row may carry its own target (null: none), else the one for its phase on the sizes with targets.
+      row.target =
+        row.targetRatio !== undefined
+          ? row.targetRatio
+          : TARGETS.ratioSizes.includes(repo.name)
+            ? row.phase.startsWith("whole run")
+              ? TARGETS.wholeRunRatio
+              : TARGETS.ratio
+            : null;
       row.met = row.target === null ? null : row.ratio <= row.target;
       if (row.met === false) missed.push(`${repo.name} ${row.phase}: ${row.ratio}× (target ${row.target}×)`);
     }

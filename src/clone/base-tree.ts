@@ -27,6 +27,8 @@ export interface BaseTree {
   unchanged(relPath: Buffer, absPath: Buffer, stats: BigIntStats): boolean;
   /** The base has a directory at `relPath` (some entry lies below it). */
   hasDirectory(relPath: Buffer): boolean;
+  /** The base has an entry at `relPath` or below it (git can match it in the base index). */
+  tracks(relPath: Buffer): boolean;
 }
 
 export const EMPTY_BASE: BaseTree = {
@@ -34,6 +36,7 @@ export const EMPTY_BASE: BaseTree = {
   gitlinks: new Set(),
   unchanged: () => false,
   hasDirectory: () => false,
+  tracks: () => false,
 };
 
 const FOUR_GIB = 2n ** 32n;
@@ -62,6 +65,12 @@ export function readBaseTree(index: Buffer, objectFormat: "sha1" | "sha256"): Ba
     return low;
   };
 
+  const hasDirectory = (relPath: Buffer) => {
+    const prefix = Buffer.concat([relPath, Buffer.from("/")]);
+    const i = lowerBound(prefix);
+    return i < count && nameAt(i).subarray(0, prefix.length).equals(prefix);
+  };
+
   return {
     entries: count,
     gitlinks,
@@ -77,10 +86,10 @@ export function readBaseTree(index: Buffer, objectFormat: "sha1" | "sha256"): Ba
       const blob = index.subarray(at + ENTRY_OBJECT_ID, at + ENTRY_OBJECT_ID + hashBytes);
       return blobIdOfFile(absPath, stats.size, objectFormat)?.equals(blob) ?? false;
     },
-    hasDirectory(relPath) {
-      const prefix = Buffer.concat([relPath, Buffer.from("/")]);
-      const i = lowerBound(prefix);
-      return i < count && nameAt(i).subarray(0, prefix.length).equals(prefix);
+    hasDirectory,
+    tracks(relPath) {
+      const i = lowerBound(relPath);
+      return (i < count && nameAt(i).equals(relPath)) || hasDirectory(relPath);
     },
   };
 }

@@ -43,6 +43,12 @@ export interface WalkOptions {
   readonly listings?: DirectoryListings;
   /** walkTreeYielding only: once aborted, the walk throws at its next pause (a cancelled run stops within a pause). */
   readonly signal?: AbortSignal;
+  /**
+   * Walk only these paths (relative, raw bytes) and what lies below them, in the order and with the checks of the
+   * whole walk: the directories leading to them are reported and entered, but only the names on the way are
+   * looked at. A path that does not exist (a deleted one) is passed over.
+   */
+  readonly roots?: readonly Buffer[];
 }
 
 /** Directory (absolute path, latin1) → its names (latin1, sorted): what one walk read, for the next to reuse. */
@@ -105,17 +111,21 @@ function* walkSteps(root: string, options: WalkOptions): Generator<void, WalkSum
   const tooDeep: Buffer[] = [];
   const tooLong: Buffer[] = [];
   const unreadable: Buffer[] = [];
-  const stack: { abs: Buffer; rel: Buffer; depth: number; size: bigint }[] = [
-    { abs: Buffer.from(root), rel: Buffer.alloc(0), depth: 0, size: 0n },
+  const ways = options.roots ? waysToRoots(options.roots) : null;
+  // `whole`: every name of the directory is walked (no `roots`, or a root or below one); else only those on `ways`.
+  const stack: { abs: Buffer; rel: Buffer; depth: number; size: bigint; whole: boolean }[] = [
+    { abs: Buffer.from(root), rel: Buffer.alloc(0), depth: 0, size: 0n, whole: ways === null },
   ];
   let entries = 0;
   while (stack.length > 0) {
     const dir = stack.pop()!;
-    let names: string[];
+    let names: readonly string[];
     try {
       // One more name than the limit can take is enough to know the walk is cut short.
       const limit = maxEntries - entries + 1 + (dir.depth === 0 ? skip.size : 0);
-      names = options.listings?.get(dir.abs.toString("latin1"))?.slice(0, limit) ?? readNames(dir.abs, limit, dir.size);
+      names = !dir.whole
+        ? (ways?.namesIn.get(dir.rel.toString("latin1")) ?? [])
+        : (options.listings?.get(dir.abs.toString("latin1"))?.slice(0, limit) ?? readNames(dir.abs, limit, dir.size));
     } catch {
       unreadable.push(dir.rel);
       continue;
@@ -133,7 +143,9 @@ function* walkSteps(root: string, options: WalkOptions): Generator<void, WalkSum
       let stats: BigIntStats;
       try {
         stats = lstatSync(abs, { bigint: true });
-      } catch {
+      } catch (error) {
+        // A name on the way to a root that is not there: a deleted path, nothing to walk.
+        if (!dir.whole && (error as NodeJS.ErrnoException).code === "ENOENT") continue;
         unreadable.push(rel);
         continue;
       }
@@ -143,11 +155,30 @@ function* walkSteps(root: string, options: WalkOptions): Generator<void, WalkSum
       const verdict = options.onEntry({ relPath: rel, absPath: abs, stats, depth });
       if (stats.isDirectory() && verdict !== "skip") {
         if (depth >= maxDepth && !(options.entersPastDepth?.(rel) ?? false)) tooDeep.push(rel);
-        else stack.push({ abs, rel, depth, size: stats.size });
+        else stack.push({ abs, rel, depth, size: stats.size, whole: dir.whole || (ways?.roots.has(rel.toString("latin1")) ?? false) });
       }
     }
   }
   return { entries, cutShort: null, tooDeep, tooLong, unreadable };
+}
+
+/** The roots (latin1) and, per directory on the way to one (relative, latin1; "" the top), its names there, sorted. */
+function waysToRoots(roots: readonly Buffer[]): {
+  readonly roots: ReadonlySet<string>;
+  readonly namesIn: ReadonlyMap<string, readonly string[]>;
+} {
+  const names = new Map<string, Set<string>>();
+  for (const root of roots) {
+    const parts = root.toString("latin1").split("/");
+    for (let i = 0; i < parts.length; i++) {
+      const dir = parts.slice(0, i).join("/");
+      const set = names.get(dir) ?? new Set<string>();
+      names.set(dir, set.add(parts[i]!));
+    }
+  }
+  const namesIn = new Map<string, readonly string[]>();
+  for (const [dir, set] of names) namesIn.set(dir, [...set].sort());
+  return { roots: new Set(roots.map((root) => root.toString("latin1"))), namesIn };
 }
 
 export function walkTree(root: string, options: WalkOptions): WalkSummary {

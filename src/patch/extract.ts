@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { readBaseTree } from "../clone/base-tree.js";
+import { EMPTY_BASE, readBaseTree } from "../clone/base-tree.js";
 import type { PolicyFinding } from "./rules/findings.js";
 import { git, splitNul } from "../process/git.js";
 import { printablePath } from "./rules/path-names.js";
@@ -12,7 +12,8 @@ import { settleRacyEntries } from "../clone/racy-index.js";
 import { readFileSafely } from "../lib/safe-read.js";
 import type { SourceRepo } from "../clone/source-repo.js";
 import { GIT_OUTPUT_CAP, type RawChange, listingPaths, stageWorkTree } from "./staging.js";
-import { preflightStaging } from "./staging-preflight.js";
+import { listIgnoredAmong, restrictable, pathsToStage } from "./changed-paths.js";
+import { type StagingPreflight, preflightStaging } from "./staging-preflight.js";
 import { isUnderIgnored, scanWorkspace } from "./workspace-scan.js";
 import { type PristineStore, type Workspace, gitfileTampered, pristineTampered } from "../clone/workspace.js";
 
@@ -52,7 +53,16 @@ export interface ExtractRequest {
   readonly signal?: AbortSignal;
   /** What setup left that .gitignore does not cover: ignored here too, never part of the patch. */
   readonly setupOutputs?: readonly string[];
+  /**
+   * An overlay workspace: the paths the agent changed, read from the upper dir (readUpperChanges). The scan walks,
+   * and git stages and lists, only these and what lies below them; empty means nothing changed. Absent or null:
+   * the whole work tree.
+   */
+  readonly changed?: readonly Buffer[] | null;
 }
+
+/** With the changed paths known there is little to scan: git stages after the scan, not beside it. */
+const NO_EARLY_STAGING: StagingPreflight = { mayStageEarly: false, listings: null };
 
 /** A patch over the limit is still read and kept for review up to this size (or the limit, if that is larger). */
 const KEPT_PATCH_BYTES = 64 * 1024 * 1024;
@@ -73,20 +83,26 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   const settled = settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat);
   // The limits apply to what the agent changed: what the base checkout wrote is read from the index kept before it ran.
   const base = readBaseTree(workspace.baseIndex.bytes, source.objectFormat);
-  const preflight = preflightStaging(workspace.workTree, policy, base);
+  // Telling a deletion git knows from one it never did takes a readable base index; too many paths, or one that
+  // is not UTF-8, are not worth or fit for git's pathspecs. Then the whole tree is extracted, as without an overlay.
+  const changed = request.changed && base !== EMPTY_BASE && restrictable(request.changed) ? request.changed : null;
+  const preflight = changed ? NO_EARLY_STAGING : preflightStaging(workspace.workTree, policy, base);
   const privateGit = await privateGitMade;
   const indexFile = join(privateGit.path, "handoff.index");
   const target = { gitDir: privateGit.path, workTree: workspace.workTree, indexFile, cwd: privateGit.path };
   const writeBaseIndex = () => writeIndexCopy(indexFile, settled.bytes, settled.mtimeMs);
-  const listIgnored = (signal?: AbortSignal) =>
-    git(target, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], { signal });
-  const stage = (exclude: readonly Buffer[], signal?: AbortSignal) =>
+  const listIgnored = async (signal?: AbortSignal) =>
+    changed
+      ? listIgnoredAmong(target, changed, signal)
+      : splitNul((await git(target, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], { signal })).stdout);
+  const stage = (exclude: readonly Buffer[], signal?: AbortSignal, paths?: readonly Buffer[]) =>
     stageWorkTree({
       gitDir: privateGit.path,
       workTree: workspace.workTree,
       indexFile,
       baseCommit: source.baseCommit,
       exclude,
+      paths,
       cwd: privateGit.path,
       maxPatchBytes: keptPatchBytes(policy),
       signal,
@@ -117,6 +133,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     preflight.listings ?? undefined,
     base,
     cancelled,
+    changed,
   ).catch(async (error: unknown) => {
     stopStaging.abort();
     stopListing.abort();
@@ -142,17 +159,18 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   }
 
   // Staging needs the list of ignored files only to know which findings to leave out: with none to leave out (the
-  // usual case) both run at once. The list is the same whether git reads the index before or after `add`.
+  // usual case) both run at once. The list is the same whether git reads the index before or after `add`. Staging
+  // the changed paths alone needs it too: git refuses a pathspec that names an ignored file.
   const needsExclusions = scan.findings.some((finding) => finding.excludeFromStaging);
+  const stageAfterListing = needsExclusions || changed !== null;
   if (earlyStaged && needsExclusions) {
     rmSync(`${indexFile}.lock`, { force: true }); // the stopped `git add` may have left its lock
     writeBaseIndex(); // and its index, thrown away with what it staged
   }
-  const [ignoredOut, stagedEarly] = await Promise.all([
+  const [ignoredList, stagedEarly] = await Promise.all([
     earlyIgnored ? unwrap(earlyIgnored) : listIgnored(cancelled),
-    needsExclusions ? null : earlyStaged ? unwrap(earlyStaged) : stage([], cancelled),
+    stageAfterListing ? null : earlyStaged ? unwrap(earlyStaged) : stage([], cancelled),
   ]);
-  const ignoredList = splitNul(ignoredOut.stdout);
   const ignored = new Set(ignoredList.map((path) => path.toString("latin1")));
   const exclude: Buffer[] = [];
   for (const finding of scan.findings) {
@@ -169,7 +187,8 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     });
   }
 
-  const staged = stagedEarly ?? (await stage(exclude, cancelled));
+  const paths = changed ? pathsToStage(changed, { ignored, exclude, base, workTree: workspace.workTree }) : undefined;
+  const staged = stagedEarly ?? (await stage(exclude, cancelled, paths));
   if (staged.overflow === "changes") {
     violations.push({
       path: "",

@@ -15,6 +15,11 @@ export interface StageRequest {
   readonly baseCommit: string;
   /** Paths (bytes) to leave out of staging: unreadable or dangerous entries already reported as violations. */
   readonly exclude?: readonly Buffer[];
+  /**
+   * Stage only these paths (bytes, literal pathspecs, each matching something in the work tree or the index): git
+   * then lstat's nothing else. Absent: the whole work tree. Empty: nothing is staged (the diff is the index's).
+   */
+  readonly paths?: readonly Buffer[];
   /** Where git runs: outside the work tree. */
   readonly cwd: string;
   /** Most bytes of patch to take from git (default 256 MiB): a bigger patch is not read (`overflow: "patch"`). */
@@ -52,6 +57,10 @@ export interface StagedTree {
 /** The most bytes handoff takes from one git answer about the changes. */
 export const GIT_OUTPUT_CAP = 256 * 1024 * 1024;
 
+/** Pathspec magic: the path as it is, no glob (the agent chose the name). */
+export const LITERAL = Buffer.from(":(literal)");
+const NUL = Buffer.from([0]);
+
 const DIFF_FLAGS = ["--no-renames", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", "--no-color"];
 
 export async function stageWorkTree(request: StageRequest): Promise<StagedTree> {
@@ -60,14 +69,16 @@ export async function stageWorkTree(request: StageRequest): Promise<StagedTree> 
   // The blobs `add` writes live only as long as the run's private git dir: not compressing them saves a quarter
   // of `add` at 800 changed files.
   const add = ["-c", "core.looseCompression=0", "add", "-A"];
-  if (exclude.length === 0) {
+  const include = request.paths?.map((path) => Buffer.concat([LITERAL, path])) ?? [Buffer.from(".")];
+  if (include.length === 0) {
+    // Nothing to stage (and `add -A` with no pathspec at all would stage the whole tree).
+  } else if (exclude.length === 0 && request.paths === undefined) {
     // No stdin to feed: git can run while this process is busy (extraction scans the workspace meanwhile).
     await git(target, [...add, "--", "."], { signal: request.signal });
   } else {
-    const pathspecs = [Buffer.from("."), ...exclude.map((path) => Buffer.concat([Buffer.from(":(exclude,literal)"), path]))];
-    const nul = Buffer.from([0]);
+    const pathspecs = [...include, ...exclude.map((path) => Buffer.concat([Buffer.from(":(exclude,literal)"), path]))];
     await git(target, [...add, "--pathspec-from-file=-", "--pathspec-file-nul"], {
-      input: Buffer.concat(pathspecs.flatMap((spec) => [spec, nul])),
+      input: Buffer.concat(pathspecs.flatMap((spec) => [spec, NUL])),
       signal: request.signal,
     });
   }

@@ -61,6 +61,8 @@ export async function scanWorkspace(
   base: BaseTree = EMPTY_BASE,
   /** A cancelled run: the walk throws at its next pause. */
   signal?: AbortSignal,
+  /** Only these paths and what lies below them (an overlay's changes, upper-changes.ts); null: the whole tree. */
+  roots: readonly Buffer[] | null = null,
 ): Promise<WorkspaceScan> {
   const findings: ScanFinding[] = [];
   let excluding = false;
@@ -80,6 +82,7 @@ export async function scanWorkspace(
   const summary = await walkTreeYielding(workTree, {
     listings,
     signal,
+    roots: roots ?? undefined,
     skipTopLevel: [".git"],
     maxEntries: policy.maxWorkspaceEntries + base.entries,
     maxDepth: policy.maxDepth,
