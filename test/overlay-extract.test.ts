@@ -96,6 +96,7 @@ async function overlayWorkspace(
     tmp: join(root, "tmp"),
     baseIndex: { bytes, mtimeMs: statSync(indexPath).mtimeMs, sha256: createHash("sha256").update(bytes).digest("hex") },
     gitfile: { content, ino: lstatSync(join(workTree, ".git")).ino },
+    overlay: { merged: workTree, upper, lower },
   };
   return { source, pristine, workspace, lower, upper, scratch };
 }

@@ -84,6 +84,7 @@ async function buildIn(buildDir: string, request: BuildRequest): Promise<BuildOu
   if (failed) return { kind: "setup_failed", commands, failed };
 
   const setupChanges = await putTrackedFilesBack(target, signal);
+  await settleIndex(target, signal);
   const untracked = (await git(target, ["ls-files", "-z", "--others", "--directory"], { signal })).stdout;
   const notIgnored = (await git(target, ["ls-files", "-z", "--others", "--exclude-standard", "--directory"], { signal })).stdout;
   rmSync(tmp, { recursive: true, force: true });
@@ -138,6 +139,20 @@ async function putTrackedFilesBack(
   await git(target, ["checkout-index", "-f", "-z", "--stdin"], { input: Buffer.concat(changed.flatMap((path) => [path, nul])), signal });
   await git(target, ["update-index", "-q", "--refresh"], { okExitCodes: [1], signal });
   return changed.map((path) => path.toString("utf8"));
+}
+
+/**
+ * The index is written again once a second has passed since the last file was written: git trusts an entry's stat
+ * data only when the file is older than the index (whole seconds), so an index written in the same second as its
+ * files would make every later extraction look at every file. Costs at most a second, once per environment.
+ */
+async function settleIndex(
+  target: { gitDir: string; workTree: string; indexFile: string; cwd: string },
+  signal?: AbortSignal,
+): Promise<void> {
+  const nextSecond = Math.floor(Date.now() / 1000 + 1) * 1000;
+  await new Promise((resolve) => setTimeout(resolve, nextSecond - Date.now() + 10));
+  await git(target, ["update-index", "-q", "--refresh", "--force-write-index"], { okExitCodes: [1], signal });
 }
 
 /**

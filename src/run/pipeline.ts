@@ -19,7 +19,9 @@ import { Containment, type ContainmentSummary, type ProcessJail } from "../conta
 import { containmentFindings } from "../containment/findings.js";
 import { hiddenPaths } from "../containment/hidden-paths.js";
 import type { SandboxChoice } from "../containment/sandbox.js";
+import { MAX_CHANGED_PATHS } from "../patch/changed-paths.js";
 import { type Extraction, extractPatch } from "../patch/extract.js";
+import { readUpperChanges } from "../patch/upper-changes.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
 import { compilePolicy } from "../patch/rules/policy.js";
 import type { RunDirectory } from "../run-dir/run-dir.js";
@@ -546,6 +548,7 @@ export class PipelineRun {
         pristine: clone.pristine,
         signal: options.signal,
         setupOutputs: this.#env.environment?.record.unignoredOutputs ?? [],
+        changed: this.#changedPaths(clone),
       });
       const inputs = await judgeInputChanges(verificationBase.base, verificationBase.inputs, extraction, options.testEdits);
       const changed = inputs.testEdits.changed;
@@ -567,6 +570,17 @@ export class PipelineRun {
       ...judged,
       saved: this.#record.tryWrite(() => dir.writeRecordedFile("changes.patch", { bytes, sha256: judged.extraction.sha256 })),
     };
+  }
+
+  /**
+   * What the agent changed, read from its overlay's upper dir, which the kernel writes: extraction then looks at
+   * those paths alone. Null (the whole work tree is walked) for a copy, for many changes, and without the sandbox,
+   * where the agent could have written the environment under its view directly, past the upper dir.
+   */
+  #changedPaths(clone: DisposableClone): readonly Buffer[] | null {
+    const overlay = clone.workspace.overlay;
+    if (!overlay || this.#setup.sandbox.kind === "none") return null;
+    return readUpperChanges(overlay.upper, overlay.merged, overlay.lower, MAX_CHANGED_PATHS)?.paths ?? null;
   }
 
   /** Only a saved, non-empty patch without violations, from an agent that finished, with the source intact, is verified. */
