@@ -160,7 +160,7 @@ export function decideOutcome(facts: RunFacts): Verdict {
     return verdict(
       "verification_failed",
       "setup_failed",
-      `setup command \`${facts.setupFailed.command}\` failed in the clone before the agent started`,
+      `setup command \`${facts.setupFailed.command}\` failed on the base before the agent started`,
       "see test.log; fix the setup command or the environment, then run again",
     );
   }
