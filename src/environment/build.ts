@@ -65,6 +65,7 @@ async function buildIn(buildDir: string, request: BuildRequest): Promise<BuildOu
   await git(target, ["read-tree", identity.baseCommit], { signal });
   await git(target, ["-c", "checkout.workers=2", "checkout-index", "-a", "-f"], { signal });
   await git(target, ["update-index", "-q", "--refresh"], { okExitCodes: [1], signal });
+  let trackedWrittenAt = Date.now();
 
   const downloads = cache.downloadsDir();
   const started = Date.now();
@@ -84,7 +85,8 @@ async function buildIn(buildDir: string, request: BuildRequest): Promise<BuildOu
   if (failed) return { kind: "setup_failed", commands, failed };
 
   const setupChanges = await putTrackedFilesBack(target, signal);
-  await settleIndex(target, signal);
+  if (setupChanges.length > 0) trackedWrittenAt = Date.now();
+  await settleIndex(target, trackedWrittenAt, signal);
   const untracked = (await git(target, ["ls-files", "-z", "--others", "--directory"], { signal })).stdout;
   const notIgnored = (await git(target, ["ls-files", "-z", "--others", "--exclude-standard", "--directory"], { signal })).stdout;
   rmSync(tmp, { recursive: true, force: true });
@@ -142,16 +144,17 @@ async function putTrackedFilesBack(
 }
 
 /**
- * The index is written again once a second has passed since the last file was written: git trusts an entry's stat
- * data only when the file is older than the index (whole seconds), so an index written in the same second as its
- * files would make every later extraction look at every file. Costs at most a second, once per environment.
+ * The index is written again in a later second than the last tracked file: git trusts an entry's stat data only
+ * when the file is older than the index (whole seconds), so an index written in the same second as its files would
+ * make every later extraction look at every file. A setup that took a second or more costs no wait.
  */
 async function settleIndex(
   target: { gitDir: string; workTree: string; indexFile: string; cwd: string },
+  trackedWrittenAt: number,
   signal?: AbortSignal,
 ): Promise<void> {
-  const nextSecond = Math.floor(Date.now() / 1000 + 1) * 1000;
-  await new Promise((resolve) => setTimeout(resolve, nextSecond - Date.now() + 10));
+  const nextSecond = (Math.floor(trackedWrittenAt / 1000) + 1) * 1000;
+  if (Date.now() < nextSecond) await new Promise((resolve) => setTimeout(resolve, nextSecond - Date.now() + 10));
   await git(target, ["update-index", "-q", "--refresh", "--force-write-index"], { okExitCodes: [1], signal });
 }
 
