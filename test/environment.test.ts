@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
@@ -199,4 +199,16 @@ test.skipIf(!overlay)("an overlay workspace: the agent's writes land in its uppe
   expect(readFileSync(join(tree, "math.js"), "utf8")).toContain("a - b");
   expect(existsSync(join(tree, "node_modules/dep/index.js"))).toBe(true);
   expect(existsSync(join(tree, "new.txt"))).toBe(false);
+});
+
+test("the environment's index is written in a later second than every tracked file, so no entry is racily clean", async () => {
+  const repo = await makeRepo(PROJECT);
+  const cacheDir = tempDir("c");
+  // A setup of milliseconds: the build writes the files and the index within one second, the case that needs the wait.
+  const run = await delegate(repo, FIX, { verify: ["npm test"], workspaceMode: overlay ? "overlay" : "copy", cacheDir, setup: [SETUP] });
+  expect(run.result.terminalReason, run.result.summary).toBe("verified");
+  const [key] = readdirSync(join(cacheDir, "environments"));
+  const dir = join(cacheDir, "environments", key!);
+  const indexSecond = Math.floor(statSync(join(dir, "index")).mtimeMs / 1000);
+  for (const name of Object.keys(PROJECT)) expect(Math.floor(statSync(join(dir, "tree", name)).mtimeMs / 1000)).toBeLessThan(indexSecond);
 });
