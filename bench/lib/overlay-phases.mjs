@@ -88,6 +88,37 @@ export async function benchOverlay({ name, root, source, workDir, rounds, log, r
     await git(scratch, [`--git-dir=${pristine.path}`, "worktree", "prune"]);
     await dropViews();
 
+    // 1b. Four workspaces from one environment (best-of-N's candidates, a baseline and a verification): four views
+    // against four `git worktree add`.
+    const worktrees = [0, 1, 2, 3].map((i) => join(workDir, `overlay-anchor-worktree-${i}`));
+    const four = await interleave(
+      [
+        {
+          name: "handoff",
+          prep: dropViews,
+          run: async () => {
+            for (let i = 0; i < 4; i++) await mountView();
+          },
+        },
+        {
+          name: "worktree",
+          prep: async () => {
+            for (const path of worktrees) removeTree(path);
+            await git(scratch, [`--git-dir=${pristine.path}`, "worktree", "prune"]);
+          },
+          run: async () => {
+            for (const path of worktrees)
+              await git(scratch, [`--git-dir=${pristine.path}`, "worktree", "add", "--detach", "--quiet", path, base]);
+          },
+        },
+      ],
+      rounds,
+    );
+    record("4 workspaces from one environment", four, "handoff", "worktree", "4 overlay views vs 4 × git worktree add", target);
+    for (const path of worktrees) removeTree(path);
+    await git(scratch, [`--git-dir=${pristine.path}`, "worktree", "prune"]);
+    await dropViews();
+
     // 2. Extraction of a 20-file edit in a view: from the upper dir against the walk of the whole view (today's).
     const view = await mountView();
     const plan = await planAgentEdit(source.topLevel);
