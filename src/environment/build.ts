@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { lutimesSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ProcessJail } from "../containment/containment.js";
 import { createPrivateGitDir } from "../clone/private-git.js";
@@ -64,8 +64,8 @@ async function buildIn(buildDir: string, request: BuildRequest): Promise<BuildOu
   const target = { gitDir: privateGit.path, workTree: tree, indexFile, cwd: tree };
   await git(target, ["read-tree", identity.baseCommit], { signal });
   await git(target, ["-c", "checkout.workers=2", "checkout-index", "-a", "-f"], { signal });
+  backdate(tree, splitNul((await git(target, ["ls-files", "-z"], { signal })).stdout));
   await git(target, ["update-index", "-q", "--refresh"], { okExitCodes: [1], signal });
-  let trackedWrittenAt = Date.now();
 
   const downloads = cache.downloadsDir();
   const started = Date.now();
@@ -85,8 +85,6 @@ async function buildIn(buildDir: string, request: BuildRequest): Promise<BuildOu
   if (failed) return { kind: "setup_failed", commands, failed };
 
   const setupChanges = await putTrackedFilesBack(target, signal);
-  if (setupChanges.length > 0) trackedWrittenAt = Date.now();
-  await settleIndex(target, trackedWrittenAt, signal);
   const untracked = (await git(target, ["ls-files", "-z", "--others", "--directory"], { signal })).stdout;
   const notIgnored = (await git(target, ["ls-files", "-z", "--others", "--exclude-standard", "--directory"], { signal })).stdout;
   rmSync(tmp, { recursive: true, force: true });
@@ -139,23 +137,27 @@ async function putTrackedFilesBack(
   }
   const nul = Buffer.from([0]);
   await git(target, ["checkout-index", "-f", "-z", "--stdin"], { input: Buffer.concat(changed.flatMap((path) => [path, nul])), signal });
+  backdate(target.workTree, changed);
   await git(target, ["update-index", "-q", "--refresh"], { okExitCodes: [1], signal });
   return changed.map((path) => path.toString("utf8"));
 }
 
 /**
- * The index is written again in a later second than the last tracked file: git trusts an entry's stat data only
- * when the file is older than the index (whole seconds), so an index written in the same second as its files would
- * make every later extraction look at every file. A setup that took a second or more costs no wait.
+ * Dates tracked files two seconds back, before the index records them: git trusts an entry's stat data only when the
+ * file is older than the index (whole seconds), so an index written in the same second as its files would make every
+ * later extraction look at every file again. The index has no stat data yet (read-tree), so nothing is re-hashed
+ * for this; links are dated themselves, never their targets.
  */
-async function settleIndex(
-  target: { gitDir: string; workTree: string; indexFile: string; cwd: string },
-  trackedWrittenAt: number,
-  signal?: AbortSignal,
-): Promise<void> {
-  const nextSecond = (Math.floor(trackedWrittenAt / 1000) + 1) * 1000;
-  if (Date.now() < nextSecond) await new Promise((resolve) => setTimeout(resolve, nextSecond - Date.now() + 10));
-  await git(target, ["update-index", "-q", "--refresh", "--force-write-index"], { okExitCodes: [1], signal });
+function backdate(tree: string, paths: readonly Buffer[]): void {
+  const seconds = Date.now() / 1000 - 2;
+  const root = Buffer.from(`${tree}/`);
+  for (const path of paths) {
+    try {
+      lutimesSync(Buffer.concat([root, path]), seconds, seconds);
+    } catch {
+      // A submodule's path with nothing checked out: git stats nothing there either.
+    }
+  }
 }
 
 /**
