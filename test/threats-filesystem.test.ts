@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, sy
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
+import { overlayUnavailable } from "../src/environment/overlay.js";
 import { walkTree } from "../src/lib/fs-walk.js";
 import { readFileSafely } from "../src/lib/safe-read.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
@@ -16,6 +17,7 @@ import { FIX_LINE, agentWith, expectRejected, expectVerifiedFix, patchPaths } fr
  * never follows a link or opens a special file.
  */
 const VERIFY = { verify: ["npm test"] };
+const overlay = (await overlayUnavailable(tmpdir())) === null;
 
 /** Whether this process may create device nodes (root with CAP_MKNOD, outside a user namespace). */
 function canMknod(): boolean {
@@ -124,23 +126,37 @@ describe("F5 copying a workspace with fs.cp", () => {
   });
 });
 
+// In a copied workspace the agent can make these links; in an overlay view the kernel refuses any hard link across
+// the mount (EXDEV), so the same attacks fail at the agent's `ln` (tested below).
 describe("F6 hard links", () => {
+  const COPIED = { ...VERIFY, workspaceMode: "copy" } as const;
+
   test("F6: rejects a hard link to a file outside the clone and leaves it out of the patch", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegateWithoutSandbox(repo, agent("hard-links-a-home-file.sh"), VERIFY);
+    const run = await delegateWithoutSandbox(repo, agent("hard-links-a-home-file.sh"), COPIED);
     expectRejected(run, "hard_link", "linked.txt");
     expect(patchPaths(run)).toEqual(["math.js"]);
   });
 
   test("F6: writing through a hard link into the source ends source_repository_changed, the link flagged", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const run = await delegateWithoutSandbox(repo, agent("hard-links-a-source-file.sh"), VERIFY);
+    const run = await delegateWithoutSandbox(repo, agent("hard-links-a-source-file.sh"), COPIED);
     expect(run.result.terminalReason).toBe("source_repository_changed");
     expect(run.result.sourceInvariant).toEqual({ matched: false, changed: ["math.js"] });
     expect(run.sourceChanged).toEqual(["math.js"]);
     expect(run.result.policy.violations).toContainEqual(expect.objectContaining({ rule: "hard_link", path: "math.js" }));
     expect(run.result.verification.ran).toBe(false);
     expect(run.payloadsRan).toEqual([]);
+  });
+
+  test.skipIf(!overlay)("F6 (overlay view): a hard link to the source cannot be made, so nothing is written through one", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const run = await delegateWithoutSandbox(repo, agent("hard-links-a-source-file.sh"), { ...VERIFY, workspaceMode: "overlay" });
+    expect(run.sourceChanged).toEqual([]);
+    expect(run.result.sourceInvariant.matched).toBe(true);
+    // The agent's `ln` failed (EXDEV); the math.js it then wrote is an ordinary new file in its view.
+    expect(run.result.terminalReason, run.result.summary).toBe("verified");
+    expect(run.result.policy.violations).toEqual([]);
   });
 });
 
