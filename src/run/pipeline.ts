@@ -9,11 +9,7 @@ import { type DisposableClone, startClone } from "../clone/clone.js";
 import { type SourceSnapshot, compareSnapshots, takeSourceSnapshot } from "../clone/source-snapshot.js";
 import type { SourceRepo } from "../clone/source-repo.js";
 import { createWorkspace, removeTree } from "../clone/workspace.js";
-import { buildBaseEnvironment } from "../environment/build.js";
-import { EnvironmentCache } from "../environment/cache-store.js";
-import { type BaseEnvironment, environmentTampered, loadEnvironment } from "../environment/environment.js";
-import { environmentIdentity } from "../environment/environment-key.js";
-import { type SetupInputs, setupInputs } from "../environment/setup-inputs.js";
+import { RunEnvironment } from "../environment/run-environment.js";
 import type { WorkspaceModeChoice } from "../environment/workspace-mode.js";
 import { Containment, type ContainmentSummary, type ProcessJail } from "../containment/containment.js";
 import { containmentFindings } from "../containment/findings.js";
@@ -140,21 +136,9 @@ export class PipelineRun {
     sessionKept: false,
   };
   /** What the run made and must remove (or keep, with --keep-workspace). */
-  readonly #made = {
-    scratch: null as string | null,
-    containment: null as Containment | null,
-    releaseEnvironment: null as (() => void) | null,
-  };
-  /** The base environment the workspaces are made from (null: setup runs in each checkout, as before it existed). */
-  readonly #env = {
-    environment: null as BaseEnvironment | null,
-    /** How it was had: taken from the cache, built now, or none (and why none). */
-    source: "none" as "reused" | "built" | "none",
-    noneReason: null as string | null,
-    inputs: null as SetupInputs | null,
-    /** The last verification's decision on setup. */
-    verificationSetup: null as { ran: boolean; reason: string } | null,
-  };
+  readonly #made = { scratch: null as string | null, containment: null as Containment | null };
+  /** The base environment the workspaces are made from (src/environment/run-environment.ts). */
+  readonly #env: RunEnvironment;
   /** The agent CLI's private home: the same for every turn of the run. */
   readonly #home: SessionHome;
 
@@ -164,6 +148,7 @@ export class PipelineRun {
     this.#testLog = new TestLog((bytes) => setup.dir.writeFile("test.log", bytes));
     this.#run.warnings.push(...setup.warnings);
     this.#home = new SessionHome(setup.dir, setup.options.cliHomesDir, setup.options.continueFrom?.home ?? null);
+    this.#env = new RunEnvironment(setup.options, setup.workspaceMode, setup.sandbox.kind !== "none");
     if (setup.options.totalTimeoutMs !== null) this.#run.totalDeadline = setup.startedAt.getTime() + setup.options.totalTimeoutMs;
   }
 
@@ -243,9 +228,16 @@ export class PipelineRun {
     );
     if (!started || this.#record.halted) return null;
     this.#containment(started.scratch);
-    if (!(await this.#environment(started.pristine, started.scratch)) || this.#record.halted) return null;
-    const environment = this.#env.environment;
-    const from = environment ? { environment, mode: this.#workspaceMode() } : null;
+    const prepared = await this.#env.prepare(source, started.pristine, started.scratch, dir.runId, {
+      phase: (name, body) => this.#record.phase(name, body),
+      emit: (event) => this.#record.emit(event),
+      warn: (finding) => this.#run.warnings.push(finding),
+      log: this.#testLog,
+      jail: (command, writable) => this.#made.containment!.jail({ role: "setup", label: command, cwd: writable[0]!, writable }),
+    });
+    this.#gates.setup = prepared.setupCommands;
+    if (prepared.kind === "stopped" || this.#record.halted) return null;
+    const from = this.#env.workspaceFrom;
     const workspace = await this.#record.phase("clone", () =>
       createWorkspace(source, started.pristine, workspaceRoot, options.signal, from),
     );
@@ -268,92 +260,6 @@ export class PipelineRun {
       if (!applied || this.#record.halted) return null;
     }
     return clone;
-  }
-
-  /**
-   * The base environment (src/environment/): with setup commands, or with overlay views, the workspaces are made from
-   * it. Found in the cache by its key (checked unmodified), else built now: the setup commands run there, once.
-   * False when setup failed or the run halted.
-   */
-  async #environment(pristine: DisposableClone["pristine"], scratch: string): Promise<boolean> {
-    const { dir, source, options, workspaceMode } = this.#setup;
-    if (options.setup.length === 0 && workspaceMode.mode === "copy") {
-      this.#env.noneReason = "no setup commands, and workspaces are copies";
-      return true;
-    }
-    const inputs = setupInputs(options.setup, options.setupInputs);
-    this.#env.inputs = inputs;
-    const cache = new EnvironmentCache(options.cacheDir, options.cacheLimitBytes);
-    // The lookup is a phase of its own: what it throws (a cache it cannot read) is a verdict, never a lost run.
-    const found = await this.#record.phase("environment", async () => {
-      const identity = await environmentIdentity(pristine.path, source.baseCommit, options.setup, inputs, options.signal);
-      // Marked in use before it is looked up, so that another run's eviction cannot remove it in between.
-      this.#made.releaseEnvironment = cache.use(identity.key);
-      // Within the size limit, least recently used first; a crashed run's half-built environment goes too.
-      cache.evict();
-      const cached = cache.find(identity.key);
-      if (!cached) return { identity, environment: null };
-      const environment = loadEnvironment(cached.dir, cached.record, true);
-      if (cached.record.pathBound.length === 0 && environmentTampered(environment)) {
-        // Written after its build (only a run without the sandbox could reach it): never used again.
-        cache.removeEnvironment(identity.key);
-        return { identity, environment: null };
-      }
-      return { identity, environment };
-    });
-    if (!found || this.#record.halted) return false;
-    if (found.environment) return this.#useEnvironment(found.environment);
-    const built = await this.#record.phase("setup", () =>
-      buildBaseEnvironment({
-        cache,
-        identity: found.identity,
-        source,
-        pristine,
-        scratch,
-        runId: dir.runId,
-        timeoutMs: options.verifyTimeoutMs,
-        log: this.#testLog,
-        signal: options.signal,
-        onCommand: (command) => this.#record.emit({ type: "command.started", phase: "setup", command }),
-        jail: (command, writable) => this.#made.containment!.jail({ role: "setup", label: command, cwd: writable[0]!, writable }),
-      }),
-    );
-    if (!built || this.#record.halted) return false;
-    this.#gates.setup = built.commands;
-    if (built.kind !== "built") return false;
-    cache.evict();
-    return this.#useEnvironment(built.environment);
-  }
-
-  /** The environment found or built, unless its setup wrote its own path into it (then setup runs in each checkout). */
-  #useEnvironment(environment: BaseEnvironment): boolean {
-    const { record } = environment;
-    if (record.pathBound.length > 0) {
-      this.#env.noneReason = `setup wrote its own directory's path into ${record.pathBound.slice(0, 3).join(", ")}: it cannot be moved, so setup runs in each checkout`;
-      return true;
-    }
-    this.#env.environment = environment;
-    this.#env.source = environment.reused ? "reused" : "built";
-    if (environment.reused)
-      this.#record.emit({ type: "environment.reused", key: record.key, builtBy: record.builtBy, setupMs: record.setupMs });
-    const changes = [...record.setupChanges, ...record.unignoredOutputs];
-    if (changes.length > 0) {
-      const parts = [
-        record.setupChanges.length > 0
-          ? `changed tracked files (put back to the base): ${record.setupChanges.slice(0, 10).join(", ")}`
-          : null,
-        record.unignoredOutputs.length > 0
-          ? `left files .gitignore does not cover (never part of the patch): ${record.unignoredOutputs.slice(0, 10).join(", ")}`
-          : null,
-      ].filter((part) => part !== null);
-      this.#run.warnings.push({ path: "", rule: "setup_changed_tree", message: `a setup command ${parts.join("; ")}` });
-    }
-    return true;
-  }
-
-  /** Overlay views, but copies for a workspace that must outlive the run (`--keep-workspace`): a mount would not. */
-  #workspaceMode(): "overlay" | "copy" {
-    return this.#setup.options.keepWorkspace ? "copy" : this.#setup.workspaceMode.mode;
   }
 
   /** The setup commands in the agent's workspace, when there is no base environment; false when one failed or the run halted. */
@@ -599,14 +505,17 @@ export class PipelineRun {
   async #verify(patch: JudgedPatch, log: TestLog, scratch: string): Promise<Verification> {
     const { source, options, verificationBase } = this.#setup;
     const { extraction, inputs } = patch;
-    const from = this.#verificationEnvironment();
-    const setup = this.#verificationSetup(patch, from !== null);
+    const from = this.#env.forVerification((finding) => this.#run.warnings.push(finding));
+    const setupAgain = this.#env.verificationSetup(
+      extraction.files.map((file) => file.path),
+      from !== null,
+    );
     const common = {
       privateGitDir: extraction.privateGitDir,
       baseCommit: source.baseCommit,
-      setup: setup.ran ? options.setup : [],
+      setup: setupAgain ? options.setup : [],
       environment: from,
-      downloads: from ? new EnvironmentCache(options.cacheDir).downloadsDir() : null,
+      downloads: from ? this.#env.downloadsDir() : null,
       verify: options.verify,
       timeoutMs: options.verifyTimeoutMs,
       scratchParent: scratch,
@@ -636,44 +545,6 @@ export class PipelineRun {
       held = (await this.#record.phase("held", () => runVerification({ ...common, ...applied, label: "held", hold }))) ?? null;
     }
     return { baseline, verify, held, tests: this.#testEvidence(verify, baseline) };
-  }
-
-  /**
-   * The environment verification's checkouts are made from: null when there is none, or when it changed since it was
-   * built (only an agent without the sandbox can reach it): verification then sets up its own checkout.
-   */
-  #verificationEnvironment(): { environment: BaseEnvironment; mode: "overlay" | "copy" } | null {
-    const environment = this.#env.environment;
-    if (!environment) return null;
-    // In the sandbox the cache is hidden and the agent writes only its own view: only without it is a check needed.
-    const tampered = this.#setup.sandbox.kind === "none" ? environmentTampered(environment) : null;
-    if (tampered === null) return { environment, mode: this.#workspaceMode() };
-    this.#run.warnings.push({
-      path: "",
-      rule: "environment_modified",
-      message: `${tampered}: verification set up its own checkout instead`,
-    });
-    removeTree(environment.dir);
-    this.#env.environment = null;
-    this.#env.noneReason = tampered;
-    return null;
-  }
-
-  /** Whether verification runs setup again: only when the patch changed one of its inputs (or there is no environment). */
-  #verificationSetup(patch: JudgedPatch, fromEnvironment: boolean): { ran: boolean; reason: string } {
-    const { options } = this.#setup;
-    let decision: { ran: boolean; reason: string };
-    if (options.setup.length === 0) decision = { ran: false, reason: "no setup commands" };
-    else if (!fromEnvironment) decision = { ran: true, reason: "no base environment: setup runs in the verification checkout" };
-    else {
-      const changed = patch.extraction.files.filter((file) => this.#env.inputs?.matches(file.path)).map((file) => file.path);
-      decision =
-        changed.length > 0
-          ? { ran: true, reason: `the patch changed setup inputs: ${changed.slice(0, 10).join(", ")}` }
-          : { ran: false, reason: "the patch changed no setup input: the base environment's setup holds" };
-    }
-    this.#env.verificationSetup = decision;
-    return decision;
   }
 
   /** result.json's `verification.tests`: the JUnit evidence as patched, compared with the base's when there is one. */
@@ -798,28 +669,9 @@ export class PipelineRun {
           keptUntil: this.#run.sessionKept ? new Date(Date.now() + KEPT_SESSION_MS).toISOString() : null,
         },
         resumedFrom: earlier ? { runId: earlier.runId, runDir: earlier.runDir, sessionId: earlier.sessionId } : null,
-        environment: this.#environmentRecord(),
+        environment: this.#env.record(),
       }),
     );
-  }
-
-  #environmentRecord(): RunResult["environment"] {
-    const { options, workspaceMode } = this.#setup;
-    const environment = this.#env.environment;
-    const record = environment?.record ?? null;
-    return {
-      key: record?.key ?? null,
-      workspaceMode: environment ? this.#workspaceMode() : "copy",
-      workspaceModeReason:
-        environment && this.#workspaceMode() === "copy" && options.keepWorkspace ? "--keep-workspace" : workspaceMode.reason,
-      source: environment ? this.#env.source : "none",
-      noneReason: environment ? null : this.#env.noneReason,
-      builtBy: record?.builtBy ?? null,
-      setupMs: record?.setupMs ?? null,
-      cacheDir: options.cacheDir,
-      setupChanges: record ? [...record.setupChanges] : [],
-      verificationSetup: this.#env.verificationSetup,
-    };
   }
 
   // ---- what the run made: its containment, its jails, and their clean-up ----
@@ -901,8 +753,7 @@ export class PipelineRun {
     const home = this.#home.toRemove;
     if (home && !keep) remove(home);
     if (this.#gates.clone && !keep) remove(this.#gates.clone.workspace.root);
-    // Only once no view of it is mounted: the environment may be evicted from then on.
-    this.#made.releaseEnvironment?.();
+    this.#env.release();
     return cleaned;
   }
 }
