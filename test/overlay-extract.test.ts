@@ -106,11 +106,11 @@ function agentDoes(ov: OverlayWorkspace, script: string): void {
   execFileSync("/bin/sh", ["-c", script], { cwd: ov.workspace.workTree, stdio: "ignore" });
 }
 
-function extract(ov: OverlayWorkspace, changed: readonly Buffer[] | null): Promise<Extraction> {
+function extract(ov: OverlayWorkspace, changed: readonly Buffer[] | null, policy = POLICY): Promise<Extraction> {
   return extractPatch({
     source: ov.source,
     workspace: ov.workspace,
-    policy: POLICY,
+    policy,
     privateParent: ov.scratch,
     // git re-dates a pack it reads an object from: each extraction starts from the store as it is now.
     pristine: { path: ov.pristine.path, fingerprint: fingerprintStore(ov.pristine.path) },
@@ -270,6 +270,25 @@ describe.skipIf(unavailable !== null)("extraction from an overlay's upper dir", 
     const { changed, extraction } = await extractBothWays(ov);
     expect(changed).toEqual(["node_modules/pkg/new.js", "node_modules/pkg/old.js", "src/z.js"]);
     expect(patchFiles(extraction)).toEqual(["added src/z.js"]);
+  });
+
+  test("the entry limit counts what the base lacks, as the whole walk does: 6 new files over a limit of 5 end workspace_too_large, every base file edited does not", async () => {
+    const policy = compilePolicy({ ...DEFAULT_POLICY, maxWorkspaceEntries: 5 });
+    const both = async (ov: OverlayWorkspace) => {
+      const upper = readUpperChanges(ov.upper, ov.workspace.workTree, ov.lower, POLICY.maxWorkspaceEntries);
+      const [restricted, whole] = [await extract(ov, upper!.paths, policy), await extract(ov, null, policy)];
+      expect(judged(restricted)).toEqual(judged(whole));
+      return rules(restricted);
+    };
+    const flooded = await overlayWorkspace(FILES);
+    agentDoes(flooded, "mkdir new && for i in 1 2 3 4 5 6; do echo $i > new/f$i; done");
+    expect(await both(flooded)).toEqual(["workspace_too_large "]);
+    const edited = await overlayWorkspace(FILES);
+    agentDoes(
+      edited,
+      "for f in README.md src/app.js src/util.js src/deep/inner.js docs/guide.md docs/more/notes.md run.sh; do echo more >> $f; done",
+    );
+    expect(await both(edited)).toEqual([]);
   });
 
   test("nothing changed: no path from upper, and an empty patch", async () => {

@@ -78,6 +78,9 @@ export async function scanWorkspace(
   const maxFileBytes = BigInt(policy.maxFileBytes);
   // Per submodule path with anything below it: the first such entry and how many.
   const inSubmodules = new Map<string, { first: Buffer; count: number }>();
+  // Walking the changed paths alone, the entry limit counts what the base does not have: as in the whole walk, where
+  // the limit is raised by the base's entries.
+  let added = 0;
 
   const summary = await walkTreeYielding(workTree, {
     listings,
@@ -88,6 +91,7 @@ export async function scanWorkspace(
     maxDepth: policy.maxDepth,
     entersPastDepth: (relPath) => base.hasDirectory(relPath),
     onEntry: ({ relPath, absPath, stats }) => {
+      if (roots !== null && !base.tracks(relPath)) added++;
       const name = relPath.subarray(relPath.lastIndexOf(0x2f) + 1);
       const nameFindings = checkPathName(name).filter((f) => f.rule === "git_metadata_path" || f.rule === "unsafe_path");
       // Exactly `.git`: a case or Unicode variant is no repository to git on Linux, but a `.git` to macOS and
@@ -146,7 +150,7 @@ export async function scanWorkspace(
   }
 
   let fatal: ScanFinding | null = null;
-  if (summary.cutShort) {
+  if (summary.cutShort || added > policy.maxWorkspaceEntries) {
     fatal = fatalFinding(Buffer.alloc(0), "workspace_too_large", `more than ${policy.maxWorkspaceEntries} entries in the workspace`);
   } else if (summary.tooDeep.length > 0) {
     fatal = fatalFinding(summary.tooDeep[0]!, "workspace_too_deep", `directories nested deeper than ${policy.maxDepth}`);
