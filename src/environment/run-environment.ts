@@ -87,7 +87,10 @@ export class RunEnvironment {
     this.#inputs = inputs;
     // The lookup is a phase of its own: what it throws (a cache it cannot read) is a verdict, never a lost run.
     const found = await hooks.phase("environment", () => this.#find(source, pristine, inputs));
-    if (!found) return { kind: "stopped", setupCommands: [] };
+    // A signal that came during the lookup's synchronous part is handled on the next turn of the event loop: no build
+    // starts before that.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (!found || options.signal?.aborted) return { kind: "stopped", setupCommands: [] };
     if (found.environment) return this.#use(found.environment, [], hooks);
     const built = await hooks.phase("setup", () =>
       buildBaseEnvironment({
