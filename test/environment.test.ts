@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
@@ -6,6 +6,7 @@ import { mountPoints, overlayUnavailable } from "../src/environment/overlay.js";
 import { runCli, commandRunArgs } from "./helpers/cli.js";
 import { makeRepo, tempDir } from "./helpers/repo.js";
 import { delegate, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
+import type { ExternalAgentBackend } from "../src/agent/backend.js";
 import type { RunResult } from "../src/verdict/result.js";
 
 /**
@@ -211,4 +212,26 @@ test("the environment's index is written in a later second than every tracked fi
   const dir = join(cacheDir, "environments", key!);
   const indexSecond = Math.floor(statSync(join(dir, "index")).mtimeMs / 1000);
   for (const name of Object.keys(PROJECT)) expect(Math.floor(statSync(join(dir, "tree", name)).mtimeMs / 1000)).toBeLessThan(indexSecond);
+});
+
+test("a same-size edit made the moment the workspace exists, from handoff's own process, is in the patch (no setup, and with one)", async () => {
+  // A library backend writes at once: within the second the environment's index was written. Its edit keeps the
+  // file's size, so only the stat data's times tell it apart; the index must not vouch for them.
+  const backend: ExternalAgentBackend = {
+    name: "instant",
+    async run(_task, context) {
+      writeFileSync(join(context.cwd, "math.js"), PROJECT["math.js"].replace("a - b", "a + b"));
+      const base = { executable: null, version: null, exitCode: 0, signal: null, usage: null, stderrTail: "", durationMs: 0 };
+      return { ...base, outcome: { kind: "finished" }, sessionId: null, finalMessage: null };
+    },
+  };
+  for (const setup of [[], [SETUP]]) {
+    const repo = await makeRepo(PROJECT);
+    const cacheDir = tempDir("c");
+    for (const round of [1, 2]) {
+      const run = await delegate(repo, "", { backend, setup, verify: [setup.length > 0 ? "npm test" : "node -e 0"], cacheDir });
+      expect(run.result.terminalReason, `setup ${setup.length}, round ${round}: ${run.result.summary}`).toBe("verified");
+      expect(run.patch).toContain("+  return a + b;");
+    }
+  }
 });

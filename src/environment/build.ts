@@ -1,8 +1,7 @@
-import { lutimesSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { lutimesSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ProcessJail } from "../containment/containment.js";
-import { createPrivateGitDir, writeIndexCopy } from "../clone/private-git.js";
-import { settleRacyEntries } from "../clone/racy-index.js";
+import { createPrivateGitDir } from "../clone/private-git.js";
 import type { SourceRepo } from "../clone/source-repo.js";
 import type { PristineStore } from "../clone/workspace.js";
 import { git, splitNul } from "../process/git.js";
@@ -63,11 +62,15 @@ async function buildIn(buildDir: string, request: BuildRequest): Promise<BuildOu
   const privateGit = await createPrivateGitDir(source, request.pristine.path, request.scratch, "environment");
   const indexFile = join(buildDir, ENVIRONMENT_FILES.index);
   const target = { gitDir: privateGit.path, workTree: tree, indexFile, cwd: tree };
-  if (identity.setup.length === 0) return await checkoutOnly(buildDir, target, request);
   await git(target, ["read-tree", identity.baseCommit], { signal });
   await git(target, ["-c", "checkout.workers=2", "checkout-index", "-a", "-f"], { signal });
   backdate(tree, splitNul((await git(target, ["ls-files", "-z"], { signal })).stdout));
   await git(target, ["update-index", "-q", "--refresh"], { okExitCodes: [1], signal });
+  // Without setup commands the environment is the checkout alone: nothing ran in it to put back or look for.
+  if (identity.setup.length === 0) {
+    rmSync(tmp, { recursive: true, force: true });
+    return commitBuild(buildDir, request, { setupChanges: [], setupMs: 0, pathBound: [], outputs: [], unignoredOutputs: [] }, []);
+  }
 
   const downloads = cache.downloadsDir();
   const started = Date.now();
@@ -103,34 +106,6 @@ async function buildIn(buildDir: string, request: BuildRequest): Promise<BuildOu
     unignoredOutputs: splitNul(notIgnored).map((path) => path.toString("utf8")),
   };
   return commitBuild(buildDir, request, { setupChanges, setupMs, pathBound, ...outputs }, commands);
-}
-
-/**
- * An environment without setup commands is the base's checkout alone: one `git checkout` into a fresh index (stat
- * data recorded as the files are written, nothing hashed), its entries settled as a clone's are and the index dated
- * past them. Nothing runs in it, so there is nothing to put back and no path to look for.
- */
-async function checkoutOnly(
-  buildDir: string,
-  target: { gitDir: string; workTree: string; indexFile: string; cwd: string },
-  request: BuildRequest,
-): Promise<BuildOutcome> {
-  await git(
-    target,
-    ["-c", "core.bare=false", "-c", "checkout.workers=2", "checkout", "--quiet", "-f", "--detach", request.identity.baseCommit],
-    {
-      signal: request.signal,
-    },
-  );
-  const settled = settleRacyEntries(
-    { bytes: readFileSync(target.indexFile), mtimeMs: statSync(target.indexFile).mtimeMs },
-    target.workTree,
-    request.source.objectFormat,
-  );
-  writeIndexCopy(target.indexFile, settled.bytes, settled.mtimeMs);
-  rmSync(join(buildDir, "tmp"), { recursive: true, force: true });
-  const none = { setupChanges: [], setupMs: 0, pathBound: [], outputs: [], unignoredOutputs: [] };
-  return commitBuild(buildDir, request, none, []);
 }
 
 /** environment.json written, and the build renamed into the cache. */
