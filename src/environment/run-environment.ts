@@ -87,9 +87,9 @@ export class RunEnvironment {
     this.#inputs = inputs;
     // The lookup is a phase of its own: what it throws (a cache it cannot read) is a verdict, never a lost run.
     const found = await hooks.phase("environment", () => this.#find(source, pristine, inputs));
-    // A signal that came during the lookup's synchronous part is handled on the next turn of the event loop: no build
-    // starts before that.
-    await new Promise((resolve) => setImmediate(resolve));
+    // A signal that came during the lookup's synchronous part is read in the event loop's next poll: two turns of the
+    // loop let it be handled before a build could start.
+    for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
     if (!found || options.signal?.aborted) return { kind: "stopped", setupCommands: [] };
     if (found.environment) return this.#use(found.environment, [], hooks);
     const built = await hooks.phase("setup", () =>
