@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { type Stats, chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileType, removeTreeNoFollow, walkTree } from "../lib/fs-walk.js";
+import { hashLstatTree, removeTreeNoFollow } from "../lib/fs-walk.js";
 import { git } from "../process/git.js";
 import { readFileSafely } from "../lib/safe-read.js";
 import type { BaseEnvironment } from "../environment/environment.js";
@@ -74,11 +74,7 @@ async function copyRepository(from: string, to: string, cwd: string, signal?: Ab
 /** The lstat fingerprint of a pristine store as it is now (the bench re-takes it between repeated extractions). */
 export function fingerprintStore(path: string): string {
   const hash = createHash("sha256");
-  walkTree(path, {
-    onEntry: ({ relPath, stats }) => {
-      hash.update(relPath).update(` ${fileType(stats)} ${stats.mode} ${stats.size} ${stats.mtimeNs} ${stats.ctimeNs} ${stats.ino}\n`);
-    },
-  });
+  hashLstatTree(hash, path);
   return hash.digest("hex");
 }
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { fileType, walkTree } from "../lib/fs-walk.js";
+import { hashLstatTree } from "../lib/fs-walk.js";
 import type { EnvironmentRecord } from "./record.js";
 
 /**
@@ -51,12 +51,9 @@ export function fingerprintEnvironment(dir: string): {
   let entries = 0;
   for (const part of [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]) {
     hash.update(`${part}\n`);
-    walkTree(join(dir, part), {
-      onEntry: ({ relPath, stats }) => {
-        entries++;
-        sizeBytes += Number(stats.blocks) * 512;
-        hash.update(relPath).update(` ${fileType(stats)} ${stats.mode} ${stats.size} ${stats.mtimeNs} ${stats.ctimeNs} ${stats.ino}\n`);
-      },
+    hashLstatTree(hash, join(dir, part), (stats) => {
+      entries++;
+      sizeBytes += Number(stats.blocks) * 512;
     });
   }
   return { fingerprint: hash.digest("hex"), sizeBytes, entries };

@@ -10,6 +10,7 @@ import {
   rmdirSync,
   unlinkSync,
 } from "node:fs";
+import type { Hash } from "node:crypto";
 import { join } from "node:path";
 
 /**
@@ -280,4 +281,17 @@ function relocate(path: Buffer, root: string): Buffer {
   const moved = Buffer.from(join(mkdtempSync(join(root, ".handoff-rm-")), "d"));
   renameSync(path, moved);
   return moved;
+}
+
+/**
+ * Adds an lstat fingerprint of every entry below `root` to `hash`: path, type, mode, size, mtime, ctime and inode.
+ * ctime cannot be put back from user space, so any write since shows. `onEntry` sees each entry's stats too.
+ */
+export function hashLstatTree(hash: Hash, root: string, onEntry?: (stats: BigIntStats) => void): void {
+  walkTree(root, {
+    onEntry: ({ relPath, stats }) => {
+      onEntry?.(stats);
+      hash.update(relPath).update(` ${fileType(stats)} ${stats.mode} ${stats.size} ${stats.mtimeNs} ${stats.ctimeNs} ${stats.ino}\n`);
+    },
+  });
 }
