@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, w
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { collectKeptSessions } from "../src/repair/session-gc.js";
-import { type CliOutcome, runCli } from "./helpers/cli.js";
+import { type CliOutcome, commandRunArgs, runCli } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent } from "./helpers/run.js";
 
@@ -21,21 +21,13 @@ type State = ReturnType<typeof makeState>;
 
 /** A verified command run `runId` with --keep-session; returns its kept home. */
 async function keptRun(state: State, repo: string, runId: string, extra: readonly string[] = ["--keep-session"]): Promise<string> {
-  const args = [
-    "run",
-    "-C",
+  const args = commandRunArgs(
     repo,
-    "-b",
-    "command",
-    "--agent-cmd",
     agent("fixes-add.sh"),
-    "--verify",
-    "npm test",
-    "--yes",
-    "--run-id",
-    runId,
-  ];
-  const outcome = await runCli([...args, ...extra, "--", "fix the failing test"], { env: state.env });
+    ["--verify", "npm test", "--yes", "--run-id", runId, ...extra],
+    "fix the failing test",
+  );
+  const outcome = await runCli(args, { env: state.env });
   expect(outcome.code, outcome.stderr).toBe(0);
   const { session } = readResult(state, runId);
   if (session.kept) expect(existsSync(session.home)).toBe(true);

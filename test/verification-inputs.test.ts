@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { quote } from "shell-quote";
 import { describe, expect, test } from "vitest";
-import { expectUsageError, runCli } from "./helpers/cli.js";
+import { commandRunArgs, expectUsageError, runCli } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, makeHarness } from "./helpers/run.js";
 import { resolveOptions } from "../src/run/options.js";
@@ -363,21 +363,8 @@ describe("--protect on the command line and in .handoff.json", () => {
     const root = tempDir("handoff-protect");
     const runsDir = join(root, "runs");
     const workspacesDir = join(root, "ws");
-    const args = [
-      "run",
-      "-C",
-      repo,
-      "-b",
-      "command",
-      "--agent-cmd",
-      agent("fixes-add.sh"),
-      "--yes",
-      "--runs-dir",
-      runsDir,
-      "--workspace-dir",
-      workspacesDir,
-    ];
-    const outcome = await runCli([...args, "--verify", "npm test", "--protect", "[z-a]", "--", "fix"]);
+    const options = ["--yes", "--runs-dir", runsDir, "--workspace-dir", workspacesDir, "--verify", "npm test", "--protect", "[z-a]"];
+    const outcome = await runCli(commandRunArgs(repo, agent("fixes-add.sh"), options, "fix"));
     expectUsageError(outcome, /--protect '\[z-a\]' is not a valid pattern/);
     expect(existsSync(runsDir)).toBe(false);
     expect(existsSync(workspacesDir)).toBe(false);
