@@ -80,7 +80,7 @@ export async function batchCommand(args: readonly string[]): Promise<number> {
     interrupts++;
     if (interrupts === 1) {
       process.stderr.write(
-        "\nhandoff: interrupted; cancelling the running tasks and writing their run directories and batch.json (again to force)\n",
+        `${process.stderr.isTTY ? "\n" : ""}handoff: interrupted; cancelling the running tasks and writing their run directories and batch.json (again to force)\n`,
       );
       controller.abort();
     } else {
