@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
+import { getEventListeners } from "node:events";
 import { join } from "node:path";
 import { XMLParser } from "fast-xml-parser";
 import { describe, expect, test } from "vitest";
@@ -411,6 +412,22 @@ describe("runBatch, the pool both executors share", () => {
     expect(executor.started).toEqual(["t1", "t2"]);
     expect(record.tasks.map((task) => task.outcome)).toEqual(["invalid_task", "not_started", "not_started", "not_started"]);
     expect(record).toMatchObject({ interrupted: true, exitCode: 130 });
+  });
+
+  test("listeners a task leaves on its signal do not pile up on the batch's (no MaxListenersExceededWarning past ten tasks)", async () => {
+    const controller = new AbortController();
+    const executor = new FakeExecutor(2, async (spec, context) => {
+      context.signal.addEventListener("abort", () => {}); // as a run does, never removed
+      return recordWithoutRun(spec, "invalid_task", "fake");
+    });
+    await runBatch(specs(12), [], executor, {
+      batchId: "b",
+      file: "/f",
+      runsDir: join(tempDir("handoff-batch-pool"), "runs"),
+      defaults: {},
+      signal: controller.signal,
+    });
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 
   test("the local executor records a run's refusal of its input (a repository that does not exist) as invalid_task with the run's message", async () => {

@@ -61,10 +61,14 @@ export async function runBatch(
   const runOne = async (spec: TaskSpec): Promise<TaskRecord> => {
     if (signal.aborted) return recordWithoutRun(spec, "not_started", NOT_STARTED);
     let started = false;
+    // Each task its own signal, tied to the batch's while it runs: a run's listeners go with it, not onto the batch's.
+    const task = new AbortController();
+    const cancel = () => task.abort();
+    signal.addEventListener("abort", cancel, { once: true });
     const context = {
       batchId: options.batchId,
       defaults: options.defaults,
-      signal,
+      signal: task.signal,
       started: () => {
         if (started) return;
         started = true;
@@ -77,6 +81,7 @@ export async function runBatch(
     } catch (error) {
       return recordWithoutRun(spec, "internal_error", `handoff failed on this task: ${(error as Error).message ?? error}`);
     } finally {
+      signal.removeEventListener("abort", cancel);
       if (started) running--;
     }
   };
