@@ -23,6 +23,13 @@ export { readTestClaim } from "./verdict/agent-claim.js";
 export { CannotContinueError, continueRun } from "./repair/continue-run.js";
 export { collectKeptSessions } from "./repair/session-gc.js";
 export { handoffFeedback } from "./repair/feedback.js";
+export { batchPaths, runBatch } from "./many/batch.js";
+export { LocalExecutor } from "./many/local-executor.js";
+export { MAX_BATCH_FILE_BYTES, parseBatchText, readBatchFile } from "./many/batch-file.js";
+export { BatchRecord, TaskRecord } from "./many/batch-record.js";
+export { BatchTask } from "./many/batch-task.js";
+export { SEVERITY, TASK_OUTCOMES, batchExitCode } from "./many/outcome.js";
+export { renderBatchJunit } from "./many/junit.js";
 
 /** The agent-CLI backends as objects, made from the registry's rows (backends/index.ts). */
 export const codexBackend = CLI_BACKENDS.codex.backend;
@@ -62,3 +69,10 @@ export type { RunStatus, TerminalReason, Verdict } from "./verdict/decide.js";
 export type { ContinueFrom } from "./repair/continue-from.js";
 export type { ResumeOverrides } from "./repair/continue-run.js";
 export type { KeptSessionEntry, SessionCollection } from "./repair/session-gc.js";
+export type { BatchOptions } from "./many/batch.js";
+export type { BatchFile } from "./many/batch-file.js";
+export type { BatchProgress } from "./many/batch-progress.js";
+export type { BatchRunDefaults, TaskSpec } from "./many/batch-task.js";
+export type { LocalExecutorOptions } from "./many/local-executor.js";
+export type { TaskOutcome } from "./many/outcome.js";
+export type { TaskContext, TaskExecutor } from "./many/task-executor.js";

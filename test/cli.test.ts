@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { EXIT_CODES } from "../src/verdict/decide.js";
 import { APPLY_OPTIONS, BACKENDS_OPTIONS, CACHE_OPTIONS, GC_OPTIONS, RESUME_OPTIONS, RUN_OPTIONS, SHOW_OPTIONS } from "../src/cli/cli.js";
+import { BATCH_OPTIONS } from "../src/cli/batch-command.js";
 import { COMMAND_HELP, COMMANDS, HELP } from "../src/cli/help.js";
 import { nearestOption } from "../src/cli/parse-options.js";
 import { type CliOutcome, HANDOFF_BIN, expectUsageError, runCli, startCli, commandRunArgs } from "./helpers/cli.js";
@@ -15,6 +16,7 @@ const TASK = "fix the failing test";
 const OPTIONS = {
   run: RUN_OPTIONS,
   resume: RESUME_OPTIONS,
+  batch: BATCH_OPTIONS,
   show: SHOW_OPTIONS,
   apply: APPLY_OPTIONS,
   gc: GC_OPTIONS,

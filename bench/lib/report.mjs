@@ -66,6 +66,14 @@ export function formatTable(results) {
         `handoff's peak RSS ${mib(ingest.peakRssBytes)} (target < ${mib(TARGETS.peakRssBytes)} ${ingest.met ? "ok" : "MISSED"}); events.jsonl kept ${mib(ingest.eventsJsonlBytes)}`,
     );
   }
+  if (results.batch) {
+    const batch = results.batch;
+    lines.push(
+      "",
+      `${batch.tasks} tasks on ${batch.jobs} jobs (${results.machine.cpus} cores): handoff batch --jobs ${batch.jobs} ${ms(batch.batch.median)} ms, ` +
+        `${batch.tasks} × handoff run ${ms(batch.sequential.median)} ms (medians of ${batch.rounds}): the batch takes ${batch.ratio.toFixed(2)}× the time`,
+    );
+  }
   return lines.join("\n");
 }
 

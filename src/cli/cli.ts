@@ -13,6 +13,7 @@ import { EXIT_CODES } from "../verdict/decide.js";
 import { MAX_TASK_BYTES } from "../run/input-limits.js";
 import { readOpenFile } from "../lib/safe-read.js";
 import { listBackends } from "./backends-report.js";
+import { batchCommand } from "./batch-command.js";
 import { clearCache, listCache, renderCacheClearing, renderCacheListing } from "./cache-report.js";
 import { EnvironmentCache, cacheLimitBytes, defaultCacheDir } from "../environment/cache-store.js";
 import { progressPrinter } from "./progress.js";
@@ -45,6 +46,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       case "resume":
       case "gc":
       case "cache":
+      case "batch":
         if (asksForHelp(rest)) {
           process.stdout.write(COMMAND_HELP[command]);
           return 0;
@@ -93,6 +95,8 @@ async function runSubcommand(command: Command, args: readonly string[]): Promise
       return gcCommand(args);
     case "cache":
       return cacheCommand(args);
+    case "batch":
+      return await batchCommand(args);
   }
 }
 

@@ -4,7 +4,7 @@ import { KEPT_SESSION_DAYS } from "../repair/kept-home.js";
 export const VERSION = "0.1.0";
 
 /** The commands that take options, each with its own help (`handoff <command> --help`). */
-export const COMMANDS = ["run", "resume", "show", "apply", "gc", "cache", "backends"] as const;
+export const COMMANDS = ["run", "resume", "batch", "show", "apply", "gc", "cache", "backends"] as const;
 export type Command = (typeof COMMANDS)[number];
 
 const OVERVIEW = `handoff ${VERSION}: delegate a coding task to an agent CLI on a disposable clone.
@@ -14,6 +14,7 @@ Usage:
   handoff run [options] [--] <task text...>      delegate one task (or --task-file FILE, - for stdin)
   handoff resume <run-id|run-dir> [options] [--] <instruction...>
                                                  continue a finished run's kept session (--keep-session) as a new run
+  handoff batch FILE [options]                   run every task of a JSON Lines file (- for stdin), --jobs N at once
   handoff backends [--json]                      which agent CLIs are installed here, their versions, usable or why not
   handoff show <run-id|run-dir> [--format text|markdown|json|junit] [--runs-dir DIR]
   handoff apply <run-id|run-dir> [-C repo] [--runs-dir DIR]
@@ -122,6 +123,32 @@ fresh clone with the earlier patch applied, the kept session resumed, all four g
 ${RESUME_OPTIONS}
 Exit codes: those of handoff run (the new run's verdict); 2 also when the run cannot be continued (its session was
 not kept or is gone, its patch was modified, the source's HEAD moved, ...): one line says why, and nothing is created.
+`,
+  batch: `Usage: handoff batch FILE [options]
+Run every task of a batch file (JSON Lines, - for stdin): one JSON object a line with "task", and optionally "repo"
+(default: the current directory), "id" (default: task-<line>), "agentCmd" (the command backend's command) and any key
+of .handoff.json. Each task passes the four gates in its own run directory, <runs-dir>/<batch-id>/runs/<id>/. A bad
+line is reported with its line number (invalid_task) and the others run. A progress line goes to stderr; the summary
+to stdout; batch.json and junit.xml (one test case per task) to <runs-dir>/<batch-id>/. Ctrl-C cancels the running
+tasks, records the rest as not_started and writes the summary (again to force).
+
+Batch options:
+  -j, --jobs N            how many tasks run at once (default 1, at most 64)
+  -y, --yes               approve the agents editing disposable clones without asking (else one question for the batch)
+      --json              print batch.json to stdout and nothing else there
+      --junit PATH        also write the batch's JUnit XML to PATH
+      --runs-dir DIR      parent of the batch directory (default: $XDG_STATE_HOME/handoff/runs)
+      --batch-id ID       name of the batch directory (default: batch-<time>-<random>)
+      --no-verify         accept patches that nothing checks, for every task: the outcomes say NOTHING WAS CHECKED
+      --sandbox MODE      auto (default), bwrap or none, for every task (see handoff run --help)
+      --env NAME          pass this environment variable through to every agent (repeatable)
+      --workspace-dir DIR where disposable clones live (default: $HANDOFF_WORKSPACE_DIR or the temp dir)
+      --cli-home-dir DIR  where each run's private agent-CLI home lives
+
+Exit codes: 0 every task verified; otherwise the code of the most severe outcome, in this order:
+source_repository_changed 5, user_cancelled 130, not_started 130, internal_error 70, invalid_task 2,
+policy_or_artifact_error 4, external_agent_error 6, timeout 124, verification_failed 1, no_changes 3.
+2 also for a usage error (nothing run): a bad option, an unreadable or empty file, no valid task, no approval.
 `,
   show: `Usage: handoff show <run-id|run-dir> [options]
 Print a finished run's report: the verdict, the patch, the verification and the timings.

@@ -24,7 +24,7 @@ const BUILDER = new XMLBuilder({
 });
 
 /** Text fit for XML 1.0 on one line: controls and invisibles as `\xNN`/`\uNNNN`, the rest XML cannot hold likewise. */
-function xmlLine(text: string): string {
+export function xmlLine(text: string): string {
   // With the `u` flag a surrogate range matches only a lone surrogate, never half of a pair.
   return escapeControls(text).replace(/[\ufffe\uffff\ud800-\udfff]/gu, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

@@ -1,0 +1,153 @@
+import { existsSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { askOnTerminal, canAskOnTerminal } from "../approval/terminal-prompt.js";
+import { SANDBOX_MODES, type SandboxMode } from "../containment/sandbox.js";
+import { ApprovalRequiredError, UsageError } from "../lib/errors.js";
+import { type BatchFile, readBatchFile } from "../many/batch-file.js";
+import type { BatchRecord } from "../many/batch-record.js";
+import { batchPaths, runBatch } from "../many/batch.js";
+import { progressWriter } from "../many/batch-progress.js";
+import { writeFileAtomically } from "../many/atomic-file.js";
+import { renderBatchJunit } from "../many/junit.js";
+import { LocalExecutor } from "../many/local-executor.js";
+import type { TaskExecutor } from "../many/task-executor.js";
+import { escapeControls } from "../patch/rules/path-names.js";
+import { killAllProcessGroups } from "../process/process.js";
+import { isValidEnvName } from "../run/env.js";
+import { defaultRunsDir } from "../run/options.js";
+import { generateRunId, isSafeRunId } from "../run-dir/run-dir.js";
+import { parseOptions } from "./parse-options.js";
+
+export const BATCH_OPTIONS = {
+  jobs: { type: "string", short: "j" },
+  json: { type: "boolean" },
+  junit: { type: "string" },
+  "runs-dir": { type: "string" },
+  "batch-id": { type: "string" },
+  yes: { type: "boolean", short: "y" },
+  "no-verify": { type: "boolean" },
+  sandbox: { type: "string" },
+  env: { type: "string", multiple: true },
+  "workspace-dir": { type: "string" },
+  "cli-home-dir": { type: "string" },
+} as const;
+
+const BATCH_USAGE = "usage: handoff batch FILE [--jobs N] [--json] [--junit PATH] [--runs-dir DIR] [--batch-id ID] [--yes] ...";
+
+/** The most tasks one handoff runs at once: each is an agent, a clone and a verification. */
+export const MAX_JOBS = 64;
+
+/**
+ * `handoff batch FILE`: every task of a JSON Lines file, `--jobs` at once, each through the four gates in its own run
+ * directory; a progress line on stderr, the summary on stdout, batch.json and junit.xml in the batch directory.
+ * Returns the batch's exit code: 0 only when every task verified, else the most severe outcome's.
+ */
+export async function batchCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parseOptions("batch", args, BATCH_OPTIONS);
+  if (positionals.length !== 1) throw new UsageError("bad_arguments", BATCH_USAGE);
+  const jobs = jobsOption(values.jobs);
+  const batchId = values["batch-id"] ?? `batch-${generateRunId()}`;
+  if (!isSafeRunId(batchId))
+    throw new UsageError(
+      "bad_batch_id",
+      `--batch-id is one path segment of letters, digits, '.', '_' or '-' (at most 128), not '${escapeControls(batchId.slice(0, 100))}'`,
+    );
+  const sandbox = values.sandbox;
+  if (sandbox !== undefined && !(SANDBOX_MODES as readonly string[]).includes(sandbox))
+    throw new UsageError("bad_sandbox", `--sandbox must be auto, bwrap or none, not '${escapeControls(sandbox.slice(0, 100))}'`);
+  for (const name of values.env ?? [])
+    if (!isValidEnvName(name))
+      throw new UsageError("bad_env_name", `--env takes a variable name, not '${escapeControls(name.slice(0, 100))}'`);
+  const junitCopy = values.junit === undefined ? null : resolve(values.junit);
+  if (junitCopy !== null && !(existsSync(dirname(junitCopy)) && statSync(dirname(junitCopy)).isDirectory()))
+    throw new UsageError("bad_directory", `--junit ${escapeControls(values.junit!)}: ${dirname(junitCopy)} is not a directory`);
+  const runsDir = resolve(values["runs-dir"] ?? defaultRunsDir());
+
+  const batch = readBatchFile(positionals[0]!);
+  if (!values.yes) {
+    // One question for the whole batch; every task then runs approved, as with --yes.
+    if (!canAskOnTerminal(batch.file === "-")) throw new ApprovalRequiredError();
+    if (!(await askOnTerminal(batchQuestion(batch)))) {
+      process.stderr.write("handoff: not approved; no task was started\n");
+      return 130;
+    }
+  }
+
+  const executor: TaskExecutor = new LocalExecutor({ runsDir, jobs });
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSignal = () => {
+    interrupts++;
+    if (interrupts === 1) {
+      process.stderr.write(
+        `${process.stderr.isTTY ? "\n" : ""}handoff: interrupted; cancelling the running tasks and writing their run directories and batch.json (again to force)\n`,
+      );
+      controller.abort();
+    } else {
+      killAllProcessGroups();
+      process.exit(130);
+    }
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  process.on("exit", killAllProcessGroups);
+  const progress = progressWriter();
+  try {
+    const record = await runBatch(batch.specs, batch.invalid, executor, {
+      batchId,
+      file: batch.file,
+      runsDir,
+      defaults: {
+        yes: true,
+        noVerify: values["no-verify"],
+        sandbox: sandbox as SandboxMode | undefined, // checked above
+        env: values.env,
+        workspacesDir: values["workspace-dir"],
+        cliHomesDir: values["cli-home-dir"],
+      },
+      signal: controller.signal,
+      jobs,
+      onProgress: (state) => progress.update(state),
+    });
+    progress.finish();
+    process.stdout.write(values.json ? `${JSON.stringify(record, null, 2)}\n` : renderSummary(record, runsDir));
+    if (junitCopy !== null) writeFileAtomically(junitCopy, renderBatchJunit(record));
+    return record.exitCode;
+  } finally {
+    progress.finish();
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    await executor.close();
+  }
+}
+
+function jobsOption(value: string | undefined): number {
+  if (value === undefined) return 1;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1 || number > MAX_JOBS)
+    throw new UsageError("bad_number", `--jobs takes a whole number from 1 to ${MAX_JOBS}, not '${escapeControls(value.slice(0, 100))}'`);
+  return number;
+}
+
+function batchQuestion(batch: BatchFile): string {
+  const repos = [...new Set(batch.specs.map((spec) => spec.repo))];
+  const shown = repos.slice(0, 3).map(escapeControls).join(", ") + (repos.length > 3 ? `, … (${repos.length} in all)` : "");
+  return `Let agents edit disposable clones for ${batch.specs.length} task(s) of ${escapeControls(batch.file)} (${shown})? (the repositories themselves stay read-only)`;
+}
+
+/** Without --json: one row per task (id, outcome, its run directory or why it has none), then where the records are. */
+function renderSummary(record: BatchRecord, runsDir: string): string {
+  const width = Math.min(40, Math.max(2, ...record.tasks.map((task) => task.id.length)));
+  const rows = record.tasks.map(
+    (task) => `${escapeControls(task.id).padEnd(width)}  ${task.outcome.padEnd(25)}  ${escapeControls(task.runDir ?? task.summary)}`,
+  );
+  const paths = batchPaths(runsDir, record.batchId);
+  return [
+    `${"id".padEnd(width)}  ${"outcome".padEnd(25)}  run directory`,
+    ...rows,
+    `batch ${record.batchId}: ${record.worst}, exit ${record.exitCode}${record.interrupted ? " (interrupted)" : ""}`,
+    `batch.json: ${paths.batchJson}`,
+    `junit.xml: ${paths.junitXml}`,
+    "",
+  ].join("\n");
+}
