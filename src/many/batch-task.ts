@@ -8,7 +8,7 @@ import type { TestEditPolicy } from "../verify/test-edits.js";
 /**
  * One line of a batch file (JSON Lines): the keys of `.handoff.json`, plus `task` (the task text), `repo` (default:
  * the current directory; relative to it), `id` (default: `task-<line>`; names the task's run directory) and
- * `agentCmd` (the `command` backend's shell command). A line's keys win over the repository's `.handoff.json`, as
+ * `agentCmd` (the `command` backend's shell command; it implies `backend: "command"`). A line's keys win over the repository's `.handoff.json`, as
  * command-line options do. Unknown keys are an error: a misspelt `verfy` must not run a task unverified.
  */
 export const BatchTask = HandoffConfig.extend({
@@ -57,7 +57,8 @@ export function taskRunOptions(spec: TaskSpec, runsDir: string, defaults: BatchR
     task: task.task,
     runId: spec.id,
     runsDir,
-    backend: task.backend,
+    // A line that names an agent command means the command backend, as `--agent-cmd` does on its own line.
+    backend: task.backend ?? (task.agentCmd === undefined ? undefined : "command"),
     agentCmd: task.agentCmd,
     model: task.model,
     verify: task.verify,
