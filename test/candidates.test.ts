@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { type CliOutcome, commandRunArgs, expectUsageError, runCli, startCli } from "./helpers/cli.js";
+import { waitForFile } from "./helpers/processes.js";
 import { FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
 
 const TASK = "fix add()";
@@ -189,5 +190,35 @@ describe("the base environment is built once for concurrent runs", () => {
     const outcomes = await Promise.all([start("a"), start("b")]);
     for (const outcome of outcomes) expect(outcome.code, outcome.stderr).toBe(0);
     expect(readFileSync(counter, "utf8")).toBe("built\n");
+  });
+});
+
+describe("a candidates run whose handoff died", () => {
+  test("kill -9 mid-run: the next start sweeps its candidates and writes its result.json by the winner rule", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const runsDir = join(tempDir("handoff-candidates-runs"), "runs");
+    const marker = join(tempDir("handoff-candidate-marker"), "second-started");
+    // Candidate 1 fixes add() at once; candidate 2 says it started, then waits until it is killed.
+    const agentCmd = `if [ "$HANDOFF_CANDIDATE" = 2 ]; then touch ${marker}; exec sleep 60; fi; sed -i 's/a - b/a + b/' math.js`;
+    const args = ["--yes", "--runs-dir", runsDir, "--run-id", "r", ...VERIFY, "--sandbox", "none", "--candidates", "2", "--jobs", "2"];
+    const crashed = startCli(commandRunArgs(repo, agentCmd, args, TASK));
+    const exited = new Promise((resolve) => crashed.child.once("exit", resolve));
+    await waitForFile(marker);
+    await waitForFile(join(runsDir, "r", "candidates", "1", "result.json"));
+    crashed.child.kill("SIGKILL");
+    await exited;
+    expect(existsSync(join(runsDir, "r", "result.json"))).toBe(false);
+
+    const next = await runCli(commandRunArgs(repo, "true", ["--yes", "--runs-dir", runsDir, "--run-id", "next", "--no-verify"], TASK));
+    expect(next.code, next.stderr).toBe(3);
+    const result = JSON.parse(readFileSync(join(runsDir, "r", "result.json"), "utf8"));
+    expect(result.candidates.map((c: any) => [c.k, c.terminalReason])).toEqual([
+      [1, "verified"],
+      [2, "user_cancelled"],
+    ]);
+    expect(JSON.parse(readFileSync(join(runsDir, "r", "candidates", "2", "result.json"), "utf8")).detail).toBe("runner_crashed");
+    expect(result).toMatchObject({ runId: "r", winner: 1, terminalReason: "verified" });
+    const apply = await runCli(["apply", join(runsDir, "r"), "-C", repo]);
+    expect(apply.code, apply.stderr).toBe(0);
   });
 });

@@ -11,11 +11,10 @@ import type { RunnerHooks } from "../run/pipeline.js";
 import { ExternalCodingRunner } from "../run/runner.js";
 import { sweepCrashedRuns } from "../run-dir/crash-sweep.js";
 import { Redactor, envSecrets } from "../run-dir/redact.js";
-import { RunDirectory, generateRunId } from "../run-dir/run-dir.js";
+import { RunDirectory, currentOwner, generateRunId } from "../run-dir/run-dir.js";
 import { loadPatch } from "../run-dir/run-lookup.js";
-import { EXIT_CODES, NO_FACTS, decideOutcome } from "../verdict/decide.js";
-import type { CandidateEntry, RunResult } from "../verdict/result.js";
-import { agreementGroups, chooseWinner } from "./winner.js";
+import type { RunResult } from "../verdict/result.js";
+import { CANDIDATES_RECORD, candidatesResult } from "./candidates-result.js";
 
 /** The most candidates one run may have (`--candidates` times the backends): each is a whole run. */
 export const MAX_CANDIDATES = 20;
@@ -67,6 +66,8 @@ export async function runCandidates(request: RunOptions, plan: CandidatePlan, ho
   await sweepCrashedRuns(options.runsDir);
   const dir = RunDirectory.create(options.runsDir, options.runId ?? generateRunId(startedAt), new Redactor(envSecrets(options.envNames)));
   try {
+    // Who runs it and how many candidates it has: what the crash sweep needs to finish it if this handoff dies.
+    dir.writeJson(CANDIDATES_RECORD, { owner: currentOwner(), total: plan.length, startedAt: startedAt.toISOString() });
     dir.event({
       type: "run.started",
       runId: dir.runId,
@@ -112,7 +113,12 @@ export async function runCandidates(request: RunOptions, plan: CandidatePlan, ho
     };
     await Promise.all(Array.from({ length: Math.min(jobs, plan.length) }, worker));
     const between = compareSnapshots(before, await takeSourceSnapshot(source));
-    const result = candidatesResult(dir, startedAt, results, between);
+    const result = candidatesResult(
+      dir,
+      startedAt,
+      results.map((result, index) => ({ k: index + 1, result })),
+      between,
+    );
     // changes.patch is the winner's (what `apply` applies), written before result.json marks the run finished.
     const winner = result.winner ? results[result.winner - 1] : undefined;
     dir.writeFile("changes.patch", winner ? loadPatch({ dir: winner.runDir, result: winner }) : Buffer.alloc(0));
@@ -128,56 +134,4 @@ export async function runCandidates(request: RunOptions, plan: CandidatePlan, ho
 /** The backend a candidate names, resolved now so that a bad one is a usage error before anything is created. */
 function checkedBackend(backend: ExternalAgentBackend | string, request: RunOptions): ExternalAgentBackend {
   return typeof backend === "object" ? backend : resolveBackend({ name: backend, agentCmd: request.agentCmd, bin: request.bin });
-}
-
-/** A candidate's run, in short, for the list in result.json. */
-export function candidateEntry(k: number, result: RunResult): CandidateEntry {
-  return {
-    k,
-    backend: result.backend.name,
-    runId: result.runId,
-    runDir: result.runDir,
-    terminalReason: result.terminalReason,
-    exitCode: EXIT_CODES[result.terminalReason],
-    warnings: result.policy.warnings.length,
-    patchBytes: result.patch?.bytes ?? 0,
-    patchSha256: result.patch?.sha256 ?? null,
-    durationMs: result.timings.durationMs,
-    finishedAt: new Date(Date.parse(result.timings.startedAt) + result.timings.durationMs).toISOString(),
-    costUsd: result.agent.usage?.costUsd ?? null,
-    agreesWith: [],
-  };
-}
-
-/**
- * The run's result.json from its candidates' results (in k order): the winner's verdict under the run's own id and
- * directory, with `candidates`, `winner` and `agreement`. A candidate that saw the source change gives the run its
- * verdict; a change only the snapshots around all candidates saw is decided by decideOutcome like any other.
- */
-export function candidatesResult(
-  dir: { readonly runId: string; readonly path: string },
-  startedAt: Date,
-  results: readonly RunResult[],
-  changedBetween: readonly string[],
-): RunResult {
-  const agreement = agreementGroups(results.map((result, index) => candidateEntry(index + 1, result)));
-  const candidates = results.map((result, index) => {
-    const k = index + 1;
-    const group = agreement.find((ks) => ks.includes(k)) ?? [];
-    return { ...candidateEntry(k, result), agreesWith: group.filter((other) => other !== k) };
-  });
-  const changed = candidates.find((candidate) => candidate.terminalReason === "source_repository_changed");
-  const best = chooseWinner(candidates)!;
-  let base: RunResult;
-  let winner: number | null = null;
-  if (changed) base = results[changed.k - 1]!;
-  else if (changedBetween.length > 0) {
-    const verdict = decideOutcome({ ...NO_FACTS, sourceChanged: changedBetween });
-    base = { ...results[best.k - 1]!, ...verdict, sourceInvariant: { matched: false, changed: [...changedBetween] } };
-  } else {
-    base = results[best.k - 1]!;
-    winner = best.k;
-  }
-  const timings = { ...base.timings, startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime() };
-  return { ...base, runId: dir.runId, runDir: dir.path, timings, candidates, winner, agreement };
 }
