@@ -1,4 +1,5 @@
 import { closeSync, openSync } from "node:fs";
+import { join } from "node:path";
 import { askOnTerminal, canAskOnTerminal } from "../approval/terminal-prompt.js";
 import { applyRun } from "../review/apply.js";
 import { COMMAND_HELP, type Command, HELP, VERSION } from "./help.js";
@@ -6,7 +7,7 @@ import { type ParsedOptions, parseOptions } from "./parse-options.js";
 import { ApplyRefusedError, UntrustedArtifactError, UsageError } from "../lib/errors.js";
 import { killAllProcessGroups } from "../process/process.js";
 import { type ReportFormat, renderReport } from "../review/report.js";
-import { loadRun } from "../run-dir/run-lookup.js";
+import { type LoadedRun, loadRun } from "../run-dir/run-lookup.js";
 import { escapeControls } from "../patch/rules/path-names.js";
 import { ExternalCodingRunner } from "../run/runner.js";
 import { EXIT_CODES } from "../verdict/decide.js";
@@ -110,7 +111,9 @@ function seconds(name: string, value: string | undefined): number | undefined {
 
 export const RUN_OPTIONS = {
   repo: { type: "string", short: "C" },
-  backend: { type: "string", short: "b" },
+  backend: { type: "string", short: "b", multiple: true },
+  candidates: { type: "string" },
+  jobs: { type: "string" },
   "agent-cmd": { type: "string" },
   bin: { type: "string" },
   model: { type: "string", short: "m" },
@@ -203,7 +206,10 @@ async function runCommand(args: readonly string[]): Promise<number> {
   return await runAndReport(values.json === true, (signal) => ({
     repo: values.repo,
     task,
-    backend: values.backend,
+    // One -b is the backend; repeated, a candidate per backend (docs/many-tasks.md).
+    ...((values.backend?.length ?? 0) > 1 ? { backends: values.backend } : { backend: values.backend?.[0] }),
+    candidates: wholeNumber("--candidates", values.candidates),
+    jobs: wholeNumber("--jobs", values.jobs),
     agentCmd: values["agent-cmd"],
     bin: values.bin,
     model: values.model,
@@ -261,12 +267,22 @@ async function runAndReport(json: boolean, request: (signal: AbortSignal) => Run
   process.on("SIGTERM", onSignal);
   process.on("exit", killAllProcessGroups);
   try {
-    const runner = new ExternalCodingRunner({ onEvent: progressPrinter(json) });
+    // A candidate's progress lines begin with its number: `[2] agent working…`.
+    const candidatePrinters = new Map<number, ReturnType<typeof progressPrinter>>();
+    const onCandidateEvent = (k: number, event: Parameters<ReturnType<typeof progressPrinter>>[0]) => {
+      if (!candidatePrinters.has(k)) candidatePrinters.set(k, progressPrinter(json, `[${k}] `));
+      candidatePrinters.get(k)!(event);
+    };
+    const runner = new ExternalCodingRunner({ onEvent: progressPrinter(json), onCandidateEvent });
     const result = await runner.run(options);
     if (json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     else {
       process.stdout.write(`${result.terminalReason}${result.detail ? ` (${result.detail})` : ""}: ${result.summary}\n`);
       if (result.hint) process.stdout.write(`hint: ${result.hint}\n`);
+      if (result.candidates)
+        process.stdout.write(
+          `winner: ${result.winner === null || result.winner === undefined ? "none" : `candidate ${result.winner}`} of ${result.candidates.length}\n`,
+        );
       process.stdout.write(`run directory: ${result.runDir}\n`);
     }
     return EXIT_CODES[result.terminalReason];
@@ -385,12 +401,16 @@ function showCommand(args: readonly string[]): number {
   return 0;
 }
 
-export const APPLY_OPTIONS = { repo: { type: "string", short: "C" }, "runs-dir": { type: "string" } } as const;
+export const APPLY_OPTIONS = {
+  repo: { type: "string", short: "C" },
+  "runs-dir": { type: "string" },
+  candidate: { type: "string" },
+} as const;
 
 async function applyCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseOptions("apply", args, APPLY_OPTIONS);
-  if (positionals.length !== 1) throw new UsageError("bad_arguments", "usage: handoff apply <run-id|run-dir> [-C repo]");
-  const run = loadTrustedRun(positionals[0]!, values["runs-dir"]);
+  if (positionals.length !== 1) throw new UsageError("bad_arguments", "usage: handoff apply <run-id|run-dir> [-C repo] [--candidate k]");
+  const run = chosenCandidate(loadTrustedRun(positionals[0]!, values["runs-dir"]), wholeNumber("--candidate", values.candidate));
   const outcome = await applyRun(run, values.repo);
   if (run.result.verification.skipped === "no_verify") {
     process.stderr.write(
@@ -413,6 +433,31 @@ async function applyCommand(args: readonly string[]): Promise<number> {
   }
   for (const file of outcome.files) process.stdout.write(`${file}\n`);
   return 0;
+}
+
+/** `apply` of a candidates run: the winner, or candidate k (`--candidate k`), loaded from `<run>/candidates/<k>/`. */
+function chosenCandidate(run: LoadedRun, k: number | undefined): LoadedRun {
+  const candidates = run.result.candidates;
+  if (!candidates) {
+    if (k !== undefined)
+      throw new UsageError(
+        "not_a_candidates_run",
+        `--candidate applies to a candidates run; run ${escapeControls(run.result.runId)} has none`,
+      );
+    return run;
+  }
+  const chosen = k ?? run.result.winner ?? null;
+  if (chosen === null)
+    throw new ApplyRefusedError(
+      "no_winner",
+      `candidates run ${escapeControls(run.result.runId)} has no winner (${run.result.terminalReason}); nothing is applied (--candidate k applies one by choice)`,
+    );
+  if (!candidates.some((candidate) => candidate.k === chosen))
+    throw new UsageError(
+      "bad_candidate",
+      `run ${escapeControls(run.result.runId)} has candidates 1 to ${candidates.length}, not ${chosen}`,
+    );
+  return loadTrustedRun(join(run.dir, "candidates", String(chosen)), undefined);
 }
 
 /** For `apply`, a result.json that is a link or another user's file is a refusal (exit 1), not a usage error. */

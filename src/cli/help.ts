@@ -17,7 +17,7 @@ Usage:
   handoff batch FILE [options]                   run every task of a JSON Lines file (- for stdin), --jobs N at once
   handoff backends [--json]                      which agent CLIs are installed here, their versions, usable or why not
   handoff show <run-id|run-dir> [--format text|markdown|json|junit] [--runs-dir DIR]
-  handoff apply <run-id|run-dir> [-C repo] [--runs-dir DIR]
+  handoff apply <run-id|run-dir> [-C repo] [--runs-dir DIR] [--candidate k]
                                                  apply a verified run's changes.patch to the source repo
   handoff gc [--runs-dir DIR] [--all] [--json]   remove the kept sessions whose ${KEPT_SESSION_DAYS} days are over (all of them with --all)
   handoff cache list|clear [--json]              the cached base environments (--setup): list them, or remove them all
@@ -26,9 +26,15 @@ Usage:
 
 const RUN_OPTIONS = `Run options:
   -C, --repo DIR          the source repository (default: current directory)
-  -b, --backend NAME      ${backendNamesText()} (default: from .handoff.json, else ${DEFAULT_BACKEND})
+  -b, --backend NAME      ${backendNamesText()} (default: from .handoff.json, else ${DEFAULT_BACKEND});
+                          repeated, one candidate per backend in the order given (best-of-N, see --candidates)
+      --candidates N      best-of-N: N candidates per backend (at most 20 in all), each a whole run in <run>/candidates/<k>/;
+                          the run's verdict is the winner's: verified first, then the fewest warnings, the smallest patch, the
+                          earliest to finish (identical patches are reported as agreement)
+      --jobs N            how many candidates run at once (default: all of them, at most 4)
       --agent-cmd CMD     with --backend command: shell command run as the agent (task on stdin, in $HANDOFF_TASK_FILE, and in $HANDOFF_TASK up to 64 KiB;
-                          a repair attempt gets the feedback on stdin and in $HANDOFF_FEEDBACK, its number in $HANDOFF_ATTEMPT)
+                          a repair attempt gets the feedback on stdin and in $HANDOFF_FEEDBACK, its number in $HANDOFF_ATTEMPT;
+                          the candidate's number, 1 for a run without candidates, is in $HANDOFF_CANDIDATE)
       --bin PATH          the backend's executable (default: looked up on PATH)
   -m, --model NAME        model handed to the backend
       --verify CMD        verification command handoff runs itself (repeatable, in order); a run needs one
@@ -122,7 +128,8 @@ fresh clone with the earlier patch applied, the kept session resumed, all four g
 
 ${RESUME_OPTIONS}
 Exit codes: those of handoff run (the new run's verdict); 2 also when the run cannot be continued (its session was
-not kept or is gone, its patch was modified, the source's HEAD moved, ...): one line says why, and nothing is created.
+not kept or is gone, its patch was modified, the source's HEAD moved, it is a candidates run: resume
+<run>/candidates/<k> instead, ...): one line says why, and nothing is created.
 `,
   batch: `Usage: handoff batch FILE [options]
 Run every task of a batch file (JSON Lines, - for stdin): one JSON object a line with "task", and optionally "repo"
@@ -151,7 +158,8 @@ policy_or_artifact_error 4, external_agent_error 6, timeout 124, verification_fa
 2 also for a usage error (nothing run): a bad option, an unreadable or empty file, no valid task, no approval.
 `,
   show: `Usage: handoff show <run-id|run-dir> [options]
-Print a finished run's report: the verdict, the patch, the verification and the timings.
+Print a finished run's report: the verdict, the patch, the verification and the timings; of a candidates run,
+its candidates side by side first (verdict, warnings, patch size, time, cost, agreement; the winner marked *).
 
 Show options:
       --format FORMAT     text (default), markdown, json (result.json) or junit (the verdict as JUnit XML)
@@ -162,10 +170,12 @@ Exit codes: 0 shown, 2 usage error (no such run, a result.json that is missing, 
 `,
   apply: `Usage: handoff apply <run-id|run-dir> [options]
 Apply a verified run's changes.patch to the source repository (work tree and index; nothing is committed).
+Of a candidates run (--candidates), the winner's; none when it has no winner (refused).
 
 Apply options:
   -C, --repo DIR          the repository to apply to (default: the run's source repository)
       --runs-dir DIR      where a run id is looked up (default: $XDG_STATE_HOME/handoff/runs)
+      --candidate K       of a candidates run: apply candidate K instead of the winner (it must have verified)
 
 ${APPLY_EXIT_CODES}`,
   gc: `Usage: handoff gc [options]

@@ -10,9 +10,9 @@ function toolSummary(input: unknown): string {
 }
 
 /** The progress lines on stderr: one per gate event, and the agent's words and tools unless --json keeps stderr quiet. */
-export function progressPrinter(json: boolean): (event: RecordedEvent) => void {
+export function progressPrinter(json: boolean, prefix = ""): (event: RecordedEvent) => void {
   // Agent text and paths can carry terminal controls (OSC 52, cursor moves): escaped before they reach stderr.
-  const write = (line: string) => process.stderr.write(`handoff: ${escapeControls(line)}\n`);
+  const write = (line: string) => process.stderr.write(`handoff: ${prefix}${escapeControls(line)}\n`);
   return (event) => {
     switch (event.type) {
       case "run.started":

@@ -7,6 +7,7 @@ import type { ResolvedOptions } from "../run/options.js";
 import type { RunResult } from "../verdict/result.js";
 import type { CommandRecord, TestLog } from "../verify/shell-commands.js";
 import { buildBaseEnvironment } from "./build.js";
+import { acquireBuildLock } from "./build-lock.js";
 import { EnvironmentCache } from "./cache-store.js";
 import { type BaseEnvironment, environmentTampered, loadEnvironment } from "./environment.js";
 import { type EnvironmentIdentity, environmentIdentity } from "./environment-key.js";
@@ -43,6 +44,8 @@ export class RunEnvironment {
   #inputs: SetupInputs | null = null;
   #verificationSetup: { ran: boolean; reason: string } | null = null;
   #release: (() => void) | null = null;
+  /** Held while this run builds the environment (src/environment/build-lock.ts). */
+  #buildLock: (() => void) | null = null;
 
   constructor(options: ResolvedOptions, mode: WorkspaceModeChoice, sandboxed: boolean) {
     this.#options = options;
@@ -86,16 +89,34 @@ export class RunEnvironment {
     const inputs = setupInputs(options.setup, options.setupInputs);
     this.#inputs = inputs;
     // The lookup is a phase of its own: what it throws (a cache it cannot read) is a verdict, never a lost run.
-    const found = await hooks.phase("environment", () => this.#find(source, pristine, inputs));
-    // A signal that came during the lookup's synchronous part is read in the event loop's next poll: two turns of the
-    // loop let it be handled before a build could start.
-    for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
-    if (!found || options.signal?.aborted) return { kind: "stopped", setupCommands: [] };
-    if (found.environment) return this.#use(found.environment, [], hooks);
+    try {
+      const found = await hooks.phase("environment", () => this.#find(source, pristine, inputs));
+      // A signal that came during the lookup's synchronous part is read in the event loop's next poll: two turns of the
+      // loop let it be handled before a build could start.
+      for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
+      if (!found || options.signal?.aborted) return { kind: "stopped", setupCommands: [] };
+      if (found.environment) return this.#use(found.environment, [], hooks);
+      return await this.#build(found.identity, source, pristine, scratch, runId, hooks);
+    } finally {
+      // Whatever happened, the next run with the same setup may build it now (or find what this one built).
+      this.#buildLock?.();
+      this.#buildLock = null;
+    }
+  }
+
+  async #build(
+    identity: EnvironmentIdentity,
+    source: SourceRepo,
+    pristine: PristineStore,
+    scratch: string,
+    runId: string,
+    hooks: EnvironmentRunHooks,
+  ): Promise<EnvironmentPrepared> {
+    const options = this.#options;
     const built = await hooks.phase("setup", () =>
       buildBaseEnvironment({
         cache: this.#cache,
-        identity: found.identity,
+        identity,
         source,
         pristine,
         scratch,
@@ -123,15 +144,25 @@ export class RunEnvironment {
     this.#release = this.#cache.use(identity.key);
     // Within the size limit, least recently used first; a crashed run's half-built environment goes too.
     this.#cache.evict();
-    const cached = this.#cache.find(identity.key);
-    if (!cached) return { identity, environment: null };
+    const cached = this.#lookUp(identity.key);
+    if (cached) return { identity, environment: cached };
+    // Not there: this run builds it, unless another run with the same setup is building it now; then it waits for that
+    // build and takes what it made (the candidates of one best-of-N run share one build). prepare() releases the lock.
+    this.#buildLock = await acquireBuildLock(this.#cache.root, identity.key, this.#options.signal);
+    return { identity, environment: this.#buildLock ? this.#lookUp(identity.key) : null };
+  }
+
+  /** The cached environment of `key`, checked unmodified; null when there is none (or it was modified). */
+  #lookUp(key: string): BaseEnvironment | null {
+    const cached = this.#cache.find(key);
+    if (!cached) return null;
     const environment = loadEnvironment(cached.dir, cached.record, true);
     if (cached.record.pathBound.length === 0 && environmentTampered(environment)) {
       // Written after its build (only a run without the sandbox could reach it): never used again.
-      this.#cache.removeEnvironment(identity.key);
-      return { identity, environment: null };
+      this.#cache.removeEnvironment(key);
+      return null;
     }
-    return { identity, environment };
+    return environment;
   }
 
   /** The environment found or built, unless its setup wrote its own path into it (then setup runs in each checkout). */

@@ -53,6 +53,12 @@ export function continueRun(ref: string, instruction: string, given: ResumeOverr
   const run = loadRun(ref, given.runsDir);
   const { result } = run;
   const name = result.runId;
+  if (result.candidates)
+    throw new CannotContinueError(
+      "candidates_run",
+      name,
+      `it is a candidates run; resume one of its candidates instead: handoff resume ${join(run.dir, "candidates")}/<k> (k = 1…${result.candidates.length})`,
+    );
   const request = readRequest(run.dir);
   if (request === null || request.runId !== result.runId)
     throw new CannotContinueError("request_unreadable", name, "its request.json is missing or not valid, so its settings are unknown");

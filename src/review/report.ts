@@ -10,6 +10,7 @@ import { renderVerdictJunit } from "../verify/junit-verdict.js";
 import type { TestEvidence, TestList } from "../verify/test-evidence.js";
 import { writeAttempts } from "./attempts-story.js";
 import { writeEnvironment } from "./environment-story.js";
+import { candidatesTable } from "./candidates-table.js";
 import { ms, usageText } from "./format.js";
 
 export type ReportFormat = "text" | "markdown" | "json" | "junit";
@@ -94,6 +95,10 @@ function renderText(run: LoadedRun, markdown: boolean): string {
   );
   out.push(`${markdown ? "**Summary:** " : "summary: "}${escapeControls(r.summary)}`);
   if (r.hint) out.push(`${markdown ? "**Hint:** " : "hint:    "}${escapeControls(r.hint)}`);
+  if (r.candidates) {
+    heading(`Candidates (${r.candidates.length}; each a run of its own in candidates/<k>/)`);
+    out.push(...candidatesTable(r, markdown));
+  }
 
   heading("Source");
   item(`${r.repo.path} at ${code(r.repo.baseCommit)}`);

@@ -61,6 +61,7 @@ export function crashedRunResult(run: CrashedRun): RunResult {
     // The files as the patch names them (quoted as git quoted them): the run's own list died with it. Never verified.
     extraction: run.patch
       ? {
+          patch: run.patch.bytes,
           sha256: run.patch.sha256,
           files: run.patch.files.map((file) => ({
             path: escapeControls(file.path),

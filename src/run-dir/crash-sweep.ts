@@ -21,6 +21,7 @@ import {
 } from "../containment/survivors.js";
 import { removeTree } from "../clone/workspace.js";
 import { lexists } from "../lib/paths.js";
+import { CANDIDATES_RECORD, CandidatesRecord, candidatesResult } from "../many/candidates-result.js";
 
 /**
  * A handoff killed mid-run (kill -9, OOM, power) leaves its run directory without result.json, its workspace on
@@ -355,6 +356,42 @@ function readOwnResult(runDir: string, runId: string): RunResult | null {
 }
 
 /**
+ * A candidates run (src/many/candidates.ts) whose handoff died before its result.json: its candidates are swept as
+ * any crashed run (in `<run>/candidates/`), then its result.json is written from the candidates that have a verdict,
+ * by the same winner rule. Returns the candidates swept; nothing for a directory that is no such run, one whose
+ * handoff lives, or one no candidate of which has a verdict (none had started).
+ */
+async function sweepCandidatesRun(runDir: string, runId: string): Promise<SweptRun[]> {
+  const record = readArtifactJson(join(runDir, CANDIDATES_RECORD), CandidatesRecord, MAX_SIDE_FILE_BYTES);
+  if (!record || lexists(join(runDir, "result.json")) || ownerState(record.owner) !== "dead" || !takeLock(runDir)) return [];
+  try {
+    if (lexists(join(runDir, "result.json"))) return [];
+    const candidatesDir = join(runDir, "candidates");
+    const swept = await sweepCrashedRuns(candidatesDir);
+    const results = Array.from({ length: record.total }, (_, index) => {
+      const k = index + 1;
+      const result = readOwnResult(join(candidatesDir, String(k)), String(k));
+      return result ? { k, result } : null;
+    }).filter((entry) => entry !== null);
+    if (results.length === 0) return swept;
+    const dir = RunDirectory.reopen(runDir, runId);
+    try {
+      const result = candidatesResult({ runId, path: runDir }, new Date(record.startedAt), results, []);
+      const winner = results.find((entry) => entry.k === result.winner)?.result;
+      const patch = winner ? readArtifact(join(winner.runDir, "changes.patch"), 1024 * 1024 * 1024) : null;
+      dir.writeFile("changes.patch", patch?.kind === "bytes" ? patch.bytes : Buffer.alloc(0));
+      dir.event({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
+      dir.writeReserved("result.json", `${JSON.stringify(dir.redacted("result.json", result), null, 2)}\n`);
+    } finally {
+      dir.close();
+    }
+    return swept;
+  } finally {
+    releaseLock(runDir);
+  }
+}
+
+/**
  * A run whose handoff died after writing result.json, before its directories were gone (a kill in the last
  * moments, or a removal that failed): its leftovers are killed and removed as for a crashed run, but only what the
  * run recorded (a kept workspace is not), and its result.json and verdict stay as they are.
@@ -412,7 +449,11 @@ export async function sweepCrashedRuns(runsDir: string): Promise<SweptRun[]> {
     if (!entry.isDirectory() || !isSafeRunId(entry.name)) continue;
     const runDir = join(runsDir, entry.name);
     const checkpoint = readCheckpoint(runDir);
-    if (!checkpoint || finishedAndClean(checkpoint)) continue;
+    if (!checkpoint) {
+      swept.push(...(await sweepCandidatesRun(runDir, entry.name)));
+      continue;
+    }
+    if (finishedAndClean(checkpoint)) continue;
     const owner = ownerOf(checkpoint);
     if (!owner || ownerState(owner) !== "dead") continue;
     if (!takeLock(runDir)) continue;

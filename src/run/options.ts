@@ -108,6 +108,18 @@ export interface RunOptions {
   readonly setupInputs?: readonly string[];
   /** Where base environments are cached (default: $HANDOFF_CACHE_DIR, else $XDG_CACHE_HOME/handoff). */
   readonly cacheDir?: string;
+  /**
+   * Best-of-N (`--candidates`, docs/many-tasks.md): how many candidates each backend gets (default 1). With more than
+   * one candidate in all, the run is a candidates run: each candidate a whole run in `<run>/candidates/<k>/`, the
+   * winner's verdict the run's.
+   */
+  readonly candidates?: number;
+  /** Repeated `-b`: a candidate (or `candidates` of them) per backend, in this order. Instead of `backend`, not with it. */
+  readonly backends?: readonly (ExternalAgentBackend | string)[];
+  /** How many candidates run at once (`--jobs`; default: all of them, at most 4). */
+  readonly jobs?: number;
+  /** This run is candidate `k` of a candidates run (set by src/many/candidates.ts; the command backend's $HANDOFF_CANDIDATE). */
+  readonly candidate?: number;
 }
 
 export type WorkspaceModeOption = "auto" | "overlay" | "copy";
@@ -226,6 +238,8 @@ export interface ResolvedOptions {
   readonly cacheDir: string;
   /** $HANDOFF_CACHE_LIMIT, checked here: a bad value is a usage error before anything exists. */
   readonly cacheLimitBytes: number;
+  /** The candidate this run is (1 for a run that is not part of a candidates run). */
+  readonly candidate: number;
 }
 
 export function resolveOptions(options: RunOptions, config: HandoffConfig, sourceTop: string): ResolvedOptions {
@@ -377,6 +391,7 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     setupInputs: options.setupInputs ?? config.setupInputs ?? [],
     cacheDir,
     cacheLimitBytes: cacheLimitBytes(),
+    candidate: options.candidate ?? 1,
   };
   // Last, so that any other bad input is named first.
   if (verify.length === 0 && !noVerify) {

@@ -48,6 +48,8 @@ import { RunRecorder } from "./run-recorder.js";
 export interface RunnerHooks {
   /** Every event as it is written to events.jsonl (the CLI prints progress from these). */
   readonly onEvent?: (event: RecordedEvent) => void;
+  /** A candidates run (src/many/candidates.ts): each candidate's events with its number; without it they go to `onEvent`. */
+  readonly onCandidateEvent?: (candidate: number, event: RecordedEvent) => void;
 }
 
 /** What verification is judged against, read before the run: the base's verification inputs and the holdouts. */
@@ -398,7 +400,7 @@ export class PipelineRun {
       try {
         return await runAgentSafely(backend, turn, {
           cwd: ws.workTree,
-          env: { ...env, HANDOFF_ATTEMPT: String(number) },
+          env: { ...env, HANDOFF_ATTEMPT: String(number), HANDOFF_CANDIDATE: String(options.candidate) },
           signal: options.signal ?? new AbortController().signal,
           deadline: turnDeadline,
           idleTimeoutMs: options.idleTimeoutMs,

@@ -46,5 +46,6 @@ export function requestRecord(run: {
     attempts: o.attempts,
     totalTimeoutMs: o.totalTimeoutMs,
     keepSession: o.keepSession,
+    candidate: o.candidate,
   };
 }

@@ -18,6 +18,7 @@ import { findVerificationInputs } from "../verify/inputs.js";
 import { readConfig } from "./config.js";
 import { type RunOptions, resolveOptions } from "./options.js";
 import { PipelineRun, type RunnerHooks } from "./pipeline.js";
+import { candidatePlan, runCandidates } from "../many/candidates.js";
 
 export type { RunnerHooks } from "./pipeline.js";
 
@@ -32,7 +33,11 @@ export class ExternalCodingRunner {
     this.#hooks = hooks;
   }
 
-  async run(request: RunOptions): Promise<RunResult> {
+  async run(given: RunOptions): Promise<RunResult> {
+    // More than one candidate (`--candidates`, repeated `-b`) is a candidates run: each candidate one run like this.
+    const plan = candidatePlan(given);
+    if (plan.length > 1) return await runCandidates(given, plan, this.#hooks);
+    const request: RunOptions = given.backends ? { ...given, backend: plan[0], backends: undefined } : given;
     const startedAt = new Date();
     const source = await inspectSource(request.repo ?? process.cwd());
     const config = await readConfig(source);

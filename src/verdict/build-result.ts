@@ -29,7 +29,7 @@ export interface ResultInputs {
     | (Pick<ExternalAgentResult, "executable" | "version" | "sessionId" | "exitCode" | "signal" | "finalMessage"> &
         Partial<Pick<ExternalAgentResult, "usage">>)
     | null;
-  readonly extraction: Pick<Extraction, "sha256" | "files" | "violations" | "warnings"> | null;
+  readonly extraction: Pick<Extraction, "patch" | "sha256" | "files" | "violations" | "warnings"> | null;
   readonly extraWarnings: readonly PolicyFinding[];
   readonly setupRecords: readonly CommandRecord[];
   readonly verification: VerificationOutcome | null;
@@ -143,6 +143,7 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
     patch: extraction
       ? {
           sha256: extraction.sha256,
+          bytes: extraction.patch.length,
           files: extraction.files.map((f) => ({ path: f.path, change: f.change, additions: f.additions, deletions: f.deletions })),
         }
       : null,

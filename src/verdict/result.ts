@@ -38,6 +38,26 @@ const AttemptEntry = z.looseObject({
   feedback: z.string().nullable(),
 });
 
+/** One candidate of a best-of-N run (`--candidates`, repeated `-b`; docs/many-tasks.md): its own verdict, in short. */
+export const CandidateEntry = z.looseObject({
+  k: z.number().int(),
+  backend: z.string(),
+  runId: z.string(),
+  runDir: z.string(),
+  terminalReason: z.enum(TERMINAL_REASONS),
+  exitCode: z.number().int(),
+  warnings: z.number().int(),
+  /** The size of its changes.patch; 0 without a patch. */
+  patchBytes: z.number(),
+  patchSha256: z.string().nullable(),
+  durationMs: z.number(),
+  finishedAt: z.string(),
+  costUsd: z.number().nullable(),
+  /** The other candidates whose (non-empty) patch is byte for byte the same. */
+  agreesWith: z.array(z.number().int()),
+});
+export type CandidateEntry = z.infer<typeof CandidateEntry>;
+
 export const RunResult = z.looseObject({
   schemaVersion: z.literal(1),
   runId: z.string(),
@@ -59,6 +79,8 @@ export const RunResult = z.looseObject({
   patch: z
     .looseObject({
       sha256: z.string(),
+      /** The size of changes.patch in bytes; absent in results written before best-of-N. */
+      bytes: z.number().optional(),
       files: z.array(
         z.looseObject({
           path: z.string(),
@@ -176,6 +198,11 @@ export const RunResult = z.looseObject({
     .optional(),
   /** `handoff resume`: the run whose session this run continued. */
   resumedFrom: z.looseObject({ runId: z.string(), runDir: z.string(), sessionId: z.string().nullable() }).nullable().optional(),
+  /** A best-of-N run: every candidate (in `candidates/<k>/`), the one whose verdict this is, and the groups of k that agree. */
+  candidates: z.array(CandidateEntry).optional(),
+  /** Null when no candidate can be taken (the source repository changed). */
+  winner: z.number().int().nullable().optional(),
+  agreement: z.array(z.array(z.number().int())).optional(),
   /** Only in the result of a run whose handoff died, written by the sweep of a later start (docs/crash-safety.md). */
   sweep: z.looseObject({ killed: z.array(SweptProcess), stillAlive: z.array(SweptProcess), removed: z.array(z.string()) }).optional(),
 });

@@ -73,5 +73,7 @@ export const RequestJson = z.looseObject({
   attempts: z.number().optional(),
   totalTimeoutMs: z.number().nullable().optional(),
   keepSession: z.boolean().optional(),
+  /** The candidate of a candidates run this run is (docs/many-tasks.md); 1 for a run on its own. */
+  candidate: z.number().int().optional(),
 });
 export type RequestJson = Written<z.infer<typeof RequestJson>>;

@@ -1,0 +1,137 @@
+import { join } from "node:path";
+import { resolveBackend } from "../../backends/index.js";
+import type { ExternalAgentBackend } from "../agent/backend.js";
+import { approvalQuestion, requireApprover } from "../approval/approval.js";
+import { compareSnapshots, takeSourceSnapshot } from "../clone/source-snapshot.js";
+import { inspectSource, readSourceStatus } from "../clone/source-repo.js";
+import { DirtySourceError, UsageError } from "../lib/errors.js";
+import { readConfig } from "../run/config.js";
+import { type RunOptions, resolveOptions } from "../run/options.js";
+import type { RunnerHooks } from "../run/pipeline.js";
+import { ExternalCodingRunner } from "../run/runner.js";
+import { sweepCrashedRuns } from "../run-dir/crash-sweep.js";
+import { Redactor, envSecrets } from "../run-dir/redact.js";
+import { RunDirectory, currentOwner, generateRunId } from "../run-dir/run-dir.js";
+import { loadPatch } from "../run-dir/run-lookup.js";
+import type { RunResult } from "../verdict/result.js";
+import { CANDIDATES_RECORD, candidatesResult } from "./candidates-result.js";
+
+/** The most candidates one run may have (`--candidates` times the backends): each is a whole run. */
+export const MAX_CANDIDATES = 20;
+/** `--jobs` when not given: every candidate at once, but no more than this many. */
+export const DEFAULT_MAX_JOBS = 4;
+
+/** The backend each candidate runs, k = 1…N: each backend in the order given, `candidates` times. */
+export type CandidatePlan = readonly (ExternalAgentBackend | string | undefined)[];
+
+/**
+ * The candidates a request asks for, checked: `candidates` (1…MAX_CANDIDATES) times each of `backends` (or the one
+ * `backend`). One candidate is a plain run; more are a candidates run (runCandidates).
+ */
+export function candidatePlan(request: RunOptions): CandidatePlan {
+  const whole = (name: string, value: number | undefined) => {
+    if (value !== undefined && (!Number.isInteger(value) || value <= 0))
+      throw new UsageError("bad_number", `${name} must be a positive whole number`);
+    return value;
+  };
+  const each = whole("--candidates", request.candidates) ?? 1;
+  whole("--jobs", request.jobs);
+  if (request.backends !== undefined && request.backend !== undefined)
+    throw new UsageError("backend_and_backends", "give the backends as a list (`backends`, repeated -b) or one `backend`, not both");
+  if (request.backends !== undefined && request.backends.length === 0) throw new UsageError("no_backends", "`backends` is empty");
+  const backends = request.backends ?? [request.backend];
+  if (each * backends.length > MAX_CANDIDATES)
+    throw new UsageError(
+      "too_many_candidates",
+      `${each * backends.length} candidates (${backends.length} backend(s) × --candidates ${each}) is more than ${MAX_CANDIDATES}, the most one run may have`,
+    );
+  return backends.flatMap((backend) => Array.from({ length: each }, () => backend));
+}
+
+/**
+ * A best-of-N run (docs/many-tasks.md#best-of-n-candidates): the request checked once, approval asked once for all,
+ * then each candidate a whole run through ExternalCodingRunner in `<run>/candidates/<k>/` (every gate its own),
+ * `--jobs` at a time, one signal cancelling all. The run's result.json is the winner's verdict (src/many/winner.ts)
+ * with every candidate listed; a changed source repository, seen by any candidate or between their own checks by
+ * the snapshots taken before and after them all, ends the whole run `source_repository_changed` with no winner.
+ */
+export async function runCandidates(request: RunOptions, plan: CandidatePlan, hooks: RunnerHooks): Promise<RunResult> {
+  const startedAt = new Date();
+  const source = await inspectSource(request.repo ?? process.cwd());
+  const options = resolveOptions(request, await readConfig(source), source.topLevel);
+  const names = plan.map((backend) => checkedBackend(backend ?? options.backendName, request).name);
+  const { dirty } = await readSourceStatus(source);
+  if (dirty.length > 0 && !options.allowDirty) throw new DirtySourceError(dirty);
+  requireApprover(options.approval);
+  await sweepCrashedRuns(options.runsDir);
+  const dir = RunDirectory.create(options.runsDir, options.runId ?? generateRunId(startedAt), new Redactor(envSecrets(options.envNames)));
+  try {
+    // Who runs it and how many candidates it has: what the crash sweep needs to finish it if this handoff dies.
+    dir.writeJson(CANDIDATES_RECORD, { owner: currentOwner(), total: plan.length, startedAt: startedAt.toISOString() });
+    dir.event({
+      type: "run.started",
+      runId: dir.runId,
+      repo: source.topLevel,
+      baseCommit: source.baseCommit,
+      backend: [...new Set(names)].join(","),
+    });
+    // Asked once, about all of them: every candidate's own question gets this one answer.
+    const ask = request.approve;
+    let answer: Promise<boolean> | undefined;
+    const question = approvalQuestion({
+      backendName: `${plan.length} candidates (${[...new Set(names)].join(", ")})`,
+      repo: source.topLevel,
+      baseCommit: source.baseCommit,
+    });
+    const approve = ask && (() => (answer ??= ask(question)));
+    // The candidates' own checks cover their own runs; this pair covers the time between them too.
+    const before = await takeSourceSnapshot(source);
+    const jobs = request.jobs ?? Math.min(plan.length, DEFAULT_MAX_JOBS);
+    const results: RunResult[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < plan.length) {
+        const index = next++;
+        const k = index + 1;
+        const onEvent = hooks.onCandidateEvent
+          ? (event: Parameters<typeof hooks.onCandidateEvent>[1]) => hooks.onCandidateEvent!(k, event)
+          : hooks.onEvent;
+        results[index] = await new ExternalCodingRunner({ onEvent }).run({
+          ...request,
+          backend: plan[index],
+          backends: undefined,
+          candidates: undefined,
+          jobs: undefined,
+          candidate: k,
+          approve,
+          // Checked once, above: a source made dirty by then was changed during the run, which the snapshots catch.
+          allowDirty: true,
+          runsDir: join(dir.path, "candidates"),
+          runId: String(k),
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(jobs, plan.length) }, worker));
+    const between = compareSnapshots(before, await takeSourceSnapshot(source));
+    const result = candidatesResult(
+      dir,
+      startedAt,
+      results.map((result, index) => ({ k: index + 1, result })),
+      between,
+    );
+    // changes.patch is the winner's (what `apply` applies), written before result.json marks the run finished.
+    const winner = result.winner ? results[result.winner - 1] : undefined;
+    dir.writeFile("changes.patch", winner ? loadPatch({ dir: winner.runDir, result: winner }) : Buffer.alloc(0));
+    dir.event({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
+    const written = dir.redacted("result.json", result);
+    dir.writeReserved("result.json", `${JSON.stringify(written, null, 2)}\n`);
+    return written;
+  } finally {
+    dir.close();
+  }
+}
+
+/** The backend a candidate names, resolved now so that a bad one is a usage error before anything is created. */
+function checkedBackend(backend: ExternalAgentBackend | string, request: RunOptions): ExternalAgentBackend {
+  return typeof backend === "object" ? backend : resolveBackend({ name: backend, agentCmd: request.agentCmd, bin: request.bin });
+}
