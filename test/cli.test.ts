@@ -6,6 +6,7 @@ import { EXIT_CODES } from "../src/verdict/decide.js";
 import { APPLY_OPTIONS, BACKENDS_OPTIONS, CACHE_OPTIONS, GC_OPTIONS, RESUME_OPTIONS, RUN_OPTIONS, SHOW_OPTIONS } from "../src/cli/cli.js";
 import { COMMAND_HELP, COMMANDS, HELP } from "../src/cli/help.js";
 import { nearestOption } from "../src/cli/parse-options.js";
+import { WORKER_OPTIONS } from "../src/cli/worker-command.js";
 import { type CliOutcome, HANDOFF_BIN, expectUsageError, runCli, startCli, commandRunArgs } from "./helpers/cli.js";
 import { agentOutputDir, isRunning } from "./helpers/processes.js";
 import { commitFile, FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
@@ -20,6 +21,7 @@ const OPTIONS = {
   gc: GC_OPTIONS,
   cache: CACHE_OPTIONS,
   backends: BACKENDS_OPTIONS,
+  worker: WORKER_OPTIONS,
 } as const;
 
 interface CliRun {

@@ -3,7 +3,7 @@ import { askOnTerminal, canAskOnTerminal } from "../approval/terminal-prompt.js"
 import { applyRun } from "../review/apply.js";
 import { COMMAND_HELP, type Command, HELP, VERSION } from "./help.js";
 import { type ParsedOptions, parseOptions } from "./parse-options.js";
-import { ApplyRefusedError, UntrustedArtifactError, UsageError } from "../lib/errors.js";
+import { ApplyRefusedError, QueueUnavailableError, UntrustedArtifactError, UsageError } from "../lib/errors.js";
 import { killAllProcessGroups } from "../process/process.js";
 import { type ReportFormat, renderReport } from "../review/report.js";
 import { loadRun } from "../run-dir/run-lookup.js";
@@ -16,6 +16,7 @@ import { listBackends } from "./backends-report.js";
 import { clearCache, listCache, renderCacheClearing, renderCacheListing } from "./cache-report.js";
 import { EnvironmentCache, cacheLimitBytes, defaultCacheDir } from "../environment/cache-store.js";
 import { progressPrinter } from "./progress.js";
+import { workerCommand } from "./worker-command.js";
 import { type ResumeOverrides, continueRun } from "../repair/continue-run.js";
 import { type KeptSessionEntry, collectKeptSessions } from "../repair/session-gc.js";
 import { type RunOptions, type WorkspaceModeOption, defaultRunsDir } from "../run/options.js";
@@ -45,6 +46,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       case "resume":
       case "gc":
       case "cache":
+      case "worker":
         if (asksForHelp(rest)) {
           process.stdout.write(COMMAND_HELP[command]);
           return 0;
@@ -61,6 +63,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof ApplyRefusedError) {
       process.stderr.write(`handoff: apply refused: ${error.message}\n`);
       return 1;
+    }
+    if (error instanceof QueueUnavailableError) {
+      process.stderr.write(`handoff: ${error.message}\n`);
+      return 69;
     }
     process.stderr.write(`handoff: internal error: ${(error as Error).stack ?? error}\n`);
     return 70;
@@ -93,6 +99,8 @@ async function runSubcommand(command: Command, args: readonly string[]): Promise
       return gcCommand(args);
     case "cache":
       return cacheCommand(args);
+    case "worker":
+      return await workerCommand(args);
   }
 }
 
