@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { hostname, userInfo } from "node:os";
 import { type Job, Queue, QueueEvents } from "bullmq";
 import { type TaskRecord, recordWithoutRun } from "../many/batch-record.js";
@@ -53,6 +54,8 @@ export async function queueExecutor(options: QueueExecutorOptions): Promise<Task
 
   async function run(spec: TaskSpec, context: TaskContext): Promise<TaskRecord> {
     if (context.signal.aborted) return recordWithoutRun(spec, "not_started", "not started: the batch was interrupted");
+    // Every task of a batch listens on the batch's one signal while it waits.
+    setMaxListeners(0, context.signal);
     const jobId = taskJobId(context.batchId, spec.id);
     await orUnavailable(
       queue.add(TASK_JOB_NAME, taskJobData(context.batchId, spec, context.defaults, submitter), {
