@@ -134,7 +134,7 @@ describe.skipIf(!redisServer.ok)("handoff worker on a real Redis", () => {
 
     expect(records.map((record) => record.id)).toEqual(specs.map((spec) => spec.id));
     expect(new Set(records.map((record) => record.id)).size).toBe(20);
-    for (const [i, record] of records.entries()) expect(record.outcome, record.id).toBe(i % 5 === 4 ? "no_changes" : "verified");
+    for (const [i, record] of records.entries()) expect(record.outcome, `${record.id}: ${record.summary}`).toBe(i % 5 === 4 ? "no_changes" : "verified");
     expectRecordsMatchTheirRuns(records);
     expect(new Set(batch.started).size).toBe(20);
     // The killed worker's job was handed on and ended on a live worker.
@@ -273,6 +273,16 @@ describe.skipIf(!redisServer.ok)("handoff worker on a real Redis", () => {
     const submitting = queueExecutor({ redis: url, retryMs: 500 });
     await expect(submitting).rejects.toBeInstanceOf(QueueUnavailableError);
     await expect(submitting).rejects.not.toThrow(/s3cret/);
+  }, 30_000);
+
+  test("Redis lost while a worker waits for jobs: it retries, then gives up after the retry period with exit 69", async () => {
+    const redis = await withRedis();
+    const worker = startWorker(redis, "ql", join(tempDir("handoff-workers"), "w"), [], { HANDOFF_REDIS_RETRY_SECONDS: "2" });
+    await worker.waitFor(/on queue 'ql'/);
+    await redis.shutdown();
+    const outcome = await worker.done;
+    expect(outcome.code, outcome.stderr).toBe(69);
+    expect(outcome.stderr).toMatch(new RegExp(`handoff: cannot reach Redis at redis://127\\.0\\.0\\.1:${redis.port}: retried for 2 s`));
   }, 30_000);
 });
 

@@ -60,13 +60,15 @@ export async function runWorker(options: TaskWorkerOptions, stop: AbortSignal): 
   const watch = new RedisWatch(options.redis, options.retryMs);
   await watch.connect();
   let graceOver = false;
+  let redisGone = false;
   const running = new Map<string, Job>();
   const processor = async (job: Job, token: string | undefined, signal: AbortSignal | undefined): Promise<TaskJobReturn> => {
     running.set(job.id!, job);
     try {
       const outcome = await runJob(job, signal, { ...options, name, watch });
       // Stopped past the grace period: the run here ended cancelled; the job goes back for another worker.
-      if (graceOver && signal?.aborted && outcome.record.outcome !== "invalid_task") {
+      // Without Redis the job cannot be moved: its lock lapses, and the stalled check hands it on once Redis is back.
+      if (graceOver && !redisGone && signal?.aborted && outcome.record.outcome !== "invalid_task") {
         await job.moveToWait(token);
         options.log(`returned job ${job.id} to the queue (grace period over)`);
         throw new WaitingError();
@@ -134,6 +136,7 @@ export async function runWorker(options: TaskWorkerOptions, stop: AbortSignal): 
   } catch (error) {
     if (!(error instanceof QueueUnavailableError)) throw error;
     graceOver = true;
+    redisGone = true;
     worker.cancelAllJobs("Redis is unreachable");
     // The running runs end cancelled and complete; their jobs' locks have lapsed with Redis, so nothing waits on them.
     await Promise.race([whenIdle(running), new Promise((resolve) => setTimeout(resolve, 30_000))]);
