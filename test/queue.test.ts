@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Queue } from "bullmq";
 import { describe, expect, onTestFinished, test } from "vitest";
@@ -9,6 +9,7 @@ import { BatchTask, type TaskSpec, taskSpec } from "../src/many/batch-task.js";
 import type { TaskExecutor } from "../src/many/task-executor.js";
 import { parseRedisUrl } from "../src/queue/connection.js";
 import { queueExecutor } from "../src/queue/queue-executor.js";
+import { freeRunId } from "../src/queue/worker.js";
 import { type CliOutcome, expectUsageError, runCli, startCli } from "./helpers/cli.js";
 import { type TestRedis, freePort, redisServer, startRedis } from "./helpers/redis.js";
 import { makeRepo, tempDir } from "./helpers/repo.js";
@@ -134,7 +135,9 @@ describe.skipIf(!redisServer.ok)("handoff worker on a real Redis", () => {
 
     expect(records.map((record) => record.id)).toEqual(specs.map((spec) => spec.id));
     expect(new Set(records.map((record) => record.id)).size).toBe(20);
-    for (const [i, record] of records.entries()) expect(record.outcome, `${record.id}: ${record.summary}`).toBe(i % 5 === 4 ? "no_changes" : "verified");
+    const logs = () => workers.map((worker) => worker.stderr()).join("");
+    for (const [i, record] of records.entries())
+      expect(record.outcome, `${record.id}: ${record.summary}\n${logs()}`).toBe(i % 5 === 4 ? "no_changes" : "verified");
     expectRecordsMatchTheirRuns(records);
     expect(new Set(batch.started).size).toBe(20);
     // The killed worker's job was handed on and ended on a live worker.
@@ -313,6 +316,14 @@ describe("handoff worker options", () => {
       maxRetriesPerRequest: null,
     });
     expect(target.options.tls).toEqual({ servername: "redis.internal" });
+  });
+
+  test("a job run again on the same worker gets a run directory of its own: <task id>-2, -3…", () => {
+    const runs = tempDir("handoff-runs");
+    expect(freeRunId(runs, "t1")).toBe("t1");
+    mkdirSync(join(runs, "t1"));
+    mkdirSync(join(runs, "t1-2"));
+    expect(freeRunId(runs, "t1")).toBe("t1-3");
   });
 
   test("without --redis the worker refuses to start (exit 2) and starts nothing", async () => {

@@ -32,6 +32,7 @@ export const DEFAULT_QUEUE = "handoff";
 const KEEP_FINISHED_SECONDS = 7 * 24 * 3600;
 const DEFAULT_POLL_MS = 2_000;
 const DEFAULT_TASKS = 1_000;
+const UNKNOWN_READS = 3;
 
 /** The task executor that runs a batch on workers. Rejects with a QueueUnavailableError when Redis cannot be reached. */
 export async function queueExecutor(options: QueueExecutorOptions): Promise<TaskExecutor> {
@@ -67,13 +68,15 @@ export async function queueExecutor(options: QueueExecutorOptions): Promise<Task
     );
     let started = false;
     let cancelAsked = false;
+    let unknownReads = 0;
     const start = () => {
       if (!started) context.started();
       started = true;
     };
+    let woken: ReturnType<typeof wakeUp> | null = null;
     try {
       for (;;) {
-        const woken = wakeUp(jobId, context.signal, pollMs);
+        woken = wakeUp(jobId, context.signal, pollMs);
         const job = await orUnavailable(queue.getJob(jobId));
         const state = job ? await orUnavailable(job.getState()) : "unknown";
         const aborted = context.signal.aborted;
@@ -85,7 +88,9 @@ export async function queueExecutor(options: QueueExecutorOptions): Promise<Task
           start();
           return recordWithoutRun(spec, "internal_error", `the worker failed on it: ${oneLine(job!.failedReason ?? "no reason given")}`);
         }
-        if (state === "unknown")
+        // A job in no list is gone only when it stays so (or its hash is gone): not on one odd read.
+        unknownReads = state === "unknown" ? unknownReads + 1 : 0;
+        if (state === "unknown" && (job === undefined || unknownReads >= UNKNOWN_READS))
           return recordWithoutRun(
             spec,
             aborted ? "not_started" : "internal_error",
@@ -104,6 +109,7 @@ export async function queueExecutor(options: QueueExecutorOptions): Promise<Task
         woken.dispose();
       }
     } finally {
+      woken?.dispose();
       wakers.delete(jobId);
     }
   }
