@@ -7,6 +7,7 @@ import { APPLY_OPTIONS, BACKENDS_OPTIONS, CACHE_OPTIONS, GC_OPTIONS, RESUME_OPTI
 import { BATCH_OPTIONS } from "../src/cli/batch-command.js";
 import { COMMAND_HELP, COMMANDS, HELP } from "../src/cli/help.js";
 import { nearestOption } from "../src/cli/parse-options.js";
+import { WORKER_OPTIONS } from "../src/cli/worker-command.js";
 import { type CliOutcome, HANDOFF_BIN, expectUsageError, runCli, startCli, commandRunArgs } from "./helpers/cli.js";
 import { agentOutputDir, isRunning } from "./helpers/processes.js";
 import { commitFile, FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
@@ -17,11 +18,13 @@ const OPTIONS = {
   run: RUN_OPTIONS,
   resume: RESUME_OPTIONS,
   batch: BATCH_OPTIONS,
+  enqueue: BATCH_OPTIONS,
   show: SHOW_OPTIONS,
   apply: APPLY_OPTIONS,
   gc: GC_OPTIONS,
   cache: CACHE_OPTIONS,
   backends: BACKENDS_OPTIONS,
+  worker: WORKER_OPTIONS,
 } as const;
 
 interface CliRun {

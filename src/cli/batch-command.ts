@@ -17,6 +17,9 @@ import { isValidEnvName } from "../run/env.js";
 import { defaultRunsDir } from "../run/options.js";
 import { generateRunId, isSafeRunId } from "../run-dir/run-dir.js";
 import { parseOptions } from "./parse-options.js";
+import { type RedisTarget, parseRedisUrl } from "../queue/connection.js";
+import { DEFAULT_QUEUE, queueExecutor } from "../queue/queue-executor.js";
+import { checkQueueName } from "./worker-command.js";
 
 export const BATCH_OPTIONS = {
   jobs: { type: "string", short: "j" },
@@ -30,9 +33,12 @@ export const BATCH_OPTIONS = {
   env: { type: "string", multiple: true },
   "workspace-dir": { type: "string" },
   "cli-home-dir": { type: "string" },
+  redis: { type: "string" },
+  queue: { type: "string" },
 } as const;
 
-const BATCH_USAGE = "usage: handoff batch FILE [--jobs N] [--json] [--junit PATH] [--runs-dir DIR] [--batch-id ID] [--yes] ...";
+const BATCH_USAGE =
+  "usage: handoff batch FILE [--jobs N | --redis URL] [--json] [--junit PATH] [--runs-dir DIR] [--batch-id ID] [--yes] ...";
 
 /** The most tasks one handoff runs at once: each is an agent, a clone and a verification. */
 export const MAX_JOBS = 64;
@@ -42,9 +48,20 @@ export const MAX_JOBS = 64;
  * directory; a progress line on stderr, the summary on stdout, batch.json and junit.xml in the batch directory.
  * Returns the batch's exit code: 0 only when every task verified, else the most severe outcome's.
  */
-export async function batchCommand(args: readonly string[]): Promise<number> {
-  const { values, positionals } = parseOptions("batch", args, BATCH_OPTIONS);
-  if (positionals.length !== 1) throw new UsageError("bad_arguments", BATCH_USAGE);
+export async function batchCommand(args: readonly string[], command: "batch" | "enqueue" = "batch"): Promise<number> {
+  const { values, positionals } = parseOptions(command, args, BATCH_OPTIONS);
+  if (positionals.length !== 1) throw new UsageError("bad_arguments", BATCH_USAGE.replace("batch", command));
+  if (command === "enqueue" && values.redis === undefined)
+    throw new UsageError("no_redis", "handoff enqueue submits to the workers' queue: --redis URL is required");
+  if (values.redis !== undefined && values.jobs !== undefined)
+    throw new UsageError("jobs_with_redis", "--jobs is for a batch run here; with --redis, each worker's --concurrency decides");
+  const queue = queueOption(values.redis, values.queue);
+  const workerChoices = (["env", "workspace-dir", "cli-home-dir"] as const).filter((name) => values[name] !== undefined);
+  if (queue && workerChoices.length > 0)
+    throw new UsageError(
+      "worker_option_with_redis",
+      `--${workerChoices[0]} is the worker's to choose with --redis (handoff worker --${workerChoices[0]}): a job cannot pass it`,
+    );
   const jobs = jobsOption(values.jobs);
   const batchId = values["batch-id"] ?? `batch-${generateRunId()}`;
   if (!isSafeRunId(batchId))
@@ -73,7 +90,10 @@ export async function batchCommand(args: readonly string[]): Promise<number> {
     }
   }
 
-  const executor: TaskExecutor = new LocalExecutor({ runsDir, jobs });
+  // Here, --jobs at once; or on the workers that share the Redis (a QueueUnavailableError exits 69 before anything is written).
+  const executor: TaskExecutor = queue
+    ? await queueExecutor({ redis: queue.target, queue: queue.name, tasks: batch.specs.length })
+    : new LocalExecutor({ runsDir, jobs });
   const controller = new AbortController();
   let interrupts = 0;
   const onSignal = () => {
@@ -106,7 +126,8 @@ export async function batchCommand(args: readonly string[]): Promise<number> {
         cliHomesDir: values["cli-home-dir"],
       },
       signal: controller.signal,
-      jobs,
+      jobs: queue ? null : jobs,
+      via: queue ? { redis: queue.target.shown, queue: queue.name } : "local",
       onProgress: (state) => progress.update(state),
     });
     progress.finish();
@@ -119,6 +140,15 @@ export async function batchCommand(args: readonly string[]): Promise<number> {
     process.off("SIGTERM", onSignal);
     await executor.close();
   }
+}
+
+/** `--redis URL` (checked, its password kept out of every record) and `--queue NAME`; null for a batch run here. */
+function queueOption(redis: string | undefined, queue: string | undefined): { target: RedisTarget; name: string } | null {
+  if (redis === undefined) {
+    if (queue !== undefined) throw new UsageError("queue_without_redis", "--queue names the workers' queue: give --redis URL too");
+    return null;
+  }
+  return { target: parseRedisUrl(redis), name: checkQueueName(queue ?? DEFAULT_QUEUE) };
 }
 
 function jobsOption(value: string | undefined): number {

@@ -4,7 +4,7 @@ import { askOnTerminal, canAskOnTerminal } from "../approval/terminal-prompt.js"
 import { applyRun } from "../review/apply.js";
 import { COMMAND_HELP, type Command, HELP, VERSION } from "./help.js";
 import { type ParsedOptions, parseOptions } from "./parse-options.js";
-import { ApplyRefusedError, UntrustedArtifactError, UsageError } from "../lib/errors.js";
+import { ApplyRefusedError, QueueUnavailableError, UntrustedArtifactError, UsageError } from "../lib/errors.js";
 import { killAllProcessGroups } from "../process/process.js";
 import { type ReportFormat, renderReport } from "../review/report.js";
 import { type LoadedRun, loadRun } from "../run-dir/run-lookup.js";
@@ -18,6 +18,7 @@ import { batchCommand } from "./batch-command.js";
 import { clearCache, listCache, renderCacheClearing, renderCacheListing } from "./cache-report.js";
 import { EnvironmentCache, cacheLimitBytes, defaultCacheDir } from "../environment/cache-store.js";
 import { progressPrinter } from "./progress.js";
+import { workerCommand } from "./worker-command.js";
 import { type ResumeOverrides, continueRun } from "../repair/continue-run.js";
 import { type KeptSessionEntry, collectKeptSessions } from "../repair/session-gc.js";
 import { type RunOptions, type WorkspaceModeOption, defaultRunsDir } from "../run/options.js";
@@ -48,6 +49,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       case "gc":
       case "cache":
       case "batch":
+      case "enqueue":
+      case "worker":
         if (asksForHelp(rest)) {
           process.stdout.write(COMMAND_HELP[command]);
           return 0;
@@ -64,6 +67,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof ApplyRefusedError) {
       process.stderr.write(`handoff: apply refused: ${error.message}\n`);
       return 1;
+    }
+    if (error instanceof QueueUnavailableError) {
+      process.stderr.write(`handoff: ${error.message}\n`);
+      return 69;
     }
     process.stderr.write(`handoff: internal error: ${(error as Error).stack ?? error}\n`);
     return 70;
@@ -98,6 +105,10 @@ async function runSubcommand(command: Command, args: readonly string[]): Promise
       return cacheCommand(args);
     case "batch":
       return await batchCommand(args);
+    case "enqueue":
+      return await batchCommand(args, "enqueue");
+    case "worker":
+      return await workerCommand(args);
   }
 }
 

@@ -4,7 +4,7 @@ import { KEPT_SESSION_DAYS } from "../repair/kept-home.js";
 export const VERSION = "0.1.0";
 
 /** The commands that take options, each with its own help (`handoff <command> --help`). */
-export const COMMANDS = ["run", "resume", "batch", "show", "apply", "gc", "cache", "backends"] as const;
+export const COMMANDS = ["run", "resume", "batch", "enqueue", "show", "apply", "gc", "cache", "backends", "worker"] as const;
 export type Command = (typeof COMMANDS)[number];
 
 const OVERVIEW = `handoff ${VERSION}: delegate a coding task to an agent CLI on a disposable clone.
@@ -15,12 +15,14 @@ Usage:
   handoff resume <run-id|run-dir> [options] [--] <instruction...>
                                                  continue a finished run's kept session (--keep-session) as a new run
   handoff batch FILE [options]                   run every task of a JSON Lines file (- for stdin), --jobs N at once
+  handoff batch FILE --redis URL [options]       the same, on the workers that share that Redis (also: handoff enqueue)
   handoff backends [--json]                      which agent CLIs are installed here, their versions, usable or why not
   handoff show <run-id|run-dir> [--format text|markdown|json|junit] [--runs-dir DIR]
   handoff apply <run-id|run-dir> [-C repo] [--runs-dir DIR] [--candidate k]
                                                  apply a verified run's changes.patch to the source repo
   handoff gc [--runs-dir DIR] [--all] [--json]   remove the kept sessions whose ${KEPT_SESSION_DAYS} days are over (all of them with --all)
   handoff cache list|clear [--json]              the cached base environments (--setup): list them, or remove them all
+  handoff worker --redis URL [--concurrency N]   take tasks from a queue on Redis and run them here, until SIGTERM
   handoff <command> --help                       that command's own usage, options and exit codes
 `;
 
@@ -131,6 +133,10 @@ Exit codes: those of handoff run (the new run's verdict); 2 also when the run ca
 not kept or is gone, its patch was modified, the source's HEAD moved, it is a candidates run: resume
 <run>/candidates/<k> instead, ...): one line says why, and nothing is created.
 `,
+  enqueue: `Usage: handoff enqueue FILE --redis URL [options]
+handoff batch FILE --redis URL under the name of what it does: submit every task of the file to the workers' queue,
+wait for each, and report as handoff batch does. Options and exit codes: handoff batch --help.
+`,
   batch: `Usage: handoff batch FILE [options]
 Run every task of a batch file (JSON Lines, - for stdin): one JSON object a line with "task", and optionally "repo"
 (default: the current directory), "id" (default: task-<line>), "agentCmd" (the command backend's command) and any key
@@ -151,6 +157,9 @@ Batch options:
       --env NAME          pass this environment variable through to every agent (repeatable)
       --workspace-dir DIR where disposable clones live (default: $HANDOFF_WORKSPACE_DIR or the temp dir)
       --cli-home-dir DIR  where each run's private agent-CLI home lives
+      --redis URL         run the tasks on the workers that share this Redis (handoff worker) instead of here; the
+                          progress, summary, batch.json and junit.xml are the same; run directories stay on the workers
+      --queue NAME        the workers' queue (default handoff)
 
 Exit codes: 0 every task verified; otherwise the code of the most severe outcome, in this order:
 source_repository_changed 5, user_cancelled 130, not_started 130, internal_error 70, invalid_task 2,
@@ -206,6 +215,27 @@ Cache options:
       --json              print the list, or what clear removed, as JSON
 
 Exit codes: 0 done (also for an empty or missing cache), 2 usage error.
+`,
+  worker: `Usage: handoff worker --redis URL [options]
+Take the tasks of batches (handoff batch FILE --redis URL) from a queue on Redis and run each here, through the same
+gates as handoff run, in RUNS-DIR/<batch id>/runs/<task id>; its record and result.json go back through the queue.
+SIGTERM or SIGINT: take no new jobs, let the running ones finish (after --grace, cancel them and hand their jobs back
+to the queue), then exit 0; a second signal kills them and exits 130. On start, a run left half-done by a worker that
+was killed here ends user_cancelled (runner_crashed).
+
+Worker options:
+      --redis URL         redis://[user:password@]host:port[/db] or rediss://… (TLS); required
+      --queue NAME        the queue (default handoff)
+      --concurrency N     jobs run at once (default 1)
+      --runs-dir DIR      where run directories go (default: $XDG_STATE_HOME/handoff/runs)
+      --grace SEC         how long running jobs may finish after a stop (default 300)
+      --sandbox MODE      auto, bwrap or none, for every job (default: the batch's, else auto)
+      --workspace-dir DIR where disposable clones live (default: $HANDOFF_WORKSPACE_DIR or the temp dir)
+      --cli-home-dir DIR  where each run's private agent-CLI home lives
+      --env NAME          pass this environment variable of the worker through to the agents (repeatable)
+
+A lost Redis is retried for $HANDOFF_REDIS_RETRY_SECONDS (default 60), then the worker cancels its running jobs and exits 69.
+Exit codes: 0 stopped by a signal, 2 usage error, 69 Redis unreachable, 130 stopped by a second signal.
 `,
   backends: `Usage: handoff backends [options]
 Which agent CLIs are installed here, their versions, and whether they are usable (or why not).

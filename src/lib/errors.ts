@@ -90,3 +90,14 @@ export class GitCommandError extends Error {
     this.stderr = stderr;
   }
 }
+
+/**
+ * The queue's Redis could not be reached (or was lost) for longer than the retry period ($HANDOFF_REDIS_RETRY_SECONDS,
+ * default 60 s). The message names the Redis without its password. The CLI exits 69 (EX_UNAVAILABLE).
+ */
+export class QueueUnavailableError extends Error {
+  override readonly name = "QueueUnavailableError";
+  constructor(message: string) {
+    super(message);
+  }
+}

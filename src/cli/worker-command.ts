@@ -1,0 +1,89 @@
+import { SANDBOX_MODES, type SandboxMode } from "../containment/sandbox.js";
+import { UsageError } from "../lib/errors.js";
+import { killAllProcessGroups } from "../process/process.js";
+import { parseRedisUrl, redisRetryMs } from "../queue/connection.js";
+import { DEFAULT_QUEUE } from "../queue/queue-executor.js";
+import { runWorker } from "../queue/worker.js";
+import { defaultRunsDir } from "../run/options.js";
+import { parseOptions } from "./parse-options.js";
+
+export const WORKER_OPTIONS = {
+  redis: { type: "string" },
+  queue: { type: "string" },
+  concurrency: { type: "string" },
+  "runs-dir": { type: "string" },
+  grace: { type: "string" },
+  sandbox: { type: "string" },
+  "workspace-dir": { type: "string" },
+  "cli-home-dir": { type: "string" },
+  env: { type: "string", multiple: true },
+} as const;
+
+/** `--queue NAME`, the same check for the workers and the batches that submit to them. */
+export function checkQueueName(queue: string): string {
+  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(queue)) throw new UsageError("bad_queue", "--queue takes a name of letters, digits, '.', '_' or '-'");
+  return queue;
+}
+
+const USAGE = "usage: handoff worker --redis URL [--queue NAME] [--concurrency N] [--runs-dir DIR] [--grace SECONDS] [...]";
+const DEFAULT_GRACE_SECONDS = 300;
+const DEFAULT_LOCK_SECONDS = 30;
+
+/**
+ * `handoff worker`: takes task jobs from the queue until SIGTERM/SIGINT (then lets running jobs finish, up to --grace,
+ * and exits 0; a second signal kills what runs and exits 130). Progress goes to stderr, one line per event.
+ */
+export async function workerCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parseOptions("worker", args, WORKER_OPTIONS);
+  if (positionals.length > 0) throw new UsageError("bad_arguments", USAGE);
+  if (values.redis === undefined) throw new UsageError("no_redis", `--redis URL is required (${USAGE})`);
+  const sandbox = values.sandbox;
+  if (sandbox !== undefined && !(SANDBOX_MODES as readonly string[]).includes(sandbox))
+    throw new UsageError("bad_sandbox", `--sandbox must be ${SANDBOX_MODES.join(", ")}, not '${sandbox}'`);
+  const queue = checkQueueName(values.queue ?? DEFAULT_QUEUE);
+  const options = {
+    redis: parseRedisUrl(values.redis),
+    queue,
+    concurrency: positiveNumber("--concurrency", values.concurrency, 1, true),
+    runsDir: values["runs-dir"] ?? defaultRunsDir(),
+    graceMs: positiveNumber("--grace", values.grace, DEFAULT_GRACE_SECONDS, false) * 1000,
+    sandbox: sandbox as SandboxMode | undefined,
+    workspacesDir: values["workspace-dir"],
+    cliHomesDir: values["cli-home-dir"],
+    env: values.env,
+    lockMs:
+      positiveNumber("$HANDOFF_QUEUE_LOCK_SECONDS", process.env.HANDOFF_QUEUE_LOCK_SECONDS || undefined, DEFAULT_LOCK_SECONDS, false) *
+      1000,
+    retryMs: redisRetryMs(),
+    log: (line: string) => process.stderr.write(`handoff worker: ${line}\n`),
+  };
+  const stop = new AbortController();
+  const onSignal = () => {
+    if (!stop.signal.aborted) {
+      options.log("stop asked: taking no new jobs (again to kill the running ones)");
+      stop.abort();
+    } else {
+      killAllProcessGroups();
+      process.exit(130);
+    }
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  process.on("exit", killAllProcessGroups);
+  try {
+    await runWorker(options, stop.signal);
+    options.log("stopped");
+    return 0;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+function positiveNumber(name: string, text: string | undefined, fallback: number, whole: boolean): number {
+  if (text === undefined) return fallback;
+  const number = Number(text);
+  if (!Number.isFinite(number) || number <= 0 || (whole && !Number.isInteger(number)))
+    throw new UsageError("bad_number", `${name} takes a positive ${whole ? "whole number" : "number of seconds"}, not '${text}'`);
+  return number;
+}
