@@ -117,6 +117,27 @@ function expectRecordsMatchTheirRuns(records: readonly TaskRecord[]): void {
   }
 }
 
+/** The batch's records, or a failure that shows every worker's log when they do not all come within `ms`. */
+async function recordsWithin(records: Promise<TaskRecord[]>, workers: readonly TestWorker[], ms = 90_000): Promise<TaskRecord[]> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `the batch did not end within ${ms / 1000} s; the workers said:\n${workers.map((worker) => worker.stderr()).join("\n---\n")}`,
+          ),
+        ),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([records, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 describe.skipIf(!redisServer.ok)("handoff worker on a real Redis", () => {
   test("3 workers, 20 tasks, one worker killed with -9 mid-job: every task ends with exactly one record and verdict, and the killed worker's half-run is swept to runner_crashed when it starts again", async () => {
     const redis = await withRedis();
@@ -131,7 +152,7 @@ describe.skipIf(!redisServer.ok)("handoff worker on a real Redis", () => {
     // Killed once its run is under way (its run directory made, its agent sleeping), not between taking and starting.
     await agentPhase(join(workers[0]!.runsDir, "b20", "runs", killedJob!.slice("b20.".length)));
     workers[0]!.child.kill("SIGKILL");
-    const records = await batch.records;
+    const records = await recordsWithin(batch.records, workers, 120_000);
 
     expect(records.map((record) => record.id)).toEqual(specs.map((spec) => spec.id));
     expect(new Set(records.map((record) => record.id)).size).toBe(20);
@@ -238,7 +259,7 @@ describe.skipIf(!redisServer.ok)("handoff worker on a real Redis", () => {
 
     await workers[0]!.waitFor(/took job/);
     await redis.restart();
-    const records = await batch.records;
+    const records = await recordsWithin(batch.records, workers);
 
     expect(records.map((record) => record.outcome)).toEqual(Array(6).fill("verified"));
     expectRecordsMatchTheirRuns(records);

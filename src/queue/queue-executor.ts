@@ -77,27 +77,28 @@ export async function queueExecutor(options: QueueExecutorOptions): Promise<Task
     try {
       for (;;) {
         woken = wakeUp(jobId, context.signal, pollMs);
+        // The state first, then the job: a job read while active and found completed a moment later has no return value yet.
+        const state = await orUnavailable(queue.getJobState(jobId));
         const job = await orUnavailable(queue.getJob(jobId));
-        const state = job ? await orUnavailable(job.getState()) : "unknown";
         const aborted = context.signal.aborted;
-        if (state === "completed") {
+        if (state === "completed" && job) {
           start();
-          return returnedRecord(spec, job!);
+          return returnedRecord(spec, job);
         }
-        if (state === "failed") {
+        if (state === "failed" && job) {
           start();
-          return recordWithoutRun(spec, "internal_error", `the worker failed on it: ${oneLine(job!.failedReason ?? "no reason given")}`);
+          return recordWithoutRun(spec, "internal_error", `the worker failed on it: ${oneLine(job.failedReason ?? "no reason given")}`);
         }
         // A job in no list is gone only when it stays so (or its hash is gone): not on one odd read.
-        unknownReads = state === "unknown" ? unknownReads + 1 : 0;
-        if (state === "unknown" && (job === undefined || unknownReads >= UNKNOWN_READS))
+        unknownReads = state === "unknown" || !job ? unknownReads + 1 : 0;
+        if (unknownReads >= UNKNOWN_READS || (state === "unknown" && !job))
           return recordWithoutRun(
             spec,
             aborted ? "not_started" : "internal_error",
             aborted ? "not started: removed from the queue" : "its job left the queue unfinished (removed by someone else?)",
           );
         if (state === "active") start();
-        if (aborted && state !== "active" && (await orUnavailable(removed(job!)))) {
+        if (aborted && job && state !== "active" && (await orUnavailable(removed(job)))) {
           return recordWithoutRun(spec, "not_started", "not started: the batch was interrupted");
         }
         if (aborted && state === "active" && !cancelAsked) {
