@@ -4,6 +4,7 @@ import { describe, expect, test } from "vitest";
 import { type CliOutcome, commandRunArgs, expectUsageError, runCli, startCli } from "./helpers/cli.js";
 import { waitForFile } from "./helpers/processes.js";
 import { FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
+import { type Contender, chooseWinner, winnerReason } from "../src/many/winner.js";
 
 const TASK = "fix add()";
 const VERIFY = ["--verify", "npm test"];
@@ -110,6 +111,31 @@ describe("handoff run --candidates: the winner", () => {
   });
 });
 
+describe("why the winner won", () => {
+  const candidate = (k: number, terminalReason: string, warnings: number, patchBytes: number, finishedAt: string) =>
+    ({ k, terminalReason, warnings, patchBytes, finishedAt }) as Contender;
+  const at = (second: number) => new Date(Date.UTC(2026, 11, 2, 0, 0, second)).toISOString();
+  test.each([
+    [[candidate(1, "verification_failed", 0, 10, at(1)), candidate(2, "verified", 3, 900, at(9))], 2, "the only one verified"],
+    [[candidate(1, "verified", 2, 10, at(1)), candidate(2, "verified", 1, 900, at(9))], 2, "verified, the fewest warnings"],
+    [
+      [candidate(1, "verified", 0, 900, at(1)), candidate(2, "verified", 0, 10, at(9))],
+      2,
+      "verified, as few warnings as any, the smallest patch",
+    ],
+    [
+      [candidate(1, "verified", 0, 10, at(9)), candidate(2, "verified", 0, 10, at(1))],
+      2,
+      "verified, as few warnings and as small a patch as any, finished first",
+    ],
+    [[candidate(1, "timeout", 0, 0, at(1)), candidate(2, "verification_failed", 1, 5, at(1))], 1, "none verified; the fewest warnings"],
+    [[candidate(1, "verified", 0, 10, at(1))], 1, "the only candidate"],
+  ])("%# the winner and the step of the rule that decided it", (candidates, winner, reason) => {
+    expect(chooseWinner(candidates)!.k).toBe(winner);
+    expect(winnerReason(candidates, winner)).toBe(reason);
+  });
+});
+
 describe("handoff show, apply and resume of a candidates run", () => {
   test("show compares the candidates side by side; apply --candidate 2 applies the second, not the winner", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
@@ -120,7 +146,7 @@ describe("handoff show, apply and resume of a candidates run", () => {
     expect(text.stdout).toMatch(/k\s+backend\s+verdict\s+warnings\s+patch\s+time\s+cost\s+agrees with/);
     expect(text.stdout).toMatch(/\*1\s+command\s+verified/);
     expect(text.stdout).toMatch(/\n {2}2\s+command\s+verified/);
-    expect(text.stdout).toContain("winner: candidate 1 (*)");
+    expect(text.stdout).toContain("winner: candidate 1 (*): verified, as few warnings as any, the smallest patch");
     const markdown = await runCli(["show", run.runDir, "--format", "markdown"]);
     expect(markdown.stdout).toContain("| k | backend | verdict | warnings | patch | time | cost | agrees with |");
     const json = JSON.parse((await runCli(["show", run.runDir, "--json"])).stdout);

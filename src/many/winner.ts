@@ -32,6 +32,23 @@ export function compareCandidates(a: Contender, b: Contender): number {
 }
 
 /**
+ * Why the winner ranks first, in the rule's words: the first step of the rule at which it beats the runner-up
+ * (for `handoff show`, so that a reader need not work the rule out from the table).
+ */
+export function winnerReason(candidates: readonly Contender[], winner: number): string {
+  const ranked = [...candidates].sort(compareCandidates);
+  const [first, second] = ranked;
+  if (!first || first.k !== winner) return "";
+  if (!second) return "the only candidate";
+  if (first.terminalReason === "verified" && second.terminalReason !== "verified") return "the only one verified";
+  const verified = first.terminalReason === "verified" ? "verified, " : "none verified; ";
+  if (first.warnings !== second.warnings) return `${verified}the fewest warnings`;
+  if (first.patchBytes !== second.patchBytes) return `${verified}as few warnings as any, the smallest patch`;
+  if (first.finishedAt !== second.finishedAt) return `${verified}as few warnings and as small a patch as any, finished first`;
+  return `${verified}tied with candidate ${second.k} on every step; the lower number`;
+}
+
+/**
  * Agreement: the groups of candidates (two or more, by k) whose non-empty patches are byte for byte the same (equal
  * sha256), largest group first. Independent candidates that wrote the same patch are a signal worth showing.
  */

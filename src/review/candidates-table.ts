@@ -1,6 +1,7 @@
 import { escapeControls } from "../patch/rules/path-names.js";
 import type { CandidateEntry, RunResult } from "../verdict/result.js";
 import { ms } from "./format.js";
+import { winnerReason } from "../many/winner.js";
 
 /**
  * `handoff show` of a candidates run: the candidates side by side (k, backend, verdict, warnings, patch size, time,
@@ -11,7 +12,9 @@ export function candidatesTable(result: RunResult, markdown: boolean): string[] 
   const header = ["k", "backend", "verdict", "warnings", "patch", "time", "cost", "agrees with"];
   const rows = candidates.map((candidate) => row(candidate, candidate.k === result.winner));
   const footer = [
-    result.winner === null || result.winner === undefined ? "no winner" : `winner: candidate ${result.winner} (*)`,
+    result.winner === null || result.winner === undefined
+      ? "no winner"
+      : `winner: candidate ${result.winner} (*): ${winnerReason(candidates, result.winner)}`,
     ...(result.agreement ?? []).map((group) => `agreement: candidates ${group.join(", ")} wrote the same patch`),
   ];
   if (markdown) {
