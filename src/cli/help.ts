@@ -111,6 +111,30 @@ const RESUME_OPTIONS = `Resume options (everything else is the earlier run's, fr
       --json              print the new run's result.json to stdout and nothing else there
 `;
 
+/** `handoff batch` and `handoff enqueue` take the same options. */
+const BATCH_OPTIONS_AND_EXIT_CODES = `Batch options:
+  -j, --jobs N            how many tasks run at once (default 1, at most 64)
+  -y, --yes               approve the agents editing disposable clones without asking (else one question for the batch)
+      --json              print batch.json to stdout and nothing else there
+      --junit PATH        also write the batch's JUnit XML to PATH
+      --runs-dir DIR      parent of the batch directory (default: $XDG_STATE_HOME/handoff/runs)
+      --batch-id ID       name of the batch directory (default: batch-<time>-<random>)
+      --no-verify         accept patches that nothing checks, for every task: the outcomes say NOTHING WAS CHECKED
+      --sandbox MODE      auto (default), bwrap or none, for every task (see handoff run --help)
+      --env NAME          pass this environment variable through to every agent (repeatable)
+      --workspace-dir DIR where disposable clones live (default: $HANDOFF_WORKSPACE_DIR or the temp dir)
+      --cli-home-dir DIR  where each run's private agent-CLI home lives
+      --redis URL         run the tasks on the workers that share this Redis (handoff worker) instead of here; the
+                          progress, summary, batch.json and junit.xml are the same; run directories stay on the workers
+      --queue NAME        the workers' queue (default handoff)
+
+Exit codes: 0 every task verified; otherwise the code of the most severe outcome, in this order:
+source_repository_changed 5, user_cancelled 130, not_started 130, internal_error 70, invalid_task 2,
+policy_or_artifact_error 4, external_agent_error 6, timeout 124, verification_failed 1, no_changes 3.
+2 also for a usage error (nothing run): a bad option, an unreadable or empty file, no valid task, no approval.
+69 with --redis: Redis could not be reached for $HANDOFF_REDIS_RETRY_SECONDS (default 60).
+`;
+
 const DOCS = `Docs: docs/ in the handoff repository (gates, containment, run directory, threat model, crash safety).
 `;
 
@@ -134,9 +158,10 @@ not kept or is gone, its patch was modified, the source's HEAD moved, it is a ca
 <run>/candidates/<k> instead, ...): one line says why, and nothing is created.
 `,
   enqueue: `Usage: handoff enqueue FILE --redis URL [options]
-handoff batch FILE --redis URL under the name of what it does: submit every task of the file to the workers' queue,
-wait for each, and report as handoff batch does. Options and exit codes: handoff batch --help.
-`,
+handoff batch FILE --redis URL under the name of what it does: submit every task of the file to the workers' queue
+(handoff worker), wait for each, and report as handoff batch does. Without --redis it is a usage error.
+
+${BATCH_OPTIONS_AND_EXIT_CODES}`,
   batch: `Usage: handoff batch FILE [options]
 Run every task of a batch file (JSON Lines, - for stdin): one JSON object a line with "task", and optionally "repo"
 (default: the current directory), "id" (default: task-<line>), "agentCmd" (the command backend's command) and any key
@@ -145,27 +170,7 @@ line is reported with its line number (invalid_task) and the others run. A progr
 to stdout; batch.json and junit.xml (one test case per task) to <runs-dir>/<batch-id>/. Ctrl-C cancels the running
 tasks, records the rest as not_started and writes the summary (again to force).
 
-Batch options:
-  -j, --jobs N            how many tasks run at once (default 1, at most 64)
-  -y, --yes               approve the agents editing disposable clones without asking (else one question for the batch)
-      --json              print batch.json to stdout and nothing else there
-      --junit PATH        also write the batch's JUnit XML to PATH
-      --runs-dir DIR      parent of the batch directory (default: $XDG_STATE_HOME/handoff/runs)
-      --batch-id ID       name of the batch directory (default: batch-<time>-<random>)
-      --no-verify         accept patches that nothing checks, for every task: the outcomes say NOTHING WAS CHECKED
-      --sandbox MODE      auto (default), bwrap or none, for every task (see handoff run --help)
-      --env NAME          pass this environment variable through to every agent (repeatable)
-      --workspace-dir DIR where disposable clones live (default: $HANDOFF_WORKSPACE_DIR or the temp dir)
-      --cli-home-dir DIR  where each run's private agent-CLI home lives
-      --redis URL         run the tasks on the workers that share this Redis (handoff worker) instead of here; the
-                          progress, summary, batch.json and junit.xml are the same; run directories stay on the workers
-      --queue NAME        the workers' queue (default handoff)
-
-Exit codes: 0 every task verified; otherwise the code of the most severe outcome, in this order:
-source_repository_changed 5, user_cancelled 130, not_started 130, internal_error 70, invalid_task 2,
-policy_or_artifact_error 4, external_agent_error 6, timeout 124, verification_failed 1, no_changes 3.
-2 also for a usage error (nothing run): a bad option, an unreadable or empty file, no valid task, no approval.
-`,
+${BATCH_OPTIONS_AND_EXIT_CODES}`,
   show: `Usage: handoff show <run-id|run-dir> [options]
 Print a finished run's report: the verdict, the patch, the verification and the timings; of a candidates run,
 its candidates side by side first (verdict, warnings, patch size, time, cost, agreement; the winner marked *).
