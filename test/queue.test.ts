@@ -34,15 +34,12 @@ function startWorker(
   redis: TestRedis,
   queue: string,
   runsDir: string,
-  extra: readonly string[] = [],
+  extra: readonly string[] = ["--sandbox", "none"],
   env: Record<string, string> = {},
 ): TestWorker {
-  const { child, done } = startCli(
-    ["worker", "--redis", redis.url, "--queue", queue, "--runs-dir", runsDir, "--sandbox", "none", ...extra],
-    {
-      env: { HANDOFF_QUEUE_LOCK_SECONDS: LOCK_SECONDS, ...env },
-    },
-  );
+  const { child, done } = startCli(["worker", "--redis", redis.url, "--queue", queue, "--runs-dir", runsDir, ...extra], {
+    env: { HANDOFF_QUEUE_LOCK_SECONDS: LOCK_SECONDS, ...env },
+  });
   let stderr = "";
   child.stderr!.on("data", (text: string) => (stderr += text));
   onTestFinished(async () => {
@@ -291,7 +288,7 @@ describe.skipIf(!redisServer.ok)("handoff worker on a real Redis", () => {
     const redis = await withRedis();
     const repo = await makeRepo({ "README.md": "queue\n" });
     const base = tempDir("handoff-workers");
-    const first = startWorker(redis, "qg", join(base, "w1"), ["--grace", "1"]);
+    const first = startWorker(redis, "qg", join(base, "w1"), ["--sandbox", "none", "--grace", "1"]);
     const executor = await executorFor(redis, "qg", 1);
     const batch = runAll(executor, "bg", [specOf(repo, "long", 1, `sleep 3; ${WORKS}`)]);
 
@@ -336,6 +333,25 @@ describe.skipIf(!redisServer.ok)("handoff worker on a real Redis", () => {
     expect(await queue.getJob(`bi.${waited.id}`)).toBeUndefined();
     worker.child.kill("SIGTERM");
     expect((await worker.done).code).toBe(0);
+  }, 60_000);
+
+  test("a job cannot switch the sandbox off: a worker without --sandbox runs every job with its own default (auto), whatever the job asks", async () => {
+    const redis = await withRedis();
+    const repo = await makeRepo({ "README.md": "queue\n" });
+    const worker = startWorker(redis, "qsb", join(tempDir("handoff-workers"), "w"), []);
+    const executor = await executorFor(redis, "qsb", 1);
+    const [record] = await executor
+      .run(specOf(repo, "t1", 1, WORKS), {
+        batchId: "bsb",
+        defaults: { yes: true, sandbox: "none" },
+        signal: new AbortController().signal,
+        started: () => {},
+      })
+      .then((one) => [one]);
+    expect(record!.outcome, record!.summary).toBe("verified");
+    expect(resultOf(record!.runDir!).containment.requested).toBe("auto");
+    worker.child.kill("SIGTERM");
+    expect((await worker.done).code, worker.stderr()).toBe(0);
   }, 60_000);
 
   test("a job that is not a handoff task fails at once with the reason, and is not retried", async () => {
@@ -430,6 +446,7 @@ describe("handoff worker options", () => {
     ],
     [["batch", "tasks.jsonl", "--redis", "redis://127.0.0.1:1", "--env", "HOME"], /--env is the worker's to choose with --redis/],
     [["batch", "tasks.jsonl", "--queue", "q"], /--queue names the workers' queue: give --redis URL too/],
+    [["batch", "tasks.jsonl", "--redis", "redis://127.0.0.1:1", "--sandbox", "none"], /--sandbox is the worker's to choose with --redis/],
   ])("handoff %j is a usage error before anything is read or submitted", async (args, says) => {
     expectUsageError(await runCli(args, { cwd: tempDir("handoff-batch-args") }), says);
   });

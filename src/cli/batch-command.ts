@@ -56,7 +56,7 @@ export async function batchCommand(args: readonly string[], command: "batch" | "
   if (values.redis !== undefined && values.jobs !== undefined)
     throw new UsageError("jobs_with_redis", "--jobs is for a batch run here; with --redis, each worker's --concurrency decides");
   const queue = queueOption(values.redis, values.queue);
-  const workerChoices = (["env", "workspace-dir", "cli-home-dir"] as const).filter((name) => values[name] !== undefined);
+  const workerChoices = (["sandbox", "env", "workspace-dir", "cli-home-dir"] as const).filter((name) => values[name] !== undefined);
   if (queue && workerChoices.length > 0)
     throw new UsageError(
       "worker_option_with_redis",

@@ -234,7 +234,7 @@ Worker options:
       --concurrency N     jobs run at once (default 1)
       --runs-dir DIR      where run directories go (default: $XDG_STATE_HOME/handoff/runs)
       --grace SEC         how long running jobs may finish after a stop (default 300)
-      --sandbox MODE      auto, bwrap or none, for every job (default: the batch's, else auto)
+      --sandbox MODE      auto (default), bwrap or none, for every job (a job cannot choose it)
       --workspace-dir DIR where disposable clones live (default: $HANDOFF_WORKSPACE_DIR or the temp dir)
       --cli-home-dir DIR  where each run's private agent-CLI home lives
       --env NAME          pass this environment variable of the worker through to the agents (repeatable)

@@ -28,7 +28,10 @@ export interface TaskWorkerOptions {
   readonly runsDir: string;
   /** How long running jobs may finish after a stop before they are cancelled and returned to the queue. */
   readonly graceMs: number;
-  /** The worker's own choices, which a job cannot change: the sandbox (else the job's), its directories, its --env. */
+  /**
+   * The worker's own choices, which a job cannot change: the sandbox (default auto: a job cannot switch it off, or its
+   * agent would run with all of the worker's rights), its directories, its --env.
+   */
   readonly sandbox?: SandboxMode;
   readonly workspacesDir?: string;
   readonly cliHomesDir?: string;
@@ -172,7 +175,7 @@ async function runJob(job: Job, signal: AbortSignal | undefined, context: JobCon
     ...taskRunOptions(spec, runsDir, {
       yes: data.approval.yes,
       noVerify: data.defaults.noVerify,
-      sandbox: context.sandbox ?? data.defaults.sandbox,
+      sandbox: context.sandbox ?? "auto",
       env: context.env,
       workspacesDir: context.workspacesDir,
       cliHomesDir: context.cliHomesDir,
