@@ -12,11 +12,11 @@ import { renderBatchJunit } from "../many/junit.js";
 import { LocalExecutor } from "../many/local-executor.js";
 import type { TaskExecutor } from "../many/task-executor.js";
 import { escapeControls } from "../patch/rules/path-names.js";
-import { killAllProcessGroups } from "../process/process.js";
 import { isValidEnvName } from "../run/env.js";
 import { defaultRunsDir } from "../run/options.js";
 import { generateRunId, isSafeRunId } from "../run-dir/run-dir.js";
 import { parseOptions } from "./parse-options.js";
+import { onInterrupt } from "./interrupts.js";
 import { type RedisTarget, parseRedisUrl } from "../queue/connection.js";
 import { DEFAULT_QUEUE, queueExecutor } from "../queue/queue-executor.js";
 import { checkQueueName } from "./worker-command.js";
@@ -95,22 +95,12 @@ export async function batchCommand(args: readonly string[], command: "batch" | "
     ? await queueExecutor({ redis: queue.target, queue: queue.name, tasks: batch.specs.length })
     : new LocalExecutor({ runsDir, jobs });
   const controller = new AbortController();
-  let interrupts = 0;
-  const onSignal = () => {
-    interrupts++;
-    if (interrupts === 1) {
-      process.stderr.write(
-        `${process.stderr.isTTY ? "\n" : ""}handoff: interrupted; cancelling the running tasks and writing their run directories and batch.json (again to force)\n`,
-      );
-      controller.abort();
-    } else {
-      killAllProcessGroups();
-      process.exit(130);
-    }
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  process.on("exit", killAllProcessGroups);
+  const stopHandling = onInterrupt(() => {
+    process.stderr.write(
+      `${process.stderr.isTTY ? "\n" : ""}handoff: interrupted; cancelling the running tasks and writing their run directories and batch.json (again to force)\n`,
+    );
+    controller.abort();
+  });
   const progress = progressWriter();
   try {
     const record = await runBatch(batch.specs, batch.invalid, executor, {
@@ -136,8 +126,7 @@ export async function batchCommand(args: readonly string[], command: "batch" | "
     return record.exitCode;
   } finally {
     progress.finish();
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    stopHandling();
     await executor.close();
   }
 }

@@ -1,23 +1,22 @@
-import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { askOnTerminal, canAskOnTerminal } from "../approval/terminal-prompt.js";
 import { applyRun } from "../review/apply.js";
 import { COMMAND_HELP, type Command, HELP, VERSION } from "./help.js";
 import { type ParsedOptions, parseOptions } from "./parse-options.js";
 import { ApplyRefusedError, QueueUnavailableError, UntrustedArtifactError, UsageError } from "../lib/errors.js";
-import { killAllProcessGroups } from "../process/process.js";
 import { type ReportFormat, renderReport } from "../review/report.js";
 import { type LoadedRun, loadRun } from "../run-dir/run-lookup.js";
 import { escapeControls } from "../patch/rules/path-names.js";
 import { ExternalCodingRunner } from "../run/runner.js";
 import { EXIT_CODES } from "../verdict/decide.js";
 import { MAX_TASK_BYTES } from "../run/input-limits.js";
-import { readOpenFile } from "../lib/safe-read.js";
+import { readBounded } from "../lib/safe-read.js";
 import { listBackends } from "./backends-report.js";
 import { batchCommand } from "./batch-command.js";
 import { clearCache, listCache, renderCacheClearing, renderCacheListing } from "./cache-report.js";
 import { EnvironmentCache, cacheLimitBytes, defaultCacheDir } from "../environment/cache-store.js";
 import { progressPrinter } from "./progress.js";
+import { onInterrupt } from "./interrupts.js";
 import { workerCommand } from "./worker-command.js";
 import { type ResumeOverrides, continueRun } from "../repair/continue-run.js";
 import { type KeptSessionEntry, collectKeptSessions } from "../repair/session-gc.js";
@@ -200,16 +199,6 @@ function readTask(positionals: readonly string[], taskFile: string | undefined, 
   return positionals.join(" ");
 }
 
-/** Up to `limit` bytes of a file or of stdin (fd 0), never more: /dev/zero or an endless pipe cannot fill memory. */
-function readBounded(file: string | number, limit: number): Buffer {
-  const fd = typeof file === "number" ? file : openSync(file, "r");
-  try {
-    return readOpenFile(fd, limit);
-  } finally {
-    if (typeof file !== "number") closeSync(fd);
-  }
-}
-
 async function runCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseOptions("run", args, RUN_OPTIONS);
   const task = readTask(positionals, values["task-file"]);
@@ -263,20 +252,10 @@ async function runAndReport(json: boolean, request: (signal: AbortSignal) => Run
   const controller = new AbortController();
   // Built first: a bad option is a usage error before any handler is installed.
   const options = request(controller.signal);
-  let interrupts = 0;
-  const onSignal = () => {
-    interrupts++;
-    if (interrupts === 1) {
-      process.stderr.write("handoff: interrupted; stopping the agent and writing the run directory (again to force)\n");
-      controller.abort();
-    } else {
-      killAllProcessGroups();
-      process.exit(130);
-    }
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  process.on("exit", killAllProcessGroups);
+  const stopHandling = onInterrupt(() => {
+    process.stderr.write("handoff: interrupted; stopping the agent and writing the run directory (again to force)\n");
+    controller.abort();
+  });
   try {
     // A candidate's progress lines begin with its number: `[2] agent working…`.
     const candidatePrinters = new Map<number, ReturnType<typeof progressPrinter>>();
@@ -298,8 +277,7 @@ async function runAndReport(json: boolean, request: (signal: AbortSignal) => Run
     }
     return EXIT_CODES[result.terminalReason];
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    stopHandling();
   }
 }
 

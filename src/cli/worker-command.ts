@@ -1,11 +1,11 @@
 import { SANDBOX_MODES, type SandboxMode } from "../containment/sandbox.js";
 import { UsageError } from "../lib/errors.js";
-import { killAllProcessGroups } from "../process/process.js";
 import { parseRedisUrl, redisRetryMs } from "../queue/connection.js";
 import { DEFAULT_QUEUE } from "../queue/queue-executor.js";
 import { runWorker } from "../queue/worker.js";
 import { defaultRunsDir } from "../run/options.js";
 import { parseOptions } from "./parse-options.js";
+import { onInterrupt } from "./interrupts.js";
 
 export const WORKER_OPTIONS = {
   redis: { type: "string" },
@@ -58,25 +58,16 @@ export async function workerCommand(args: readonly string[]): Promise<number> {
     log: (line: string) => process.stderr.write(`handoff worker: ${line}\n`),
   };
   const stop = new AbortController();
-  const onSignal = () => {
-    if (!stop.signal.aborted) {
-      options.log("stop asked: taking no new jobs (again to kill the running ones)");
-      stop.abort();
-    } else {
-      killAllProcessGroups();
-      process.exit(130);
-    }
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  process.on("exit", killAllProcessGroups);
+  const stopHandling = onInterrupt(() => {
+    options.log("stop asked: taking no new jobs (again to kill the running ones)");
+    stop.abort();
+  });
   try {
     await runWorker(options, stop.signal);
     options.log("stopped");
     return 0;
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    stopHandling();
   }
 }
 

@@ -73,3 +73,13 @@ export function readOpenFile(fd: number, size: number): Buffer {
   }
   return bytes.subarray(0, offset);
 }
+
+/** Up to `limit` bytes of a file or of stdin (fd 0), never more: /dev/zero or an endless pipe cannot fill memory. */
+export function readBounded(file: string | number, limit: number): Buffer {
+  const fd = typeof file === "number" ? file : openSync(file, "r");
+  try {
+    return readOpenFile(fd, limit);
+  } finally {
+    if (typeof file !== "number") closeSync(fd);
+  }
+}

@@ -1,7 +1,6 @@
-import { closeSync, openSync } from "node:fs";
 import { resolve } from "node:path";
 import { UsageError } from "../lib/errors.js";
-import { readOpenFile } from "../lib/safe-read.js";
+import { readBounded } from "../lib/safe-read.js";
 import { escapeControls } from "../patch/rules/path-names.js";
 import { checkTask } from "../run/input-limits.js";
 import { isSafeRunId } from "../run-dir/run-dir.js";
@@ -42,16 +41,6 @@ export function readBatchFile(file: string, cwd: string = process.cwd()): BatchF
     throw new UsageError("no_valid_task", `the batch file ${shown} holds no valid task: ${invalid[0]!.summary}${more}`);
   }
   return { file: file === "-" ? "-" : resolve(cwd, file), specs, invalid };
-}
-
-/** Up to `limit` bytes of a file or of stdin (fd 0), never more. */
-function readBounded(file: string | number, limit: number): Buffer {
-  const fd = typeof file === "number" ? file : openSync(file, "r");
-  try {
-    return readOpenFile(fd, limit);
-  } finally {
-    if (typeof file !== "number") closeSync(fd);
-  }
 }
 
 /**

@@ -1,6 +1,5 @@
-import { XMLBuilder } from "fast-xml-parser";
 import { assertNever } from "../lib/assert-never.js";
-import { xmlLine } from "../verify/junit-verdict.js";
+import { JUNIT_BUILDER, xmlLine } from "../verify/junit-verdict.js";
 import type { BatchRecord, TaskRecord } from "./batch-record.js";
 import { junitKind } from "./outcome.js";
 
@@ -10,15 +9,6 @@ import { junitKind } from "./outcome.js";
  * counts in the suite's attributes are counted from the same cases. Text goes through xmlLine, so the output always
  * parses whatever a summary holds.
  */
-
-const BUILDER = new XMLBuilder({
-  ignoreAttributes: false,
-  attributeNamePrefix: "@_",
-  textNodeName: "#text",
-  format: true,
-  indentBy: "  ",
-  suppressEmptyNode: true,
-});
 
 const CLASSNAME = "handoff.batch";
 
@@ -75,5 +65,5 @@ export function renderBatchJunit(record: BatchRecord): string {
       },
     },
   };
-  return BUILDER.build(document) as string;
+  return JUNIT_BUILDER.build(document) as string;
 }

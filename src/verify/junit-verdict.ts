@@ -14,7 +14,8 @@ import type { TestEvidence } from "./test-evidence.js";
 
 type Testcase = Record<string, unknown>;
 
-const BUILDER = new XMLBuilder({
+/** The one JUnit XML writer: `--format junit` of a run, and a batch's junit.xml (src/many/junit.ts). */
+export const JUNIT_BUILDER = new XMLBuilder({
   ignoreAttributes: false,
   attributeNamePrefix: "@_",
   textNodeName: "#text",
@@ -150,5 +151,5 @@ export function renderVerdictJunit(r: RunResult): string {
       },
     },
   };
-  return BUILDER.build(document) as string;
+  return JUNIT_BUILDER.build(document) as string;
 }
