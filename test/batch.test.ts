@@ -178,6 +178,28 @@ describe("handoff batch through the CLI", () => {
     expect(suite).toMatchObject({ "@_tests": "5", "@_skipped": "5", "@_failures": "0", "@_errors": "0" });
   }, 120_000);
 
+  test("a batch whose handoff was killed with -9 mid-task: the next batch in the same runs directory ends the half-run runner_crashed before its own tasks", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const root = tempDir("handoff-batch");
+    const file = join(root, "tasks.jsonl");
+    writeFileSync(file, `${line({ id: "sleeps", repo, agentCmd: "sleep 60" })}\n`);
+    const runsDir = join(root, "runs");
+    const killed = startCli(["batch", file, "--yes", "--sandbox", "none", "--runs-dir", runsDir, "--batch-id", "killed"]);
+    const halfRun = join(runsDir, "killed", "runs", "sleeps");
+    await waitFor("the agent starting", () => agentStarted(halfRun));
+    killed.child.kill("SIGKILL");
+    await killed.done;
+    expect(existsSync(join(halfRun, "result.json"))).toBe(false);
+
+    writeFileSync(file, `${line({ id: "next", repo, agentCmd: "true" })}\n`);
+    const next = await runCli(["batch", file, "--yes", "--sandbox", "none", "--runs-dir", runsDir, "--batch-id", "next"]);
+    expect(next.code, next.stderr).toBe(3);
+    expect(JSON.parse(readFileSync(join(halfRun, "result.json"), "utf8"))).toMatchObject({
+      terminalReason: "user_cancelled",
+      detail: "runner_crashed",
+    });
+  }, 120_000);
+
   test("without --yes and without a terminal, a batch is the usual approval-required usage error, and nothing is created", async () => {
     const root = tempDir("handoff-batch");
     const file = join(root, "tasks.jsonl");

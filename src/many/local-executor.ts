@@ -1,5 +1,6 @@
 import { join, resolve } from "node:path";
 import { UsageError } from "../lib/errors.js";
+import { sweepCrashedRuns } from "../run-dir/crash-sweep.js";
 import { ExternalCodingRunner, type RunnerHooks } from "../run/runner.js";
 import { type TaskRecord, recordFromResult, recordWithoutRun } from "./batch-record.js";
 import { type TaskSpec, taskRunOptions } from "./batch-task.js";
@@ -24,6 +25,7 @@ export class LocalExecutor implements TaskExecutor {
   readonly concurrency: number;
   readonly #runsDir: string;
   readonly #hooks: RunnerHooks;
+  #swept: Promise<unknown> | null = null;
 
   constructor(options: LocalExecutorOptions) {
     this.concurrency = options.jobs;
@@ -34,6 +36,9 @@ export class LocalExecutor implements TaskExecutor {
   async run(spec: TaskSpec, context: TaskContext): Promise<TaskRecord> {
     if (context.signal.aborted) return recordWithoutRun(spec, "not_started", "not started: the batch was interrupted first");
     const runsDir = join(this.#runsDir, context.batchId, "runs");
+    // Once per batch, before its first task: the runs of an earlier batch here whose handoff died get their verdict.
+    this.#swept ??= sweepCrashedRuns(this.#runsDir);
+    await this.#swept;
     context.started();
     try {
       const result = await new ExternalCodingRunner(this.#hooks).run(

@@ -1,4 +1,3 @@
-import { type Dirent, readdirSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { type Job, UnrecoverableError, WaitingError, Worker } from "bullmq";
@@ -8,7 +7,6 @@ import { lexists } from "../lib/paths.js";
 import { recordFromResult, recordWithoutRun } from "../many/batch-record.js";
 import { type TaskSpec, taskRunOptions } from "../many/batch-task.js";
 import { sweepCrashedRuns } from "../run-dir/crash-sweep.js";
-import { isSafeRunId } from "../run-dir/run-dir.js";
 import { ExternalCodingRunner } from "../run/runner.js";
 import { cancelRequested, cancelledJobIds } from "./cancel.js";
 import { type RedisTarget, RedisWatch, oneLine } from "./connection.js";
@@ -59,7 +57,11 @@ export function workerName(): string {
  */
 export async function runWorker(options: TaskWorkerOptions, stop: AbortSignal): Promise<void> {
   const name = workerName();
-  await sweepBatchRuns(options.runsDir, options.log);
+  // A worker killed mid-job left a half-run here (<runsDir>/<batch>/runs/<task>): it now ends runner_crashed.
+  for (const run of await sweepCrashedRuns(options.runsDir))
+    options.log(
+      `swept crashed run ${run.runDir}${run.resultKept ? " (its result was already written)" : ": user_cancelled (runner_crashed)"}`,
+    );
   const watch = new RedisWatch(options.redis, options.retryMs);
   await watch.connect();
   let graceOver = false;
@@ -199,22 +201,6 @@ export function freeRunId(runsDir: string, id: string): string {
   for (let n = 2; ; n++) {
     const candidate = `${id}-${n}`;
     if (!lexists(join(runsDir, candidate))) return candidate;
-  }
-}
-
-/** The crash sweep of every batch's runs directory here: a worker killed mid-job left a half-run that now ends runner_crashed. */
-async function sweepBatchRuns(runsDir: string, log: (line: string) => void): Promise<void> {
-  let batches: Dirent[];
-  try {
-    batches = readdirSync(runsDir, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const batch of batches) {
-    if (!batch.isDirectory() || !isSafeRunId(batch.name)) continue;
-    const swept = await sweepCrashedRuns(join(runsDir, batch.name, "runs"));
-    for (const run of swept)
-      log(`swept crashed run ${run.runDir}${run.resultKept ? " (its result was already written)" : ": user_cancelled (runner_crashed)"}`);
   }
 }
 

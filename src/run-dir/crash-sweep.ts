@@ -451,6 +451,9 @@ export async function sweepCrashedRuns(runsDir: string): Promise<SweptRun[]> {
     const checkpoint = readCheckpoint(runDir);
     if (!checkpoint) {
       swept.push(...(await sweepCandidatesRun(runDir, entry.name)));
+      // A batch directory (src/many/batch.ts): its tasks' runs are in runs/, each a run like any other.
+      if (lstatSync(join(runDir, "runs"), { throwIfNoEntry: false })?.isDirectory())
+        swept.push(...(await sweepCrashedRuns(join(runDir, "runs"))));
       continue;
     }
     if (finishedAndClean(checkpoint)) continue;
