@@ -92,6 +92,24 @@ describe("handoff gc", () => {
     expect(existsSync(fresh)).toBe(false);
   });
 
+  test("--all removes the kept sessions of a candidates run's candidates too, and lists each by its own run", async () => {
+    const state = makeState();
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    await keptRun(state, repo, "best", ["--keep-session", "--candidates", "2"]);
+    const homes = [1, 2].map(
+      (k) => JSON.parse(readFileSync(join(state.runsDir, "best", "candidates", String(k), "result.json"), "utf8")).session.home as string,
+    );
+    for (const home of homes) expect(existsSync(home)).toBe(true);
+    const outcome = await gc(state, ["--all", "--json"]);
+    expect(outcome.code, outcome.stderr).toBe(0);
+    const collection = JSON.parse(outcome.stdout);
+    expect(collection.removed.map((entry: { runDir: string }) => entry.runDir)).toEqual(
+      [1, 2].map((k) => join(state.runsDir, "best", "candidates", String(k))),
+    );
+    expect(collection.leftAlone).toEqual([]);
+    for (const home of homes) expect(existsSync(home)).toBe(false);
+  });
+
   test("with no kept session it says so", async () => {
     const state = makeState();
     const repo = await makeRepo(FAILING_ADD_PROJECT);

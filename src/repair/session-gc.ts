@@ -1,4 +1,4 @@
-import { type Dirent, readdirSync } from "node:fs";
+import { type Dirent, lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { removeTree } from "../clone/workspace.js";
@@ -54,6 +54,17 @@ export function collectKeptSessions(
   for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
     if (!entry.isDirectory() || !isSafeRunId(entry.name)) continue;
     const runDir = join(runsDir, entry.name);
+    // A candidates run keeps its sessions in its candidates' runs, a batch in its tasks' runs (docs/many-tasks.md).
+    const nested = ["candidates", "runs"]
+      .map((name) => join(runDir, name))
+      .find((dir) => lstatSync(dir, { throwIfNoEntry: false })?.isDirectory());
+    if (nested) {
+      const inner = collectKeptSessions(nested, { all, now });
+      collection.removed.push(...inner.removed);
+      collection.kept.push(...inner.kept);
+      collection.leftAlone.push(...inner.leftAlone);
+      continue;
+    }
     const facts = readSessionFacts(runDir);
     if (facts === null || facts.runId !== entry.name || !facts.session?.kept) continue;
     const found = keptHomeOf(entry.name, facts.session, readRequest(runDir), now);
