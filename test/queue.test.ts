@@ -258,7 +258,8 @@ describe.skipIf(!redisServer.ok)("handoff worker on a real Redis", () => {
     await redis.restart();
     const records = await recordsWithin(batch.records, workers);
 
-    expect(records.map((record) => record.outcome)).toEqual(Array(6).fill("verified"));
+    const logs = () => workers.map((worker) => worker.stderr()).join("\n---\n");
+    for (const record of records) expect(record.outcome, `${record.id}: ${record.summary}\n${logs()}`).toBe("verified");
     expectRecordsMatchTheirRuns(records);
     for (const worker of workers) worker.child.kill("SIGTERM");
     for (const worker of workers) expect((await worker.done).code, worker.stderr()).toBe(0);
