@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, truncateSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, truncateSync, writeFileSync } from "node:fs";
 import { getEventListeners } from "node:events";
 import { join } from "node:path";
 import { XMLParser } from "fast-xml-parser";
@@ -342,6 +342,7 @@ describe("a batch's outcome", () => {
         batchDir: "/runs/b",
         via: "local",
         jobs: 2,
+        unwritten: [],
         startedAt: new Date(0).toISOString(),
         durationMs: 3000,
         interrupted: true,
@@ -416,6 +417,19 @@ describe("runBatch, the pool both executors share", () => {
     expect(lines[0]).toBe("[batch] 0/5 done, 0 running");
     expect(lines.at(-1)).toBe("[batch] 5/5 done, 0 running: 4 invalid_task, 1 internal_error");
     expect(BatchRecord.parse(JSON.parse(readFileSync(join(runsDir, "b", "batch.json"), "utf8")))).toEqual(record);
+  });
+
+  test("a batch.json that cannot be written (a full disk, a directory in its place) is named in the record it returns, never a throw that loses the summary; junit.xml is still written", async () => {
+    const runsDir = join(tempDir("handoff-batch-pool"), "runs");
+    const executor = new FakeExecutor(1, async (spec) => {
+      mkdirSync(join(runsDir, "b", "batch.json"), { recursive: true });
+      return recordWithoutRun(spec, "invalid_task", "fake");
+    });
+    const record = await runBatch(specs(1), [], executor, { batchId: "b", file: "/f", runsDir, defaults: {} });
+    expect(record.unwritten).toEqual([{ file: join(runsDir, "b", "batch.json"), message: expect.stringMatching(/^E/) }]);
+    expect(record.tasks).toHaveLength(1);
+    expect(junitOf(readFileSync(join(runsDir, "b", "junit.xml"), "utf8"))).toMatchObject({ "@_tests": "1", "@_errors": "1" });
+    expect(readdirSync(join(runsDir, "b")).filter((name) => name.endsWith(".tmp"))).toEqual([]);
   });
 
   test("an abort records every task not yet handed to the executor as not_started", async () => {

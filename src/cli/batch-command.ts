@@ -16,6 +16,7 @@ import { isValidEnvName } from "../run/env.js";
 import { defaultRunsDir } from "../run/options.js";
 import { generateRunId, isSafeRunId } from "../run-dir/run-dir.js";
 import { parseOptions } from "./parse-options.js";
+import { batchExitCode } from "../many/outcome.js";
 import { onInterrupt } from "./interrupts.js";
 import { type RedisTarget, parseRedisUrl } from "../queue/connection.js";
 import { DEFAULT_QUEUE, queueExecutor } from "../queue/queue-executor.js";
@@ -122,8 +123,17 @@ export async function batchCommand(args: readonly string[], command: "batch" | "
     });
     progress.finish();
     process.stdout.write(values.json ? `${JSON.stringify(record, null, 2)}\n` : renderSummary(record, runsDir));
-    if (junitCopy !== null) writeFileAtomically(junitCopy, renderBatchJunit(record));
-    return record.exitCode;
+    if (junitCopy !== null) {
+      try {
+        writeFileAtomically(junitCopy, renderBatchJunit(record));
+      } catch (error) {
+        record.unwritten.push({ file: junitCopy, message: (error as NodeJS.ErrnoException).code ?? (error as Error).message });
+      }
+    }
+    for (const file of record.unwritten)
+      process.stderr.write(`handoff: could not write ${escapeControls(file.file)}: ${escapeControls(file.message)}\n`);
+    // A record that could not be written is an artifact error of the batch's own (4), unless its tasks' is worse.
+    return record.unwritten.length > 0 ? batchExitCode([record.worst, "policy_or_artifact_error"]) : record.exitCode;
   } finally {
     progress.finish();
     stopHandling();

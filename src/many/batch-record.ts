@@ -49,6 +49,11 @@ export const BatchRecord = z.looseObject({
   exitCode: z.number().int(),
   /** Set when the batch was interrupted (SIGINT/SIGTERM): its running tasks were cancelled, the rest not started. */
   interrupted: z.boolean(),
+  /**
+   * The batch's own files that could not be written (a full disk): each with why. Empty when batch.json and junit.xml
+   * were written; when batch.json is among them, only the summary printed on stdout holds this record.
+   */
+  unwritten: z.array(z.looseObject({ file: z.string(), message: z.string() })),
   tasks: z.array(TaskRecord),
 });
 export type BatchRecord = z.infer<typeof BatchRecord>;
@@ -96,7 +101,7 @@ export function recordWithoutRun(
 
 /** batch.json from the task records (in file order), with the counts, the worst outcome and the exit code. */
 export function batchRecord(
-  head: Pick<BatchRecord, "batchId" | "file" | "batchDir" | "via" | "jobs" | "startedAt" | "durationMs" | "interrupted">,
+  head: Pick<BatchRecord, "batchId" | "file" | "batchDir" | "via" | "jobs" | "startedAt" | "durationMs" | "interrupted" | "unwritten">,
   tasks: readonly TaskRecord[],
 ): BatchRecord {
   const sorted = [...tasks].sort((a, b) => a.line - b.line);

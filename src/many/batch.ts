@@ -107,12 +107,23 @@ export async function runBatch(
       startedAt: startedAt.toISOString(),
       durationMs: Date.now() - startedAt.getTime(),
       interrupted: signal.aborted,
+      unwritten: [],
     },
     records,
   );
-  writeFileAtomically(paths.batchJson, `${JSON.stringify(record, null, 2)}\n`);
-  writeFileAtomically(paths.junitXml, renderBatchJunit(record));
-  return record;
+  // The tasks ran and their run directories hold their verdicts: a file of the batch's own that cannot be written (a
+  // full disk) is named in the record, which the caller still prints, never a throw that would lose the summary.
+  const unwritten: { file: string; message: string }[] = [];
+  const write = (path: string, content: () => string) => {
+    try {
+      writeFileAtomically(path, content());
+    } catch (error) {
+      unwritten.push({ file: path, message: (error as NodeJS.ErrnoException).code ?? (error as Error).message });
+    }
+  };
+  write(paths.junitXml, () => renderBatchJunit(record));
+  write(paths.batchJson, () => `${JSON.stringify({ ...record, unwritten }, null, 2)}\n`);
+  return { ...record, unwritten };
 }
 
 /** The batch directory, new: a second batch with the same id would mix its runs and records with the first's. */
