@@ -11,7 +11,6 @@ export {
   ApprovalRequiredError,
   DirtySourceError,
   GitCommandError,
-  QueueUnavailableError,
   RunNotFoundError,
   SandboxUnavailableError,
   UsageError,
@@ -31,9 +30,6 @@ export { BatchRecord, TaskRecord } from "./many/batch-record.js";
 export { BatchTask } from "./many/batch-task.js";
 export { SEVERITY, TASK_OUTCOMES, batchExitCode } from "./many/outcome.js";
 export { renderBatchJunit } from "./many/junit.js";
-export { DEFAULT_QUEUE, queueExecutor } from "./queue/queue-executor.js";
-export { parseRedisUrl } from "./queue/connection.js";
-export { runWorker } from "./queue/worker.js";
 
 /** The agent-CLI backends as objects, made from the registry's rows (backends/index.ts). */
 export const codexBackend = CLI_BACKENDS.codex.backend;
@@ -80,6 +76,3 @@ export type { BatchRunDefaults, TaskSpec } from "./many/batch-task.js";
 export type { LocalExecutorOptions } from "./many/local-executor.js";
 export type { TaskOutcome } from "./many/outcome.js";
 export type { TaskContext, TaskExecutor } from "./many/task-executor.js";
-export type { QueueExecutorOptions } from "./queue/queue-executor.js";
-export type { RedisTarget } from "./queue/connection.js";
-export type { TaskWorkerOptions } from "./queue/worker.js";

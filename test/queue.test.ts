@@ -1,4 +1,4 @@
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Queue } from "bullmq";
@@ -7,10 +7,10 @@ import { QueueUnavailableError } from "../src/lib/errors.js";
 import { BatchRecord, type TaskRecord } from "../src/many/batch-record.js";
 import { BatchTask, type TaskSpec, taskSpec } from "../src/many/batch-task.js";
 import type { TaskExecutor } from "../src/many/task-executor.js";
-import { parseRedisUrl } from "../src/queue/connection.js";
+import { parseRedisUrl } from "../src/queue/redis-url.js";
 import { queueExecutor } from "../src/queue/queue-executor.js";
 import { freeRunId } from "../src/queue/worker.js";
-import { type CliOutcome, expectUsageError, runCli, startCli } from "./helpers/cli.js";
+import { type CliOutcome, HANDOFF_BIN, expectUsageError, runCli, startCli } from "./helpers/cli.js";
 import { type TestRedis, freePort, redisServer, startRedis } from "./helpers/redis.js";
 import { makeRepo, tempDir } from "./helpers/repo.js";
 
@@ -400,6 +400,30 @@ describe.skipIf(!redisServer.ok)("handoff worker on a real Redis", () => {
     expect(outcome.code, outcome.stderr).toBe(69);
     expect(outcome.stderr).toMatch(new RegExp(`handoff: cannot reach Redis at redis://127\\.0\\.0\\.1:${redis.port}: retried for 2 s`));
   }, 30_000);
+});
+
+describe("what loads BullMQ", () => {
+  // A resolve hook that refuses bullmq and ioredis: whatever imports either fails loudly.
+  const refuseQueue = `data:text/javascript,${encodeURIComponent(`
+    import { register } from "node:module";
+    register("data:text/javascript," + encodeURIComponent(\`export async function resolve(specifier, context, next) {
+      if (specifier === "bullmq" || specifier === "ioredis") throw new Error("loaded " + specifier);
+      return next(specifier, context);
+    }\`));`)}`;
+  const node = (args: readonly string[]) => spawnSync(process.execPath, ["--import", refuseQueue, ...args], { encoding: "utf8" });
+
+  test("import 'handoff' and every command but a queued batch and the worker start without it (it costs a fifth of a second)", () => {
+    const library = node([
+      "--input-type=module",
+      "-e",
+      `await import(${JSON.stringify(join(import.meta.dirname, "../dist/src/index.js"))});`,
+    ]);
+    expect(library.status, library.stderr).toBe(0);
+    const help = node([HANDOFF_BIN, "batch", "--help"]);
+    expect(help.status, help.stderr).toBe(0);
+    const worker = node([HANDOFF_BIN, "worker", "--redis", "redis://127.0.0.1:1"]);
+    expect(worker.stderr).toMatch(/loaded (bullmq|ioredis)/);
+  });
 });
 
 describe("handoff worker options", () => {

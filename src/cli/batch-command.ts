@@ -18,9 +18,8 @@ import { generateRunId, isSafeRunId } from "../run-dir/run-dir.js";
 import { parseOptions } from "./parse-options.js";
 import { batchExitCode } from "../many/outcome.js";
 import { onInterrupt } from "./interrupts.js";
-import { type RedisTarget, parseRedisUrl } from "../queue/connection.js";
-import { DEFAULT_QUEUE, queueExecutor } from "../queue/queue-executor.js";
-import { checkQueueName } from "./worker-command.js";
+import { type RedisTarget, parseRedisUrl } from "../queue/redis-url.js";
+import { DEFAULT_QUEUE, checkQueueName } from "../queue/queue-name.js";
 
 export const BATCH_OPTIONS = {
   jobs: { type: "string", short: "j" },
@@ -93,7 +92,12 @@ export async function batchCommand(args: readonly string[], command: "batch" | "
 
   // Here, --jobs at once; or on the workers that share the Redis (a QueueUnavailableError exits 69 before anything is written).
   const executor: TaskExecutor = queue
-    ? await queueExecutor({ redis: queue.target, queue: queue.name, tasks: batch.specs.length })
+    ? // Loaded only here: BullMQ and its Redis client cost every other command a fifth of a second to start.
+      await (await import("../queue/queue-executor.js")).queueExecutor({
+        redis: queue.target,
+        queue: queue.name,
+        tasks: batch.specs.length,
+      })
     : new LocalExecutor({ runsDir, jobs });
   const controller = new AbortController();
   const stopHandling = onInterrupt(() => {

@@ -17,7 +17,6 @@ import { clearCache, listCache, renderCacheClearing, renderCacheListing } from "
 import { EnvironmentCache, cacheLimitBytes, defaultCacheDir } from "../environment/cache-store.js";
 import { progressPrinter } from "./progress.js";
 import { onInterrupt } from "./interrupts.js";
-import { workerCommand } from "./worker-command.js";
 import { type ResumeOverrides, continueRun } from "../repair/continue-run.js";
 import { type KeptSessionEntry, collectKeptSessions } from "../repair/session-gc.js";
 import { type RunOptions, type WorkspaceModeOption, defaultRunsDir } from "../run/options.js";
@@ -107,7 +106,8 @@ async function runSubcommand(command: Command, args: readonly string[]): Promise
     case "enqueue":
       return await batchCommand(args, "enqueue");
     case "worker":
-      return await workerCommand(args);
+      // Loaded only for a worker: BullMQ and its Redis client cost every other command a fifth of a second to start.
+      return await (await import("./worker-command.js")).workerCommand(args);
   }
 }
 

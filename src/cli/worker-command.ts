@@ -1,7 +1,7 @@
 import { SANDBOX_MODES, type SandboxMode } from "../containment/sandbox.js";
 import { UsageError } from "../lib/errors.js";
-import { parseRedisUrl, redisRetryMs } from "../queue/connection.js";
-import { DEFAULT_QUEUE } from "../queue/queue-executor.js";
+import { parseRedisUrl, redisRetryMs } from "../queue/redis-url.js";
+import { DEFAULT_QUEUE, checkQueueName } from "../queue/queue-name.js";
 import { runWorker } from "../queue/worker.js";
 import { defaultRunsDir } from "../run/options.js";
 import { parseOptions } from "./parse-options.js";
@@ -18,12 +18,6 @@ export const WORKER_OPTIONS = {
   "cli-home-dir": { type: "string" },
   env: { type: "string", multiple: true },
 } as const;
-
-/** `--queue NAME`, the same check for the workers and the batches that submit to them. */
-export function checkQueueName(queue: string): string {
-  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(queue)) throw new UsageError("bad_queue", "--queue takes a name of letters, digits, '.', '_' or '-'");
-  return queue;
-}
 
 const USAGE = "usage: handoff worker --redis URL [--queue NAME] [--concurrency N] [--runs-dir DIR] [--grace SECONDS] [...]";
 const DEFAULT_GRACE_SECONDS = 300;

@@ -5,7 +5,9 @@ import { type TaskRecord, recordWithoutRun } from "../many/batch-record.js";
 import type { TaskSpec } from "../many/batch-task.js";
 import type { TaskContext, TaskExecutor } from "../many/task-executor.js";
 import { requestCancel } from "./cancel.js";
-import { type RedisTarget, RedisWatch, oneLine, parseRedisUrl, redisRetryMs } from "./connection.js";
+import { RedisWatch } from "./connection.js";
+import { type RedisTarget, oneLine, parseRedisUrl, redisRetryMs } from "./redis-url.js";
+import { DEFAULT_QUEUE } from "./queue-name.js";
 import { TASK_JOB_NAME, TaskJobReturn, schemaProblem, taskJobData, taskJobId } from "./job.js";
 
 /**
@@ -27,7 +29,6 @@ export interface QueueExecutorOptions {
   readonly tasks?: number;
 }
 
-export const DEFAULT_QUEUE = "handoff";
 /** How long finished jobs stay in Redis (a batch submitted again within it gets its records back, not new runs). */
 const KEEP_FINISHED_SECONDS = 7 * 24 * 3600;
 const DEFAULT_POLL_MS = 2_000;

@@ -9,7 +9,8 @@ import { type TaskSpec, taskRunOptions } from "../many/batch-task.js";
 import { sweepCrashedRuns } from "../run-dir/crash-sweep.js";
 import { ExternalCodingRunner } from "../run/runner.js";
 import { cancelRequested, cancelledJobIds } from "./cancel.js";
-import { type RedisTarget, RedisWatch, oneLine } from "./connection.js";
+import { RedisWatch } from "./connection.js";
+import { type RedisTarget, oneLine } from "./redis-url.js";
 import { TaskJobData, type TaskJobReturn, schemaProblem } from "./job.js";
 
 /**
