@@ -175,6 +175,26 @@ describe("handoff show, apply and resume of a candidates run", () => {
     ] as const) {
       expectUsageError(await runCli(commandRunArgs(repo, "true", ["--yes", "--runs-dir", runsDir, ...VERIFY, ...options], TASK)), says);
     }
+    expectUsageError(
+      await runCli([
+        "run",
+        "-C",
+        repo,
+        "-b",
+        "claude",
+        "-b",
+        "codex",
+        "--bin",
+        "/usr/bin/true",
+        "--yes",
+        "--runs-dir",
+        runsDir,
+        ...VERIFY,
+        "--",
+        TASK,
+      ]),
+      /--bin names one agent CLI's executable: with more than one -b/,
+    );
     expect(existsSync(runsDir)).toBe(false);
   });
 });

@@ -40,6 +40,11 @@ export function candidatePlan(request: RunOptions): CandidatePlan {
     throw new UsageError("backend_and_backends", "give the backends as a list (`backends`, repeated -b) or one `backend`, not both");
   if (request.backends !== undefined && request.backends.length === 0) throw new UsageError("no_backends", "`backends` is empty");
   const backends = request.backends ?? [request.backend];
+  if (request.bin !== undefined && new Set(backends.map((backend) => (typeof backend === "object" ? backend : String(backend)))).size > 1)
+    throw new UsageError(
+      "bin_with_backends",
+      "--bin names one agent CLI's executable: with more than one -b, put each CLI on PATH instead",
+    );
   if (each * backends.length > MAX_CANDIDATES)
     throw new UsageError(
       "too_many_candidates",
