@@ -4,10 +4,9 @@ import { EXIT_CODES, NO_FACTS, decideOutcome } from "../verdict/decide.js";
 import type { CandidateEntry, RunResult } from "../verdict/result.js";
 import { agreementGroups, chooseWinner } from "./winner.js";
 
-/**
- * The parent result.json of a candidates run, from its candidates' results: written by the candidates run
- * (candidates.ts) and, for one whose handoff died, by the crash sweep (src/run-dir/crash-sweep.ts), by the same rule.
- */
+// The parent result.json of a candidates run, from its candidates' results: written by the candidates run
+// (candidates.ts) and, for one whose handoff died, by the crash sweep (src/run-dir/crash-sweep.ts), by the same rule.
+
 /** A candidate's run, in short, for the list in result.json. */
 export function candidateEntry(k: number, result: RunResult): CandidateEntry {
   return {
