@@ -5,6 +5,8 @@ import { DEFAULT_QUEUE, checkQueueName } from "../queue/queue-name.js";
 import { runWorker } from "../queue/worker.js";
 import { defaultRunsDir } from "../run/options.js";
 import { parseOptions } from "./parse-options.js";
+import { escapeControls } from "../patch/rules/path-names.js";
+import { isValidEnvName } from "../run/env.js";
 import { onInterrupt } from "./interrupts.js";
 
 export const WORKER_OPTIONS = {
@@ -33,7 +35,11 @@ export async function workerCommand(args: readonly string[]): Promise<number> {
   if (values.redis === undefined) throw new UsageError("no_redis", `--redis URL is required (${USAGE})`);
   const sandbox = values.sandbox;
   if (sandbox !== undefined && !(SANDBOX_MODES as readonly string[]).includes(sandbox))
-    throw new UsageError("bad_sandbox", `--sandbox must be ${SANDBOX_MODES.join(", ")}, not '${sandbox}'`);
+    throw new UsageError("bad_sandbox", `--sandbox must be ${SANDBOX_MODES.join(", ")}, not '${escapeControls(sandbox.slice(0, 100))}'`);
+  // Checked here, not by each job's run: a bad name would make every task this worker takes invalid.
+  for (const name of values.env ?? [])
+    if (!isValidEnvName(name))
+      throw new UsageError("bad_env_name", `--env takes a variable name, not '${escapeControls(name.slice(0, 100))}'`);
   const queue = checkQueueName(values.queue ?? DEFAULT_QUEUE);
   const options = {
     redis: parseRedisUrl(values.redis),
