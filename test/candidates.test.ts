@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { type CliOutcome, commandRunArgs, expectUsageError, runCli, startCli } from "./helpers/cli.js";
@@ -195,6 +195,21 @@ describe("handoff show, apply and resume of a candidates run", () => {
       ]),
       /--bin names one agent CLI's executable: with more than one -b/,
     );
+    expect(existsSync(runsDir)).toBe(false);
+  });
+
+  test("a sandbox that cannot run, asked for with --sandbox bwrap, is a usage error before the candidates run's directory exists (it used to be left there without a verdict)", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const bin = tempDir("handoff-broken-bwrap");
+    writeFileSync(join(bin, "bwrap"), "#!/bin/sh\necho 'bwrap: No permissions to creating new namespace' >&2\nexit 1\n", { mode: 0o755 });
+    const runsDir = join(tempDir("handoff-candidates-runs"), "runs");
+    const outcome = await runCli(
+      commandRunArgs(repo, "true", ["--yes", "--runs-dir", runsDir, "--sandbox", "bwrap", "--candidates", "2", ...VERIFY], TASK),
+      {
+        env: { PATH: `${bin}:${process.env.PATH}` },
+      },
+    );
+    expectUsageError(outcome, /--sandbox bwrap was asked for, but bubblewrap cannot run here/);
     expect(existsSync(runsDir)).toBe(false);
   });
 });

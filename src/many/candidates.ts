@@ -1,12 +1,11 @@
 import { join } from "node:path";
 import { resolveBackend } from "../../backends/index.js";
 import type { ExternalAgentBackend } from "../agent/backend.js";
-import { approvalQuestion, requireApprover } from "../approval/approval.js";
+import { approvalQuestion } from "../approval/approval.js";
 import { compareSnapshots, takeSourceSnapshot } from "../clone/source-snapshot.js";
-import { inspectSource, readSourceStatus } from "../clone/source-repo.js";
-import { DirtySourceError, UsageError } from "../lib/errors.js";
-import { readConfig } from "../run/config.js";
-import { type RunOptions, resolveOptions } from "../run/options.js";
+import { UsageError } from "../lib/errors.js";
+import type { RunOptions } from "../run/options.js";
+import { preflightRun } from "../run/preflight.js";
 import type { RunnerHooks } from "../run/pipeline.js";
 import { ExternalCodingRunner } from "../run/runner.js";
 import { sweepCrashedRuns } from "../run-dir/crash-sweep.js";
@@ -62,12 +61,10 @@ export function candidatePlan(request: RunOptions): CandidatePlan {
  */
 export async function runCandidates(request: RunOptions, plan: CandidatePlan, hooks: RunnerHooks): Promise<RunResult> {
   const startedAt = new Date();
-  const source = await inspectSource(request.repo ?? process.cwd());
-  const options = resolveOptions(request, await readConfig(source), source.topLevel);
+  // Every check a candidate's own run makes before it creates anything, made here first: a bad input is a usage error
+  // before the run's directory exists, never a directory left without a verdict.
+  const { source, options } = await preflightRun({ ...request, backend: plan[0], backends: undefined, candidates: undefined });
   const names = plan.map((backend) => checkedBackend(backend ?? options.backendName, request).name);
-  const { dirty } = await readSourceStatus(source);
-  if (dirty.length > 0 && !options.allowDirty) throw new DirtySourceError(dirty);
-  requireApprover(options.approval);
   await sweepCrashedRuns(options.runsDir);
   const dir = RunDirectory.create(options.runsDir, options.runId ?? generateRunId(startedAt), new Redactor(envSecrets(options.envNames)));
   try {

@@ -1,13 +1,6 @@
-import { resolveBackend } from "../../backends/index.js";
-import type { ExternalAgentBackend } from "../agent/backend.js";
-import { requireApprover } from "../approval/approval.js";
-import { inspectSource, readSourceStatus, sourceTarget } from "../clone/source-repo.js";
-import { chooseSandbox } from "../containment/sandbox.js";
-import { chooseWorkspaceMode } from "../environment/workspace-mode.js";
-import { DirtySourceError } from "../lib/errors.js";
+import { sourceTarget } from "../clone/source-repo.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
 import { sweepCrashedRuns } from "../run-dir/crash-sweep.js";
-import { checkContinuation } from "../repair/continue-run.js";
 import { sweepExpiredSessions } from "../repair/session-gc.js";
 import { RunDirectory, generateRunId } from "../run-dir/run-dir.js";
 import { Redactor, envSecrets } from "../run-dir/redact.js";
@@ -15,8 +8,8 @@ import type { RunResult } from "../verdict/result.js";
 import { readBaseForInputs } from "../verify/changed-inputs.js";
 import { holdoutRecord } from "../verify/holdouts.js";
 import { findVerificationInputs } from "../verify/inputs.js";
-import { readConfig } from "./config.js";
-import { type RunOptions, resolveOptions } from "./options.js";
+import type { RunOptions } from "./options.js";
+import { preflightRun } from "./preflight.js";
 import { PipelineRun, type RunnerHooks } from "./pipeline.js";
 import { candidatePlan, runCandidates } from "../many/candidates.js";
 
@@ -39,21 +32,9 @@ export class ExternalCodingRunner {
     if (plan.length > 1) return await runCandidates(given, plan, this.#hooks);
     const request: RunOptions = given.backends ? { ...given, backend: plan[0], backends: undefined } : given;
     const startedAt = new Date();
-    const source = await inspectSource(request.repo ?? process.cwd());
-    const config = await readConfig(source);
-    const options = resolveOptions(request, config, source.topLevel);
-    checkContinuation(source, options);
+    const { source, options, backend, dirty, unverified, sandbox, workspaceMode } = await preflightRun(request);
     await sweepCrashedRuns(options.runsDir);
     sweepExpiredSessions(options.runsDir);
-    const backend: ExternalAgentBackend =
-      typeof request.backend === "object"
-        ? request.backend
-        : resolveBackend({ name: options.backendName, agentCmd: request.agentCmd, bin: request.bin });
-    const { dirty, unverified } = await readSourceStatus(source);
-    if (dirty.length > 0 && !options.allowDirty) throw new DirtySourceError(dirty);
-    requireApprover(options.approval);
-    const sandbox = await chooseSandbox(options.sandbox);
-    const workspaceMode = await chooseWorkspaceMode(options.workspaceMode, options.workspacesDir);
     // What decides verification is read from the base before anything is created: the agent's tree never names it.
     const base = await readBaseForInputs(source);
     const inputs = findVerificationInputs({

@@ -1,0 +1,43 @@
+import { resolveBackend } from "../../backends/index.js";
+import type { ExternalAgentBackend } from "../agent/backend.js";
+import { requireApprover } from "../approval/approval.js";
+import { type SourceRepo, inspectSource, readSourceStatus } from "../clone/source-repo.js";
+import { type SandboxChoice, chooseSandbox } from "../containment/sandbox.js";
+import { type WorkspaceModeChoice, chooseWorkspaceMode } from "../environment/workspace-mode.js";
+import { DirtySourceError } from "../lib/errors.js";
+import { checkContinuation } from "../repair/continue-run.js";
+import { readConfig } from "./config.js";
+import { type ResolvedOptions, type RunOptions, resolveOptions } from "./options.js";
+
+/** What a run learned before it created anything. */
+export interface Preflight {
+  readonly source: SourceRepo;
+  readonly options: ResolvedOptions;
+  readonly backend: ExternalAgentBackend;
+  /** The source's uncommitted changes (allowed only with --allow-dirty), and the filtered files it could not judge. */
+  readonly dirty: readonly string[];
+  readonly unverified: readonly string[];
+  readonly sandbox: SandboxChoice;
+  readonly workspaceMode: WorkspaceModeChoice;
+}
+
+/**
+ * Every check a run makes before it creates anything, in one place: bad input of any kind (options, config, backend,
+ * a dirty source, no approver, a sandbox or overlay that cannot work) is a UsageError here, with nothing on disk.
+ * A plain run and a candidates run (which must refuse before it makes its own directory) both start with it.
+ */
+export async function preflightRun(request: RunOptions): Promise<Preflight> {
+  const source = await inspectSource(request.repo ?? process.cwd());
+  const options = resolveOptions(request, await readConfig(source), source.topLevel);
+  checkContinuation(source, options);
+  const backend: ExternalAgentBackend =
+    typeof request.backend === "object"
+      ? request.backend
+      : resolveBackend({ name: options.backendName, agentCmd: request.agentCmd, bin: request.bin });
+  const { dirty, unverified } = await readSourceStatus(source);
+  if (dirty.length > 0 && !options.allowDirty) throw new DirtySourceError(dirty);
+  requireApprover(options.approval);
+  const sandbox = await chooseSandbox(options.sandbox);
+  const workspaceMode = await chooseWorkspaceMode(options.workspaceMode, options.workspacesDir);
+  return { source, options, backend, dirty, unverified, sandbox, workspaceMode };
+}
