@@ -1,5 +1,8 @@
+import { join } from "node:path";
 import { z } from "zod";
+import { readArtifact } from "../run-dir/artifact-file.js";
 import { OwnerJson } from "../run-dir/artifacts/checkpoint.js";
+import type { RunDirectory } from "../run-dir/run-dir.js";
 import { EXIT_CODES, NO_FACTS, decideOutcome } from "../verdict/decide.js";
 import type { CandidateEntry, RunResult } from "../verdict/result.js";
 import { agreementGroups, chooseWinner } from "./winner.js";
@@ -58,6 +61,25 @@ export function candidatesResult(
   }
   const timings = { ...base.timings, startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime() };
   return { ...base, runId: dir.runId, runDir: dir.path, timings, candidates, winner, agreement };
+}
+
+/**
+ * Ends a candidates run's directory, the same way for the run and for the sweep: changes.patch (the winner's, as its
+ * own run directory holds it; empty without a winner), the run.finished event, then result.json into the space reserved
+ * for it, last. Returns the result as written.
+ */
+export function finishCandidatesRun(
+  dir: RunDirectory,
+  result: RunResult,
+  results: readonly { readonly k: number; readonly result: RunResult }[],
+): RunResult {
+  const winner = results.find((entry) => entry.k === result.winner)?.result;
+  const patch = winner ? readArtifact(join(winner.runDir, "changes.patch"), 1024 * 1024 * 1024) : null;
+  dir.writeFile("changes.patch", patch?.kind === "bytes" ? patch.bytes : Buffer.alloc(0));
+  dir.event({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
+  const written = dir.redacted("result.json", result);
+  dir.writeReserved("result.json", `${JSON.stringify(written, null, 2)}\n`);
+  return written;
 }
 
 /** `candidates.json` in a candidates run's directory: its owner (as checkpoint.json records a run's), its size and start. */

@@ -11,9 +11,8 @@ import { ExternalCodingRunner } from "../run/runner.js";
 import { sweepCrashedRuns } from "../run-dir/crash-sweep.js";
 import { Redactor, envSecrets } from "../run-dir/redact.js";
 import { RunDirectory, currentOwner, generateRunId } from "../run-dir/run-dir.js";
-import { loadPatch } from "../run-dir/run-lookup.js";
 import type { RunResult } from "../verdict/result.js";
-import { CANDIDATES_RECORD, candidatesResult } from "./candidates-result.js";
+import { CANDIDATES_RECORD, candidatesResult, finishCandidatesRun } from "./candidates-result.js";
 
 /** The most candidates one run may have (`--candidates` times the backends): each is a whole run. */
 export const MAX_CANDIDATES = 20;
@@ -115,19 +114,9 @@ export async function runCandidates(request: RunOptions, plan: CandidatePlan, ho
     };
     await Promise.all(Array.from({ length: Math.min(jobs, plan.length) }, worker));
     const between = compareSnapshots(before, await takeSourceSnapshot(source));
-    const result = candidatesResult(
-      dir,
-      startedAt,
-      results.map((result, index) => ({ k: index + 1, result })),
-      between,
-    );
-    // changes.patch is the winner's (what `apply` applies), written before result.json marks the run finished.
-    const winner = result.winner ? results[result.winner - 1] : undefined;
-    dir.writeFile("changes.patch", winner ? loadPatch({ dir: winner.runDir, result: winner }) : Buffer.alloc(0));
-    dir.event({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
-    const written = dir.redacted("result.json", result);
-    dir.writeReserved("result.json", `${JSON.stringify(written, null, 2)}\n`);
-    return written;
+    const entries = results.map((result, index) => ({ k: index + 1, result }));
+    const result = candidatesResult(dir, startedAt, entries, between);
+    return finishCandidatesRun(dir, result, entries);
   } finally {
     dir.close();
   }

@@ -21,7 +21,7 @@ import {
 } from "../containment/survivors.js";
 import { removeTree } from "../clone/workspace.js";
 import { lexists } from "../lib/paths.js";
-import { CANDIDATES_RECORD, CandidatesRecord, candidatesResult } from "../many/candidates-result.js";
+import { CANDIDATES_RECORD, CandidatesRecord, candidatesResult, finishCandidatesRun } from "../many/candidates-result.js";
 
 /**
  * A handoff killed mid-run (kill -9, OOM, power) leaves its run directory without result.json, its workspace on
@@ -376,12 +376,7 @@ async function sweepCandidatesRun(runDir: string, runId: string): Promise<SweptR
     if (results.length === 0) return swept;
     const dir = RunDirectory.reopen(runDir, runId);
     try {
-      const result = candidatesResult({ runId, path: runDir }, new Date(record.startedAt), results, []);
-      const winner = results.find((entry) => entry.k === result.winner)?.result;
-      const patch = winner ? readArtifact(join(winner.runDir, "changes.patch"), 1024 * 1024 * 1024) : null;
-      dir.writeFile("changes.patch", patch?.kind === "bytes" ? patch.bytes : Buffer.alloc(0));
-      dir.event({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
-      dir.writeReserved("result.json", `${JSON.stringify(dir.redacted("result.json", result), null, 2)}\n`);
+      finishCandidatesRun(dir, candidatesResult({ runId, path: runDir }, new Date(record.startedAt), results, []), results);
     } finally {
       dir.close();
     }
