@@ -17,6 +17,7 @@ import { clearCache, listCache, renderCacheClearing, renderCacheListing } from "
 import { EnvironmentCache, cacheLimitBytes, defaultCacheDir } from "../environment/cache-store.js";
 import { progressPrinter } from "./progress.js";
 import { onInterrupt } from "./interrupts.js";
+import { seconds, wholeNumber } from "./option-values.js";
 import { type ResumeOverrides, continueRun } from "../repair/continue-run.js";
 import { type KeptSessionEntry, collectKeptSessions } from "../repair/session-gc.js";
 import { type RunOptions, type WorkspaceModeOption, defaultRunsDir } from "../run/options.js";
@@ -111,14 +112,6 @@ async function runSubcommand(command: Command, args: readonly string[]): Promise
   }
 }
 
-function seconds(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const number = Number(value);
-  if (!Number.isFinite(number) || number <= 0)
-    throw new UsageError("bad_number", `${name} takes a positive number of seconds, not '${value}'`);
-  return number * 1000;
-}
-
 export const RUN_OPTIONS = {
   repo: { type: "string", short: "C" },
   backend: { type: "string", short: "b", multiple: true },
@@ -165,13 +158,6 @@ export const RUN_OPTIONS = {
   "total-timeout": { type: "string" },
   "keep-session": { type: "boolean" },
 } as const;
-
-function wholeNumber(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const number = Number(value);
-  if (!Number.isInteger(number) || number <= 0) throw new UsageError("bad_number", `${name} takes a positive whole number, not '${value}'`);
-  return number;
-}
 
 function mebibytes(value: number | undefined): number | undefined {
   return value === undefined ? undefined : value * 1024 * 1024;

@@ -8,6 +8,7 @@ import { parseOptions } from "./parse-options.js";
 import { escapeControls } from "../patch/rules/path-names.js";
 import { isValidEnvName } from "../run/env.js";
 import { onInterrupt } from "./interrupts.js";
+import { seconds, wholeNumber } from "./option-values.js";
 
 export const WORKER_OPTIONS = {
   redis: { type: "string" },
@@ -44,16 +45,14 @@ export async function workerCommand(args: readonly string[]): Promise<number> {
   const options = {
     redis: parseRedisUrl(values.redis),
     queue,
-    concurrency: positiveNumber("--concurrency", values.concurrency, 1, true),
+    concurrency: wholeNumber("--concurrency", values.concurrency) ?? 1,
     runsDir: values["runs-dir"] ?? defaultRunsDir(),
-    graceMs: positiveNumber("--grace", values.grace, DEFAULT_GRACE_SECONDS, false) * 1000,
+    graceMs: seconds("--grace", values.grace) ?? DEFAULT_GRACE_SECONDS * 1000,
     sandbox: sandbox as SandboxMode | undefined,
     workspacesDir: values["workspace-dir"],
     cliHomesDir: values["cli-home-dir"],
     env: values.env,
-    lockMs:
-      positiveNumber("$HANDOFF_QUEUE_LOCK_SECONDS", process.env.HANDOFF_QUEUE_LOCK_SECONDS || undefined, DEFAULT_LOCK_SECONDS, false) *
-      1000,
+    lockMs: seconds("$HANDOFF_QUEUE_LOCK_SECONDS", process.env.HANDOFF_QUEUE_LOCK_SECONDS || undefined) ?? DEFAULT_LOCK_SECONDS * 1000,
     retryMs: redisRetryMs(),
     log: (line: string) => process.stderr.write(`handoff worker: ${line}\n`),
   };
@@ -69,12 +68,4 @@ export async function workerCommand(args: readonly string[]): Promise<number> {
   } finally {
     stopHandling();
   }
-}
-
-function positiveNumber(name: string, text: string | undefined, fallback: number, whole: boolean): number {
-  if (text === undefined) return fallback;
-  const number = Number(text);
-  if (!Number.isFinite(number) || number <= 0 || (whole && !Number.isInteger(number)))
-    throw new UsageError("bad_number", `${name} takes a positive ${whole ? "whole number" : "number of seconds"}, not '${text}'`);
-  return number;
 }
