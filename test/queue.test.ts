@@ -478,7 +478,7 @@ describe("handoff worker options", () => {
 
   test.each([
     [["--env", "NOT A NAME"], /--env takes a variable name, not 'NOT A NAME'/],
-    [["--sandbox", "off\u001b[2J"], /--sandbox must be auto, bwrap, none, not 'off\\x1b\[2J'/],
+    [["--sandbox", "off\u001b[2J"], /--sandbox must be auto, bwrap or none, not 'off\\x1b\[2J'/],
   ])("handoff worker %j is a usage error before it connects to anything", async (extra, says) => {
     expectUsageError(await runCli(["worker", "--redis", "redis://127.0.0.1:1", ...extra]), says);
   });

@@ -1,7 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { askOnTerminal, canAskOnTerminal } from "../approval/terminal-prompt.js";
-import { SANDBOX_MODES, type SandboxMode } from "../containment/sandbox.js";
 import { ApprovalRequiredError, UsageError } from "../lib/errors.js";
 import { type BatchFile, readBatchFile } from "../many/batch-file.js";
 import type { BatchRecord } from "../many/batch-record.js";
@@ -12,8 +11,7 @@ import { renderBatchJunit } from "../many/junit.js";
 import { LocalExecutor } from "../many/local-executor.js";
 import type { TaskExecutor } from "../many/task-executor.js";
 import { escapeControls } from "../patch/rules/path-names.js";
-import { isValidEnvName } from "../run/env.js";
-import { defaultRunsDir } from "../run/options.js";
+import { checkEnvNames, checkSandboxMode, defaultRunsDir } from "../run/options.js";
 import { generateRunId, isSafeRunId } from "../run-dir/run-dir.js";
 import { parseOptions } from "./parse-options.js";
 import { batchExitCode } from "../many/outcome.js";
@@ -69,12 +67,8 @@ export async function batchCommand(args: readonly string[], command: "batch" | "
       "bad_batch_id",
       `--batch-id is one path segment of letters, digits, '.', '_' or '-' (at most 128), not '${escapeControls(batchId.slice(0, 100))}'`,
     );
-  const sandbox = values.sandbox;
-  if (sandbox !== undefined && !(SANDBOX_MODES as readonly string[]).includes(sandbox))
-    throw new UsageError("bad_sandbox", `--sandbox must be auto, bwrap or none, not '${escapeControls(sandbox.slice(0, 100))}'`);
-  for (const name of values.env ?? [])
-    if (!isValidEnvName(name))
-      throw new UsageError("bad_env_name", `--env takes a variable name, not '${escapeControls(name.slice(0, 100))}'`);
+  const sandbox = values.sandbox === undefined ? undefined : checkSandboxMode(values.sandbox);
+  checkEnvNames(values.env ?? []);
   const junitCopy = values.junit === undefined ? null : resolve(values.junit);
   if (junitCopy !== null && !(existsSync(dirname(junitCopy)) && statSync(dirname(junitCopy)).isDirectory()))
     throw new UsageError("bad_directory", `--junit ${escapeControls(values.junit!)}: ${dirname(junitCopy)} is not a directory`);
@@ -115,7 +109,7 @@ export async function batchCommand(args: readonly string[], command: "batch" | "
       defaults: {
         yes: true,
         noVerify: values["no-verify"],
-        sandbox: sandbox as SandboxMode | undefined, // checked above
+        sandbox,
         env: values.env,
         workspacesDir: values["workspace-dir"],
         cliHomesDir: values["cli-home-dir"],

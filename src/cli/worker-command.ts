@@ -1,12 +1,9 @@
-import { SANDBOX_MODES, type SandboxMode } from "../containment/sandbox.js";
 import { UsageError } from "../lib/errors.js";
 import { parseRedisUrl, redisRetryMs } from "../queue/redis-url.js";
 import { DEFAULT_QUEUE, checkQueueName } from "../queue/queue-name.js";
 import { runWorker } from "../queue/worker.js";
-import { defaultRunsDir } from "../run/options.js";
+import { checkEnvNames, checkSandboxMode, defaultRunsDir } from "../run/options.js";
 import { parseOptions } from "./parse-options.js";
-import { escapeControls } from "../patch/rules/path-names.js";
-import { isValidEnvName } from "../run/env.js";
 import { onInterrupt } from "./interrupts.js";
 import { seconds, wholeNumber } from "./option-values.js";
 
@@ -34,13 +31,9 @@ export async function workerCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseOptions("worker", args, WORKER_OPTIONS);
   if (positionals.length > 0) throw new UsageError("bad_arguments", USAGE);
   if (values.redis === undefined) throw new UsageError("no_redis", `--redis URL is required (${USAGE})`);
-  const sandbox = values.sandbox;
-  if (sandbox !== undefined && !(SANDBOX_MODES as readonly string[]).includes(sandbox))
-    throw new UsageError("bad_sandbox", `--sandbox must be ${SANDBOX_MODES.join(", ")}, not '${escapeControls(sandbox.slice(0, 100))}'`);
+  const sandbox = values.sandbox === undefined ? undefined : checkSandboxMode(values.sandbox);
   // Checked here, not by each job's run: a bad name would make every task this worker takes invalid.
-  for (const name of values.env ?? [])
-    if (!isValidEnvName(name))
-      throw new UsageError("bad_env_name", `--env takes a variable name, not '${escapeControls(name.slice(0, 100))}'`);
+  checkEnvNames(values.env ?? []);
   const queue = checkQueueName(values.queue ?? DEFAULT_QUEUE);
   const options = {
     redis: parseRedisUrl(values.redis),
@@ -48,7 +41,7 @@ export async function workerCommand(args: readonly string[]): Promise<number> {
     concurrency: wholeNumber("--concurrency", values.concurrency) ?? 1,
     runsDir: values["runs-dir"] ?? defaultRunsDir(),
     graceMs: seconds("--grace", values.grace) ?? DEFAULT_GRACE_SECONDS * 1000,
-    sandbox: sandbox as SandboxMode | undefined,
+    sandbox,
     workspacesDir: values["workspace-dir"],
     cliHomesDir: values["cli-home-dir"],
     env: values.env,

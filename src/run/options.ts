@@ -242,14 +242,26 @@ export interface ResolvedOptions {
   readonly candidate: number;
 }
 
+/** `--sandbox MODE`, checked the one way for run, batch and worker (a bad mode is a usage error before anything runs). */
+export function checkSandboxMode(mode: string): SandboxMode {
+  if (!(SANDBOX_MODES as readonly string[]).includes(mode))
+    throw new UsageError("bad_sandbox", `--sandbox must be auto, bwrap or none, not '${escapeControls(mode.slice(0, 100))}'`);
+  return mode as SandboxMode;
+}
+
+/** `--env NAME`s, checked the one way for run, batch and worker. */
+export function checkEnvNames(names: readonly string[]): void {
+  for (const name of names)
+    if (!isValidEnvName(name))
+      throw new UsageError("bad_env_name", `--env takes a variable name, not '${escapeControls(name.slice(0, 100))}'`);
+}
+
 export function resolveOptions(options: RunOptions, config: HandoffConfig, sourceTop: string): ResolvedOptions {
   checkTask(options.task);
   if (options.runId !== undefined && !isSafeRunId(options.runId)) {
     throw new UsageError("bad_run_id", `--run-id '${options.runId}' must be one path segment of letters, digits, '.', '_' or '-'`);
   }
-  for (const name of options.env ?? []) {
-    if (!isValidEnvName(name)) throw new UsageError("bad_env_name", `--env takes a variable name, not '${name}'`);
-  }
+  checkEnvNames(options.env ?? []);
   const runsDir = realPathOrAncestor(options.runsDir ?? defaultRunsDir());
   checkWritableDir("the runs directory", runsDir);
   if (isInside(runsDir, sourceTop)) {
@@ -297,8 +309,7 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
       }
     }
   }
-  const sandbox = options.sandbox ?? DEFAULTS.sandbox;
-  if (!SANDBOX_MODES.includes(sandbox)) throw new UsageError("bad_sandbox", `--sandbox must be auto, bwrap or none, not '${sandbox}'`);
+  const sandbox = checkSandboxMode(options.sandbox ?? DEFAULTS.sandbox);
   const whole = (name: string, value: number, most: number, unit: [number, string] = [1, ""]) => {
     if (!Number.isInteger(value) || value <= 0) throw new UsageError("bad_number", `${name} must be a positive whole number`);
     // A cgroup file holds an integer: 1e30 would be written as "1e+30", refused, and the cap not enforced.
