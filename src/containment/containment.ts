@@ -13,6 +13,7 @@ import type { SandboxChoice } from "./sandbox.js";
 import { existingRealPath, isInside } from "../lib/paths.js";
 import { RUN_MARKER_VARIABLE, runNames } from "../run-dir/run-names.js";
 import { type Bind, bwrapArgs } from "./sandbox-profile.js";
+import { hiddenPathsNamed } from "./hidden-paths.js";
 import { type SurvivorReason, findSurvivors, killSurvivors, uniqueSurvivors } from "./survivors.js";
 
 /**
@@ -73,7 +74,9 @@ export type ContainmentEvent =
       readonly found: SurvivorReason;
     }
   | { readonly kind: "leftover_alive"; readonly role: JailRole; readonly label: string; readonly pid: number; readonly command: string }
-  | { readonly kind: "unsandboxed_backend"; readonly role: JailRole; readonly label: string };
+  | { readonly kind: "unsandboxed_backend"; readonly role: JailRole; readonly label: string }
+  /** The agent's stderr named a path the sandbox hid from it (your home, the source, /tmp): it saw an empty place there. */
+  | { readonly kind: "hidden_path_named"; readonly role: JailRole; readonly label: string; readonly path: string };
 
 export interface JailReport {
   readonly limitsHit: readonly LimitHit[];
@@ -122,6 +125,8 @@ export class Containment {
   /** The run's own cgroup, made with the first contained process; null until then or when unavailable. */
   #runCgroup: ReturnType<typeof createRunCgroup> | null = null;
   readonly #events: ContainmentEvent[] = [];
+  /** Where the agent's sandboxes showed a hidden place again (its workspace, home, CLI): not hidden from it. */
+  readonly #agentBinds = new Set<string>();
   #count = 0;
 
   constructor(settings: ContainmentSettings, cgroups: CgroupSupport = detectCgroupSupport()) {
@@ -161,6 +166,7 @@ export class Containment {
         if (choice.kind === "bwrap") {
           const binds = this.#binds(spec, extra);
           for (const bind of binds) mountPoints.add(bind.dest);
+          if (spec.role === "agent") for (const bind of binds) this.#agentBinds.add(bind.dest);
           const prefix = bwrapArgs({
             hide: settings.hidden,
             binds,
@@ -257,6 +263,13 @@ export class Containment {
     for (const program of extra.programs ?? []) add(revealsHidden(dirname(program)) ? program : dirname(program), false);
     for (const path of [...spec.writable, ...(extra.writable ?? [])]) add(path, true);
     return binds;
+  }
+
+  /** Records the hidden paths the agent's stderr names (at most 10), so a report can say why it found nothing there. */
+  noteHiddenPathsNamed(label: string, stderr: string): void {
+    if (!this.sandboxed) return;
+    for (const path of hiddenPathsNamed(stderr, this.settings.hidden, [...this.#agentBinds]))
+      this.#events.push({ kind: "hidden_path_named", role: "agent", label, path });
   }
 
   summary(): ContainmentSummary {

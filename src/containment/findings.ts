@@ -57,6 +57,12 @@ function findingFor(event: ContainmentEvent): PolicyFinding {
         rule: "backend_outside_sandbox",
         message: `the ${event.label} backend started its process without handoff's sandbox`,
       };
+    case "hidden_path_named":
+      return {
+        path: escapeControls(event.path),
+        rule: "hidden_path_named",
+        message: `${who} named a path the sandbox hid from it (the user's home, the source, handoff's own directories or /tmp): it saw an empty place there, not what is on this machine`,
+      };
     default:
       return assertNever(event);
   }

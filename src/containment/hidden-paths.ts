@@ -36,3 +36,22 @@ export function hiddenPaths(places: HiddenPlaces): string[] {
   const holdouts = places.holdouts.filter((path) => !realHidden.some((root) => isInside(path, root)));
   return [...hidden, ...holdouts];
 }
+
+/** An absolute path in free text: after a space, a quote, a bracket, `=` or `:` (`cat: /root/.npmrc: No such file`). */
+const PATH_IN_TEXT = /(?:^|[\s'"`([<=:,])(\/[^\s'"`()[\]<>:,;]+)/gm;
+
+/**
+ * The absolute paths `text` names that lie in a hidden place and in none of the binds that show a part of one again
+ * (the agent's workspace, home and CLI): at most `max`, each once, trailing punctuation dropped.
+ */
+export function hiddenPathsNamed(text: string, hidden: readonly string[], visible: readonly string[], max = 10): string[] {
+  const roots = hidden.flatMap((path) => [path, existingRealPath(path) ?? path]).filter((path) => path !== "/");
+  const named = new Set<string>();
+  for (const match of text.matchAll(PATH_IN_TEXT)) {
+    const path = match[1]!.replace(/[.!?]+$/, "").replace(/(.)\/+$/, "$1");
+    if (!roots.some((root) => isInside(path, root)) || visible.some((dest) => isInside(path, dest))) continue;
+    named.add(path);
+    if (named.size >= max) break;
+  }
+  return [...named];
+}

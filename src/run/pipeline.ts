@@ -415,6 +415,8 @@ export class PipelineRun {
         await jail.finish();
       }
     });
+    const said = outcome?.kind === "cannot_resume" ? "" : (outcome?.result.stderrTail ?? "");
+    if (said) this.#made.containment?.noteHiddenPathsNamed(backend.name, said);
     if (outcome?.kind === "cannot_resume") {
       if (number > 1) {
         this.#stopAttempts(`attempt ${number} did not start: ${outcome.reason}`);

@@ -7,7 +7,8 @@ import type { TestEvidence } from "./test-evidence.js";
 
 /**
  * handoff's own verdict as JUnit XML (`handoff show --format junit`), for CI test tabs (GitLab, Jenkins, GitHub
- * test reporters): a `verdict` test case, one per verification command, and one per test the JUnit evidence names.
+ * test reporters): a `verdict` test case (the run as a whole), one per verification command (a failing one with its
+ * ending and the end of its output), and one per test the JUnit evidence names.
  * Written by the library's builder, which escapes markup; characters XML cannot carry at all (controls, U+FFFE,
  * lone surrogates) are escaped here first, so the output always parses.
  */
@@ -80,13 +81,26 @@ function attemptsOutput(r: RunResult): Testcase {
   return { "system-out": xmlText(lines.join("\n")) };
 }
 
-function commandCases(r: RunResult): Testcase[] {
+type CommandEntry = RunResult["verification"]["commands"][number];
+
+/** The end of a failing command's output (src/review/command-output.ts reads it from test.log, bounded and escaped). */
+export interface CommandOutputTail {
+  readonly command: CommandEntry;
+  readonly lines: readonly string[];
+  readonly omitted: number;
+}
+
+function commandCases(r: RunResult, output: CommandOutputTail | null): Testcase[] {
   return r.verification.commands.map((c) => {
     const name = `${c.phase ? `[${c.phase}] ` : ""}${c.command}`;
     const time = seconds(c.durationMs);
     if (commandPassed(c)) return passing(name, "handoff.verification", time);
     const ending = commandEnding(c);
-    return failing(name, "handoff.verification", ending, "verification_command", `${name}: ${ending}`, time);
+    const tail =
+      output?.command === c
+        ? ["", `output${output.omitted > 0 ? ` (last ${output.lines.length} lines)` : ""}, from test.log:`, ...output.lines]
+        : [];
+    return failing(name, "handoff.verification", ending, "verification_command", [`${name}: ${ending}`, ...tail].join("\n"), time);
   });
 }
 
@@ -119,8 +133,9 @@ function evidenceCases(tests: TestEvidence): Testcase[] {
   return cases;
 }
 
-export function renderVerdictJunit(r: RunResult): string {
-  const testcases = [verdictCase(r), ...commandCases(r), ...(r.verification.tests ? evidenceCases(r.verification.tests) : [])];
+/** `output`: the first failing command's output tail, shown in that command's failure. */
+export function renderVerdictJunit(r: RunResult, output: CommandOutputTail | null = null): string {
+  const testcases = [verdictCase(r), ...commandCases(r, output), ...(r.verification.tests ? evidenceCases(r.verification.tests) : [])];
   const failures = testcases.filter((testcase) => Object.hasOwn(testcase, "failure")).length;
   const time = seconds(r.timings.durationMs);
   const properties = [

@@ -62,6 +62,8 @@ export type WarningRule =
   | "resource_cap_hit"
   | "leftover_process_killed"
   | "leftover_process_alive"
-  | "backend_outside_sandbox";
+  | "backend_outside_sandbox"
+  /** The agent's stderr named a path the sandbox hid (containment/hidden-paths.ts): what it read or wrote there was not real. */
+  | "hidden_path_named";
 
 export type PolicyRule = ViolationRule | WarningRule;

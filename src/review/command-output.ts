@@ -1,0 +1,58 @@
+import { type LoadedRun, readRunFile } from "../run-dir/run-lookup.js";
+import { escapeControls } from "../patch/rules/path-names.js";
+import type { RunResult } from "../verdict/result.js";
+import { commandEnding, commandPassed } from "../verify/shell-commands.js";
+import { ownFilesPrefix, tailLines } from "./run-files.js";
+
+type CommandEntry = RunResult["verification"]["commands"][number];
+
+/** The output of the first failing setup or verify command, as the reports show it: its last lines from test.log. */
+export type FailureOutput =
+  | { readonly kind: "lines"; readonly command: CommandEntry; readonly lines: readonly string[]; readonly omitted: number }
+  | { readonly kind: "unavailable"; readonly command: CommandEntry; readonly why: string };
+
+/** How much of the failing command's output a report shows: its end, where the failure usually is. */
+export const FAILURE_TAIL_LINES = 40;
+export const FAILURE_LINE_CHARS = 300;
+/** A test.log larger than this is named, not read (each command's output in it is bounded to 512 KiB). */
+const TEST_LOG_MAX_BYTES = 64 * 1024 * 1024;
+
+/** The first command of result.json's verification that failed, and the end of its section of test.log; null when none failed. */
+export function firstFailureOutput(run: LoadedRun): FailureOutput | null {
+  const command = run.result.verification.commands.find((c) => !commandPassed(c));
+  if (!command) return null;
+  const prefix = ownFilesPrefix(run);
+  if (prefix === null) return { kind: "unavailable", command, why: "the run has no winner, so no test.log of its own" };
+  const read = readRunFile(run, `${prefix}test.log`, TEST_LOG_MAX_BYTES);
+  switch (read.kind) {
+    case "bytes":
+      break;
+    case "missing":
+      return { kind: "unavailable", command, why: "test.log is missing" };
+    case "untrusted":
+      return { kind: "unavailable", command, why: `test.log not shown, handoff did not write it (${read.why})` };
+    case "too_large":
+      return { kind: "unavailable", command, why: `test.log is ${read.size} bytes, too large to read here` };
+    case "unreadable":
+      return { kind: "unavailable", command, why: `test.log cannot be read (${read.message})` };
+  }
+  const output = commandSection(read.bytes.toString("utf8"), command);
+  if (output === null) return { kind: "unavailable", command, why: "its output is not in test.log" };
+  const { lines, omitted } = tailLines(output, FAILURE_TAIL_LINES, FAILURE_LINE_CHARS);
+  return { kind: "lines", command, lines: lines.map(escapeControls), omitted };
+}
+
+/**
+ * A command's output in test.log: between its `$ command    [phase]` line and its `[ending, N ms]` line
+ * (src/verify/shell-commands.ts writes both). The last such section: test.log has every attempt's, and the result the
+ * last attempt's commands.
+ */
+function commandSection(log: string, c: CommandEntry): string | null {
+  const header = `$ ${c.command}    [${c.phase ?? "verify"}]\n`;
+  const trailer = `[${commandEnding(c)}, ${c.durationMs} ms]\n`;
+  const end = log.lastIndexOf(trailer);
+  if (end < 0) return null;
+  const start = log.lastIndexOf(header, end);
+  if (start < 0) return null;
+  return log.slice(start + header.length, end);
+}
