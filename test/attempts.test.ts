@@ -442,7 +442,7 @@ describe("handoff show tells the story of the attempts", () => {
     expect(second.result.terminalReason, second.result.summary).toBe("verified");
     const markdown = renderReport(loadRun(second.runDir), "markdown");
     expect(markdown).toContain(
-      `\n## Session\n\n- continues run \`${first.result.runId}\` (${first.runDir}), session session-of-the-first-run\n`,
+      `\n### Session\n\n- continues run \`${first.result.runId}\` (${first.runDir}), session session-of-the-first-run\n`,
     );
     expect(markdown).toContain("- session not kept");
   });

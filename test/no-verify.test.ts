@@ -143,9 +143,11 @@ describe("--no-verify says that nothing was checked", () => {
       const shown = await runCli(["show", run.runDir, "--format", format]);
       expect(shown.code, shown.stderr).toBe(0);
       expect(shown.stdout).toContain(NOTHING_CHECKED);
-      const verification = shown.stdout.slice(shown.stdout.indexOf("Verification (run by handoff"));
+      const verification = shown.stdout.slice(shown.stdout.indexOf("Verification"));
       expect(verification.split("\n").slice(0, 3).join("\n")).toContain(
-        "NOTHING WAS CHECKED (--no-verify): no verification command ran on this patch",
+        format === "text"
+          ? "NOTHING WAS CHECKED (--no-verify): no verification command ran on this patch"
+          : "**NOTHING WAS CHECKED** (`--no-verify`): no verification command ran on this patch",
       );
     }
   });
