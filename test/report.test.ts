@@ -58,11 +58,11 @@ describe("markdown report", () => {
 
   test("a 374 KB patch gives a report under 60,000 characters whose fences all balance, naming the diffs it left out", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    // 22 files of 1,200 lines: about 374 KB of patch, plus a small file whose diff fits.
-    const writesMany = `${agent("fixes-add.sh")} && mkdir lib && for i in $(seq 1 22); do seq 1 1200 | sed "s/^/line $i of a big file: /" > lib/f$i.txt; done`;
+    // 11 files of 1,240 lines: about 370 KB of patch, plus a small file whose diff fits.
+    const writesMany = `${agent("fixes-add.sh")} && mkdir lib && for i in $(seq 1 11); do seq 1 1240 | sed "s/^/line $i of a big file: /" > lib/f$i.txt; done`;
     const { runDir, result } = await delegate(repo, `${writesMany} && printf 'a\\n\`\`\`\\n' > lib/fence.md`, { verify: ["npm test"] });
     const patchBytes = readFileSync(join(runDir, "changes.patch")).length;
-    expect(patchBytes).toBeGreaterThan(360 * 1024);
+    expect(patchBytes).toBeGreaterThan(350 * 1024);
     expect(result.terminalReason).toBe("verified");
     const markdown = renderReport(loadRun(runDir), "markdown");
     expect(markdown.length).toBeLessThan(REPORT_LIMIT);
@@ -75,7 +75,7 @@ describe("markdown report", () => {
     expect(markdown).toContain("<details><summary>math.js +1 −1</summary>");
     expect(markdown).toContain("<details><summary>lib/fence.md +2 −0</summary>");
     // Every file is in the list with its counts.
-    expect(markdown).toContain("| `lib/f22.txt` | added | 1200 | 0 | 1 |");
+    expect(markdown).toContain("| `lib/f11.txt` | added | 1240 | 0 | 1 |");
   });
 
   test("a setup's node_modules/ is a routine warning, folded away; a changed test file needs review", async () => {
