@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -7,6 +7,8 @@ import { fakeArtifactService, runtimeToken, unzipEntries } from "./helpers/fake-
 import { type FakeGitHub, startFakeGitHub } from "./helpers/fake-github/server.js";
 import { FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent } from "./helpers/run.js";
+import { runCli } from "./helpers/cli.js";
+import { RUN_OPTION_INPUTS } from "../src/action/inputs.js";
 
 /**
  * The GitHub Action's entry point run as a workflow job runs it: `node dist/src/action/main.js` in a child process
@@ -63,6 +65,8 @@ interface Job {
   readonly event?: { readonly name: string; readonly payload: unknown };
   /** The job's id in the runtime token: each job of a workflow run has its own. */
   readonly jobId?: string;
+  /** Called with the step's log (stderr) so far, and the step's process, each time more arrives. */
+  readonly onLog?: (log: string, step: ChildProcess) => void;
 }
 
 /** One step of a job: the entry point in a fresh process, its own runner temp, summary and output files. */
@@ -103,7 +107,10 @@ async function runStep(job: Job): Promise<JobOutcome> {
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (text: string) => (stdout += text));
-  child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
+  child.stderr.setEncoding("utf8").on("data", (text: string) => {
+    stderr += text;
+    job.onLog?.(stderr, child);
+  });
   const code = await new Promise<number | null>((done) => child.once("close", (exitCode) => done(exitCode)));
   return { code, stdout, stderr, outputs: parseOutputs(readFileSync(outputFile, "utf8")), summary: readFileSync(summaryFile, "utf8") };
 }
@@ -112,6 +119,32 @@ async function runStep(job: Job): Promise<JobOutcome> {
 const errorLines = (stdout: string) => stdout.split("\n").filter((line) => line.startsWith("::error"));
 
 const RUN_INPUTS = { backend: "command", verify: "node test.js", sandbox: "none", task: "make add() return the sum" };
+
+describe("action.yml", () => {
+  test("declares every input the entry reads, and each run option input is an option `handoff run` has", async () => {
+    const manifest = readFileSync(resolve(import.meta.dirname, "../action.yml"), "utf8");
+    const section = (name: string) =>
+      manifest.slice(manifest.indexOf(`\n${name}:\n`), manifest.indexOf("\n\n", manifest.indexOf(`\n${name}:\n`) + 1));
+    const declared = [...section("inputs").matchAll(/^ {2}([a-z0-9-]+):$/gm)].map((m) => m[1]);
+    const common = ["mode", "task", "artifact-name", "branch", "base", "remote", "github-token"];
+    expect(declared.sort()).toEqual([...common, ...RUN_OPTION_INPUTS.map((option) => option.input)].sort());
+    const outputs = [...section("outputs").matchAll(/^ {2}([a-z0-9-]+):$/gm)].map((m) => m[1]);
+    expect(outputs).toEqual([
+      "verdict",
+      "exit-code",
+      "run-id",
+      "patch-sha256",
+      "run-dir",
+      "branch",
+      "commit",
+      "pull-request-number",
+      "pull-request-url",
+    ]);
+    expect(manifest).toMatch(/runs:\n {2}using: node20\n {2}main: dist\/src\/action\/main\.js\n/);
+    const help = (await runCli(["run", "--help"])).stdout;
+    for (const option of RUN_OPTION_INPUTS) expect(help, option.flag).toContain(option.flag);
+  });
+});
 
 describe("run mode", () => {
   test("a verified run uploads its run directory as the artifact, writes the report to the summary and sets the outputs", async () => {
@@ -163,6 +196,35 @@ describe("run mode", () => {
     expect([...files.keys()]).toEqual(expect.arrayContaining(["result.json", "changes.patch", "events.jsonl"]));
     expect(step.summary).toContain("verification_failed");
     expect(errorLines(step.stdout)).toEqual([expect.stringMatching(/^::error::verification_failed \(exit 1\): /)]);
+  });
+
+  test("a cancelled job (the runner's SIGINT) ends the run user_cancelled, and still uploads it and sets the outputs", async () => {
+    const { github, artifacts } = await standIn();
+    const workspace = await makeRepo(FAILING_ADD_PROJECT);
+    const sleeper = join(tempDir("handoff-agent"), "sleeps.sh");
+    writeFileSync(sleeper, "#!/bin/sh\nsleep 60\n", { mode: 0o755 });
+    let cancelled = false;
+    const step = await runStep({
+      workspace,
+      github,
+      inputs: { ...RUN_INPUTS, "agent-cmd": sleeper },
+      onLog: (log, child) => {
+        if (!cancelled && log.includes("agent working")) {
+          cancelled = true;
+          child.kill("SIGINT");
+        }
+      },
+    });
+
+    expect(cancelled).toBe(true);
+    expect(step.code).toBe(1);
+    expect(step.outputs.get("verdict")).toBe("user_cancelled");
+    expect(step.outputs.get("exit-code")).toBe("130");
+    expect(artifacts.artifacts.map((a) => a.finalized)).toEqual([true]);
+    expect(JSON.parse(unzipEntries(artifacts.artifacts[0]!.zip).get("result.json")!.toString("utf8")).terminalReason).toBe(
+      "user_cancelled",
+    );
+    expect(errorLines(step.stdout)).toEqual([expect.stringMatching(/^::error::user_cancelled \(exit 130\): /)]);
   });
 
   test("a bad input fails the step with one line, and nothing runs and nothing is uploaded", async () => {

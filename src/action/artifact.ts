@@ -1,11 +1,16 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { DefaultArtifactClient } from "@actions/artifact";
 
 /**
  * The run directory as a workflow artifact, through @actions/artifact (the Actions results service, authorised by
  * the job's $ACTIONS_RUNTIME_TOKEN: no write access to the repository is needed or used).
  */
+
+/** @actions/artifact (and the Azure blob client under it) takes a second to load: only a step that uploads or downloads loads it. */
+async function artifactClient() {
+  const { DefaultArtifactClient } = await import("@actions/artifact");
+  return new DefaultArtifactClient();
+}
 
 /** Every regular file under `dir`, absolute; links and special files are left out (a run directory has none). */
 function regularFiles(dir: string): string[] {
@@ -28,13 +33,13 @@ export interface UploadedArtifact {
 /** Uploads the whole run directory as one zip named `name`, its root the run directory itself. */
 export async function uploadRunDir(name: string, runDir: string): Promise<UploadedArtifact> {
   const files = regularFiles(runDir);
-  const uploaded = await new DefaultArtifactClient().uploadArtifact(name, files, runDir);
+  const uploaded = await (await artifactClient()).uploadArtifact(name, files, runDir);
   return { id: uploaded.id, files: files.length, bytes: uploaded.size };
 }
 
 /** Downloads the artifact `name` of this workflow run into `into` (the run directory as it was uploaded). */
 export async function downloadRunDir(name: string, into: string): Promise<{ readonly id: number }> {
-  const client = new DefaultArtifactClient();
+  const client = await artifactClient();
   const { artifact } = await client.getArtifact(name);
   // The digest the upload was finalised with: a zip changed in storage is refused here, before anything reads it.
   const downloaded = await client.downloadArtifact(artifact.id, {
