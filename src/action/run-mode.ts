@@ -97,6 +97,15 @@ async function summarize(markdown: string): Promise<void> {
   }
 }
 
+/** The markdown report; a report that cannot be made (an unreadable patch) must not keep the artifact from being uploaded. */
+function report(run: LoadedRun): string {
+  try {
+    return renderReport(run, "markdown");
+  } catch (error) {
+    return `**${run.result.terminalReason}**: ${run.result.summary}\n\nThe report could not be made (${(error as Error).message}); the run directory is in the artifact.\n`;
+  }
+}
+
 export async function runMode(inputs: RunInputs): Promise<RunModeOutcome> {
   const source = taskSource(inputs.task);
   if (source.kind !== "task") return source;
@@ -163,7 +172,7 @@ export async function runMode(inputs: RunInputs): Promise<RunModeOutcome> {
   core.setOutput("exit-code", String(exitCode));
   core.setOutput("run-id", result.runId);
   core.setOutput("patch-sha256", result.patch?.sha256 ?? "");
-  await summarize(renderReport(run, "markdown"));
+  await summarize(report(run));
   const uploadError = await upload(inputs.artifactName, runDir);
   return { kind: "finished", verdict: result.terminalReason, exitCode, runId: result.runId, summary: result.summary, uploadError };
 }
