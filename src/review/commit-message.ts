@@ -32,12 +32,17 @@ function trailers({ result, model }: CommitFacts): string[] {
   return TRAILER_KEYS.map((key, index) => `${key}: ${oneLine(values[index]!)}`);
 }
 
-function defaultMessage({ result, task }: CommitFacts): string {
+/** The task's first line, escaped and at most 72 characters: the commit's subject and the pull request's title. */
+export function commitSubject({ result, task }: Pick<CommitFacts, "result" | "task">): string {
   const firstLine = task
     ?.split("\n")
     .map((line) => line.trim())
     .find((line) => line !== "");
-  const subject = firstLine ? bounded(oneLine(firstLine), SUBJECT_CHARS) : `handoff run ${oneLine(result.runId)}`;
+  return firstLine ? bounded(oneLine(firstLine), SUBJECT_CHARS) : `handoff run ${oneLine(result.runId)}`;
+}
+
+function defaultMessage({ result, task }: CommitFacts): string {
+  const subject = commitSubject({ result, task });
   const commands = result.verification.commands
     .slice(0, BODY_COMMANDS)
     .map((command) => `  ${bounded(oneLine(command.command), COMMAND_CHARS)}`);
