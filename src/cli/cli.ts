@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { askOnTerminal, canAskOnTerminal } from "../approval/terminal-prompt.js";
 import { applyRun } from "../review/apply.js";
+import { commitRun } from "../review/commit.js";
 import { COMMAND_HELP, type Command, HELP, VERSION } from "./help.js";
 import { type ParsedOptions, parseOptions } from "./parse-options.js";
 import { ApplyRefusedError, QueueUnavailableError, UntrustedArtifactError, UsageError } from "../lib/errors.js";
@@ -380,21 +381,53 @@ export const APPLY_OPTIONS = {
   repo: { type: "string", short: "C" },
   "runs-dir": { type: "string" },
   candidate: { type: "string" },
+  commit: { type: "boolean" },
+  branch: { type: "string" },
+  message: { type: "string" },
+  push: { type: "string" },
+  json: { type: "boolean" },
 } as const;
 
 async function applyCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseOptions("apply", args, APPLY_OPTIONS);
-  if (positionals.length !== 1) throw new UsageError("bad_arguments", "usage: handoff apply <run-id|run-dir> [-C repo] [--candidate k]");
+  if (positionals.length !== 1)
+    throw new UsageError(
+      "bad_arguments",
+      "usage: handoff apply <run-id|run-dir> [-C repo] [--candidate k] [--commit [--branch NAME] [--message TEXT] [--push REMOTE]]",
+    );
+  const withoutCommit = (["branch", "message", "push"] as const).find((name) => values[name] !== undefined && !values.commit);
+  if (withoutCommit) throw new UsageError("bad_arguments", `--${withoutCommit} goes with --commit`);
   const run = chosenCandidate(loadTrustedRun(positionals[0]!, values["runs-dir"]), wholeNumber("--candidate", values.candidate));
+  if (values.commit) {
+    const committed = await commitRun(run, { repo: values.repo, branch: values.branch, message: values.message, push: values.push });
+    notesOnTheRun(run);
+    if (values.json) process.stdout.write(`${JSON.stringify(committed, null, 2)}\n`);
+    else {
+      process.stderr.write(
+        `handoff: committed ${committed.files.length} file(s) on the new branch ${committed.branch} at the run's base ${committed.baseCommit.slice(0, 12)}${committed.pushedTo === null ? "" : `, pushed to ${escapeControls(committed.pushedTo)}`}; your branch, index and work tree are as they were\n`,
+      );
+      process.stdout.write(`branch ${committed.branch}\ncommit ${committed.commit}\n`);
+      for (const file of committed.files) process.stdout.write(`file ${file}\n`);
+    }
+    return 0;
+  }
   const outcome = await applyRun(run, values.repo);
+  notesOnTheRun(run);
+  process.stderr.write(
+    `handoff: applied ${outcome.files.length} file(s) to ${outcome.repo}${outcome.rebased ? " (HEAD had moved; the patch still applied cleanly)" : ""}\n`,
+  );
+  if (values.json) process.stdout.write(`${JSON.stringify(outcome, null, 2)}\n`);
+  else for (const file of outcome.files) process.stdout.write(`${file}\n`);
+  return 0;
+}
+
+/** What `apply` says about a run whose patch nothing checked, or that changes verification inputs. */
+function notesOnTheRun(run: LoadedRun): void {
   if (run.result.verification.skipped === "no_verify") {
     process.stderr.write(
       `handoff: note: run ${escapeControls(run.result.runId)} was not verified (--no-verify); nothing checked this patch\n`,
     );
   }
-  process.stderr.write(
-    `handoff: applied ${outcome.files.length} file(s) to ${outcome.repo}${outcome.rebased ? " (HEAD had moved; the patch still applied cleanly)" : ""}\n`,
-  );
   const edits = run.result.verification.testEdits;
   if (edits && edits.changed.length > 0) {
     const held = run.result.verification.heldToBase;
@@ -406,8 +439,6 @@ async function applyCommand(args: readonly string[]): Promise<number> {
       `handoff: note: this patch changes verification inputs, ${how}: ${edits.changed.map((input) => escapeControls(input.path)).join(", ")}\n`,
     );
   }
-  for (const file of outcome.files) process.stdout.write(`${file}\n`);
-  return 0;
 }
 
 /** `apply` of a candidates run: the winner, or candidate k (`--candidate k`), loaded from `<run>/candidates/<k>/`. */

@@ -20,6 +20,8 @@ Usage:
   handoff show <run-id|run-dir> [--format text|markdown|json|junit] [--runs-dir DIR]
   handoff apply <run-id|run-dir> [-C repo] [--runs-dir DIR] [--candidate k]
                                                  apply a verified run's changes.patch to the source repo
+  handoff apply <run-id|run-dir> --commit [--branch NAME] [--message TEXT] [--push REMOTE]
+                                                 commit it on a new branch at the run's base instead (nothing else changes)
   handoff gc [--runs-dir DIR] [--all] [--json]   remove the kept sessions whose ${KEPT_SESSION_DAYS} days are over (all of them with --all)
   handoff cache list|clear [--json]              the cached base environments (--setup): list them, or remove them all
   handoff worker --redis URL [--concurrency N]   take tasks from a queue on Redis and run them here, until SIGTERM
@@ -185,11 +187,18 @@ Exit codes: 0 shown, 2 usage error (no such run, a result.json that is missing, 
   apply: `Usage: handoff apply <run-id|run-dir> [options]
 Apply a verified run's changes.patch to the source repository (work tree and index; nothing is committed).
 Of a candidates run (--candidates), the winner's; none when it has no winner (refused).
+With --commit: a commit of the patch on a new branch whose parent is the run's base commit, with the trailers
+Handoff-Run, Handoff-Verdict, Handoff-Backend and Handoff-Model; your branch, HEAD, index and work tree are not touched.
 
 Apply options:
   -C, --repo DIR          the repository to apply to (default: the run's source repository)
       --runs-dir DIR      where a run id is looked up (default: $XDG_STATE_HOME/handoff/runs)
       --candidate K       of a candidates run: apply candidate K instead of the winner (it must have verified)
+      --commit            commit instead, as your git identity (user.name, user.email), dated the run's end
+      --branch NAME       the new branch (default: handoff/<run id>); an existing branch is refused
+      --message TEXT      the commit message instead of the task's first line and a short body (the trailers stay)
+      --push REMOTE       then push that branch alone to REMOTE (refused if REMOTE already has the branch)
+      --json              print what was applied or committed as a JSON object
 
 ${APPLY_EXIT_CODES}`,
   gc: `Usage: handoff gc [options]

@@ -76,6 +76,19 @@ export class ApplyRefusedError extends Error {
   }
 }
 
+/**
+ * Publish mode of the GitHub Action will not publish a run's artifact (not verified, tampered with, a branch it did
+ * not make), and says why in one line. `code` names the refusal.
+ */
+export class PublishRefusedError extends Error {
+  override readonly name = "PublishRefusedError";
+  readonly code: string;
+  constructor(code: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
 /** A git call that handoff needed failed. Carries git's own stderr, trimmed. */
 export class GitCommandError extends Error {
   override readonly name = "GitCommandError";

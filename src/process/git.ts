@@ -18,6 +18,20 @@ export interface GitTarget {
   readonly cwd: string;
   /** Extra config (key, value) at command-line priority, through GIT_CONFIG_KEY_n: a key may hold any byte but NUL. */
   readonly config?: readonly (readonly [string, string])[];
+  /** Who a commit this call writes is by, and when (`commit-tree`): otherwise handoff's placeholder identity. */
+  readonly identity?: GitIdentity;
+  /**
+   * The user's own git, for what is theirs to do (`apply --commit --push`, reading their user.name): their global and
+   * system config, HOME, PATH and ssh agent, so their remotes, credential helpers and ssh keys work. Hooks stay off.
+   */
+  readonly asUser?: boolean;
+}
+
+export interface GitIdentity {
+  readonly name: string;
+  readonly email: string;
+  /** In a form git reads (`@1700000000 +0000`): the same date makes the same commit id. */
+  readonly date: string;
 }
 
 export interface GitCallOptions {
@@ -91,6 +105,9 @@ export const HARDENING_CONFIG: readonly string[] = [
   "apply.whitespace=nowarn",
 ];
 
+/** The settings that would stop the user's own push (`asUser`): their protocols, ssh command and credential helpers. */
+const USER_OWNED_SETTINGS = /^(protocol\.|core\.sshCommand=|credential\.helper=)/;
+
 let gitExecutable: string | undefined;
 
 /** Resolves `git` once, from the PATH handoff was started with; later calls run with a minimal PATH. */
@@ -126,6 +143,16 @@ export function gitEnvironment(target: GitTarget): Record<string, string> {
     env.GIT_DIR = target.gitDir;
     env.GIT_CEILING_DIRECTORIES = "/";
   }
+  if (target.identity) {
+    const { name, email, date } = target.identity;
+    Object.assign(env, { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_AUTHOR_DATE: date });
+    Object.assign(env, { GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email, GIT_COMMITTER_DATE: date });
+  }
+  if (target.asUser) {
+    const { HOME, XDG_CONFIG_HOME, PATH, SSH_AUTH_SOCK } = process.env;
+    for (const key of ["HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_PROTOCOL_FROM_USER"]) delete env[key];
+    Object.assign(env, Object.fromEntries(Object.entries({ HOME, XDG_CONFIG_HOME, PATH, SSH_AUTH_SOCK }).filter(([, value]) => value)));
+  }
   if (target.workTree) env.GIT_WORK_TREE = target.workTree;
   if (target.indexFile) env.GIT_INDEX_FILE = target.indexFile;
   if (target.config && target.config.length > 0) {
@@ -138,15 +165,15 @@ export function gitEnvironment(target: GitTarget): Record<string, string> {
   return env;
 }
 
-export function hardenedArgs(args: readonly string[]): string[] {
+export function hardenedArgs(args: readonly string[], asUser = false): string[] {
   const prefix = ["--no-pager"];
-  for (const setting of HARDENING_CONFIG) prefix.push("-c", setting);
+  for (const setting of HARDENING_CONFIG) if (!(asUser && USER_OWNED_SETTINGS.test(setting))) prefix.push("-c", setting);
   return [...prefix, ...args];
 }
 
 /** Runs git; a non-zero exit (outside `okExitCodes`) throws GitCommandError with git's stderr. */
 export async function git(target: GitTarget, args: readonly string[], options: GitCallOptions = {}): Promise<GitOutput> {
-  const fullArgs = hardenedArgs(args);
+  const fullArgs = hardenedArgs(args, target.asUser);
   const result = await captureProcess({
     file: resolveGitExecutable(),
     args: fullArgs,

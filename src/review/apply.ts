@@ -17,16 +17,7 @@ export interface ApplyOutcome {
  */
 export async function applyRun(run: LoadedRun, repo?: string): Promise<ApplyOutcome> {
   const result = run.result;
-  if (result.terminalReason !== "verified") {
-    throw new ApplyRefusedError("not_verified", `run ${result.runId} ended ${result.terminalReason}; only a verified run can be applied`);
-  }
-  const patch = readPatch(run);
-  if (!result.patch || patchSha256(patch) !== result.patch.sha256) {
-    throw new ApplyRefusedError(
-      "patch_modified",
-      "changes.patch does not match the sha256 recorded in result.json; it was modified after the run",
-    );
-  }
+  const patch = applicablePatch(run);
   const source = await inspectSource(repo ?? result.repo.path);
   const target = sourceTarget(source);
   // git reads the bytes that were hashed, on stdin: never the file again, which could have changed since.
@@ -52,6 +43,26 @@ export async function applyRun(run: LoadedRun, repo?: string): Promise<ApplyOutc
   }
   await git(withYourFilters, ["apply", "--index", "--whitespace=nowarn", "-"], { input: patch });
   return { repo: source.topLevel, files: touched, rebased };
+}
+
+/**
+ * "May this run be applied": the bytes of its changes.patch, refused (ApplyRefusedError) unless the run verified, the
+ * file is one handoff wrote (never a link or another user's file), and its sha256 is the one result.json records.
+ * `apply` and `apply --commit` (commit.ts) act on exactly these bytes, never on the file read again.
+ */
+export function applicablePatch(run: LoadedRun): Buffer {
+  const result = run.result;
+  if (result.terminalReason !== "verified") {
+    throw new ApplyRefusedError("not_verified", `run ${result.runId} ended ${result.terminalReason}; only a verified run can be applied`);
+  }
+  const patch = readPatch(run);
+  if (!result.patch || patchSha256(patch) !== result.patch.sha256) {
+    throw new ApplyRefusedError(
+      "patch_modified",
+      "changes.patch does not match the sha256 recorded in result.json; it was modified after the run",
+    );
+  }
+  return patch;
 }
 
 /** changes.patch, refused unless it is a regular file of this user: a link or another user's file may be a forgery. */
