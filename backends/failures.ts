@@ -45,7 +45,7 @@ export function classifyProviderError(message: string, status: number | null = n
 }
 
 export function installHint(info: CliInfo): string {
-  return `install ${info.name}: ${info.install}; or point --bin at it`;
+  return `install ${info.name}: ${info.install}; or name its executable with --bin PATH (handoff run -b ${info.name} --bin PATH)`;
 }
 
 /** One line a person can act on, for each sub-reason. */

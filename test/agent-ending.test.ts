@@ -8,7 +8,7 @@ const pi = cliInfo("pi");
 const cli = (over: Partial<Extract<AgentProgram, { kind: "cli" }>> = {}): AgentProgram => ({
   kind: "cli",
   file: "/opt/pi/bin/pi",
-  installHint: `install pi: ${pi.install}; or point --bin at it`,
+  installHint: `install pi: ${pi.install}; or name its executable with --bin PATH (handoff run -b pi --bin PATH)`,
   info: pi,
   probeFailure: null,
   version: pi.testedVersion,
@@ -76,7 +76,7 @@ describe("the agent-ending ladder, rung by rung", () => {
       kind: "failed",
       detail: "executable_unavailable",
       message: "/opt/pi/bin/pi could not be started: spawn /opt/pi/bin/pi ENOENT",
-      hint: `install pi: ${pi.install}; or point --bin at it`,
+      hint: `install pi: ${pi.install}; or name its executable with --bin PATH (handoff run -b pi --bin PATH)`,
     });
     const tooBig = decideAgentEnding(
       facts({
@@ -128,7 +128,7 @@ describe("the agent-ending ladder, rung by rung", () => {
       kind: "failed",
       detail: "executable_unavailable",
       message: "pi could not run: `pi --version` failed: bun: not found",
-      hint: `install pi: ${pi.install}; or point --bin at it`,
+      hint: `install pi: ${pi.install}; or name its executable with --bin PATH (handoff run -b pi --bin PATH)`,
     });
   });
 

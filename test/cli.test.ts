@@ -8,6 +8,7 @@ import { BATCH_OPTIONS } from "../src/cli/batch-command.js";
 import { COMMAND_HELP, COMMANDS, HELP } from "../src/cli/help.js";
 import { nearestOption } from "../src/cli/parse-options.js";
 import { WORKER_OPTIONS } from "../src/cli/worker-command.js";
+import { LIST_OPTIONS } from "../src/cli/list-command.js";
 import { type CliOutcome, HANDOFF_BIN, expectUsageError, runCli, startCli, commandRunArgs } from "./helpers/cli.js";
 import { agentOutputDir, isRunning } from "./helpers/processes.js";
 import { commitFile, FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
@@ -24,6 +25,7 @@ const OPTIONS = {
   gc: GC_OPTIONS,
   cache: CACHE_OPTIONS,
   backends: BACKENDS_OPTIONS,
+  list: LIST_OPTIONS,
   worker: WORKER_OPTIONS,
 } as const;
 

@@ -1,4 +1,6 @@
 import type { CliInfo } from "../../backends/cli-backend.js";
+import { join } from "node:path";
+import { handoffCliInstallDir } from "./executable.js";
 import { classifyProviderError, hintFor } from "../../backends/failures.js";
 import type { StreamVerdict } from "./agent-process.js";
 import type { AgentOutcome } from "./backend.js";
@@ -198,7 +200,10 @@ export function stderrReason(text: string): string {
 
 /** Before any process: the CLI's executable is not there. */
 export function executableNotFound(info: CliInfo, bin: string | null): Failed {
-  const where = bin ? `--bin ${bin} is not an executable file` : `'${info.executable}' is not on PATH`;
+  const installDir = handoffCliInstallDir();
+  const where = bin
+    ? `--bin ${bin} is not an executable file`
+    : `'${info.executable}' is not on PATH${installDir ? ` nor in ${join(installDir, info.name, "node_modules", ".bin")}` : ""}`;
   return failed("executable_unavailable", `${info.name} could not be started: ${where}`, hintFor("executable_unavailable", info));
 }
 

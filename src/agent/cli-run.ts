@@ -75,7 +75,7 @@ async function runCliTurn(
 ): Promise<ExternalAgentResult> {
   const { info } = definition;
   const started = Date.now();
-  const executable = resolveExecutable(info.executable, context.executable, context.env.PATH);
+  const executable = resolveExecutable(info, context.executable, context.env.PATH);
   if (!executable)
     return {
       ...resultWithoutProcess(executableNotFound(info, context.executable), Date.now() - started),

@@ -1,31 +1,100 @@
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, realpathSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, realpathSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
 import type { CliHome } from "../../backends/cli-backend.js";
 import { removeTree } from "../clone/workspace.js";
 import { runProcess } from "../process/process.js";
 import { which } from "../process/which.js";
+import { readFileSafely } from "../lib/safe-read.js";
+
+/** Where an agent CLI's executable was found: `--bin`, PATH, or the directory handoff installs CLIs into. */
+export type ExecutableSource = "bin" | "path" | "handoff";
 
 export interface ResolvedExecutable {
   readonly path: string;
-  /** PATH for the agent: with `--bin`, its directory comes first (npm's .bin dirs hold the CLI's runtime, e.g. bun for omp). */
+  /** PATH for the agent: with `--bin` or handoff's install dir, its directory comes first (npm's .bin dirs hold the CLI's runtime, e.g. bun for omp). */
   readonly pathEnv: string;
+  readonly foundIn: ExecutableSource;
 }
 
-/** `--bin` if given (it must be executable), else the CLI's name on PATH. */
-export function resolveExecutable(name: string, bin: string | null, pathEnv: string | undefined): ResolvedExecutable | null {
+/** The CLI a backend runs: its `--backend` name (its folder in handoff's install dir) and its executable's name. */
+export interface CliExecutableName {
+  readonly name: string;
+  readonly executable: string;
+}
+
+/**
+ * Where handoff itself installs agent CLIs (`npm run agent-clis`, and `npm run demo` for Claude Code): one pinned
+ * package per CLI in `test/agent-clis/<name>/` of handoff's clone. `HANDOFF_AGENT_CLIS_DIR` names another such
+ * directory (an empty value: none). Null when handoff runs from a package without that folder.
+ */
+export function handoffCliInstallDir(env: Readonly<Record<string, string | undefined>> = process.env): string | null {
+  const named = env.HANDOFF_AGENT_CLIS_DIR;
+  if (named !== undefined) return named === "" ? null : resolve(named);
+  const root = packageRoot();
+  return root === null ? null : join(root, "test", "agent-clis");
+}
+
+let cachedRoot: string | null | undefined;
+
+/** handoff's package directory: the nearest folder above this module with handoff's package.json (src/ or dist/src/). */
+function packageRoot(): string | null {
+  if (cachedRoot !== undefined) return cachedRoot;
+  cachedRoot = null;
+  for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
+    if (packageName(join(dir, "package.json")) === "agent-handoff") {
+      cachedRoot = dir;
+      break;
+    }
+  }
+  return cachedRoot;
+}
+
+const PackageName = z.looseObject({ name: z.string() });
+
+function packageName(manifest: string): string | null {
+  const read = readFileSafely(manifest, 64 * 1024);
+  if (read.kind !== "bytes") return null;
+  try {
+    const parsed = PackageName.safeParse(JSON.parse(read.bytes.toString("utf8")));
+    return parsed.success ? parsed.data.name : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The one resolver of an agent CLI's executable, for `handoff run` and `handoff backends` alike: `--bin` if given (it
+ * must be executable; nothing else is tried), else the CLI's name on PATH, else `<install dir>/<name>/node_modules/.bin/<executable>`
+ * in the directory handoff installs CLIs into (handoffCliInstallDir).
+ */
+export function resolveExecutable(
+  cli: CliExecutableName,
+  bin: string | null,
+  pathEnv: string | undefined,
+  installDir: string | null = handoffCliInstallDir(),
+): ResolvedExecutable | null {
   const path = pathEnv ?? "/usr/local/bin:/usr/bin:/bin";
   if (bin) {
     const absolute = resolve(bin);
-    try {
-      accessSync(absolute, constants.X_OK);
-    } catch {
-      return null;
-    }
-    return { path: absolute, pathEnv: `${dirname(absolute)}${delimiter}${path}` };
+    return isExecutable(absolute) ? { path: absolute, pathEnv: `${dirname(absolute)}${delimiter}${path}`, foundIn: "bin" } : null;
   }
-  const found = which(name, path);
-  return found ? { path: found, pathEnv: path } : null;
+  const found = which(cli.executable, path);
+  if (found) return { path: found, pathEnv: path, foundIn: "path" };
+  if (installDir === null) return null;
+  const installed = join(installDir, cli.name, "node_modules", ".bin", cli.executable);
+  return isExecutable(installed) ? { path: installed, pathEnv: `${dirname(installed)}${delimiter}${path}`, foundIn: "handoff" } : null;
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 export type VersionProbe = { readonly ok: true; readonly version: string } | { readonly ok: false; readonly reason: string };

@@ -1,10 +1,14 @@
-import { CLI_BACKEND_ROWS, CLI_BACKENDS, COMMAND_BACKEND } from "../../backends/index.js";
+import { BACKEND_NAMES, CLI_BACKEND_ROWS, CLI_BACKENDS, COMMAND_BACKEND, type CliName } from "../../backends/index.js";
 import { hintFor } from "../../backends/failures.js";
-import { probeVersion, resolveExecutable } from "../agent/executable.js";
+import { type ExecutableSource, probeVersion, resolveExecutable } from "../agent/executable.js";
+import { UsageError } from "../lib/errors.js";
+import { escapeControls } from "../patch/rules/path-names.js";
 
 export interface BackendAvailability {
   readonly name: string;
   readonly executable: string | null;
+  /** Where the executable was found: `bin` (--bin), `path` (PATH) or `handoff` (handoff's install dir); null when not found. */
+  readonly foundIn: ExecutableSource | null;
   readonly version: string | null;
   /** The version handoff's conformance suite runs against. */
   readonly testedVersion: string | null;
@@ -12,20 +16,49 @@ export interface BackendAvailability {
   readonly hint: string | null;
 }
 
-/** What `handoff backends` reports: for each agent CLI, the executable on PATH, its version, and whether it runs here. */
-export async function listBackends(pathEnv: string | undefined = process.env.PATH): Promise<BackendAvailability[]> {
+/** `handoff backends [-b NAME] [--bin PATH]`: which backends to look at, and the executable `--bin` names for the one. */
+export interface BackendsQuery {
+  /** Only this backend (`-b NAME`); every backend when absent. */
+  readonly only?: string;
+  /** The executable of the one backend `-b` names, resolved as `handoff run -b NAME --bin PATH` resolves it. */
+  readonly bin?: string;
+}
+
+/**
+ * What `handoff backends` reports: for each agent CLI, the executable `handoff run` would start (--bin, else PATH,
+ * else handoff's install dir: src/agent/executable.ts), where it was found, its version, and whether it runs here.
+ */
+export async function listBackends(
+  pathEnv: string | undefined = process.env.PATH,
+  query: BackendsQuery = {},
+): Promise<BackendAvailability[]> {
+  const { only, bin } = query;
+  if (only !== undefined && !BACKEND_NAMES.includes(only as CliName))
+    throw new UsageError(
+      "unknown_backend",
+      `unknown backend '${escapeControls(only.slice(0, 100))}' (expected one of ${BACKEND_NAMES.join(", ")})`,
+    );
+  if (bin !== undefined && only === undefined)
+    throw new UsageError(
+      "bin_without_backend",
+      "--bin names one backend's executable: say which with -b NAME (handoff backends -b claude --bin PATH)",
+    );
+  if (bin !== undefined && only === COMMAND_BACKEND)
+    throw new UsageError("bin_with_command", "--bin does not apply to the command backend: its program is --agent-cmd");
+  const rows = CLI_BACKEND_ROWS.filter(({ name }) => only === undefined || name === only);
   const report = await Promise.all(
-    CLI_BACKEND_ROWS.map(async ({ name, definition }): Promise<BackendAvailability> => {
+    rows.map(async ({ name, definition }): Promise<BackendAvailability> => {
       const { info } = CLI_BACKENDS[name];
-      const executable = resolveExecutable(info.executable, null, pathEnv);
+      const executable = resolveExecutable(info, bin ?? null, pathEnv);
       if (!executable) {
         return {
           name: info.name,
           executable: null,
+          foundIn: null,
           version: null,
           testedVersion: info.testedVersion,
           usable: false,
-          hint: hintFor("executable_unavailable", info),
+          hint: bin !== undefined ? `--bin ${bin} is not an executable file` : hintFor("executable_unavailable", info),
         };
       }
       const probe = await probeVersion(executable.path, executable.pathEnv, definition.home);
@@ -33,6 +66,7 @@ export async function listBackends(pathEnv: string | undefined = process.env.PAT
         return {
           name: info.name,
           executable: executable.path,
+          foundIn: executable.foundIn,
           version: null,
           testedVersion: info.testedVersion,
           usable: false,
@@ -46,6 +80,7 @@ export async function listBackends(pathEnv: string | undefined = process.env.PAT
       return {
         name: info.name,
         executable: executable.path,
+        foundIn: executable.foundIn,
         version: probe.version,
         testedVersion: info.testedVersion,
         usable: true,
@@ -53,13 +88,29 @@ export async function listBackends(pathEnv: string | undefined = process.env.PAT
       };
     }),
   );
-  report.push({
-    name: COMMAND_BACKEND,
-    executable: "/bin/sh",
-    version: null,
-    testedVersion: null,
-    usable: true,
-    hint: "any program as the agent: --backend command --agent-cmd CMD",
-  });
+  if (only === undefined || only === COMMAND_BACKEND)
+    report.push({
+      name: COMMAND_BACKEND,
+      executable: "/bin/sh",
+      foundIn: null,
+      version: null,
+      testedVersion: null,
+      usable: true,
+      hint: "any program as the agent: --backend command --agent-cmd CMD",
+    });
   return report;
+}
+
+/** How the text listing names where an executable was found. */
+export function foundInText(source: ExecutableSource | null): string {
+  switch (source) {
+    case "bin":
+      return "--bin";
+    case "path":
+      return "PATH";
+    case "handoff":
+      return "handoff's install dir";
+    case null:
+      return "";
+  }
 }

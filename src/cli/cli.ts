@@ -12,8 +12,9 @@ import { ExternalCodingRunner } from "../run/runner.js";
 import { EXIT_CODES } from "../verdict/decide.js";
 import { MAX_TASK_BYTES } from "../run/input-limits.js";
 import { readBounded } from "../lib/safe-read.js";
-import { listBackends } from "./backends-report.js";
+import { foundInText, listBackends } from "./backends-report.js";
 import { batchCommand } from "./batch-command.js";
+import { listCommand, namedOrLatestRun } from "./list-command.js";
 import { clearCache, listCache, renderCacheClearing, renderCacheListing } from "./cache-report.js";
 import { EnvironmentCache, cacheLimitBytes, defaultCacheDir } from "../environment/cache-store.js";
 import { progressPrinter } from "./progress.js";
@@ -44,6 +45,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       case "run":
       case "show":
       case "apply":
+      case "list":
       case "backends":
       case "resume":
       case "gc":
@@ -92,9 +94,11 @@ async function runSubcommand(command: Command, args: readonly string[]): Promise
     case "run":
       return await runCommand(args);
     case "show":
-      return showCommand(args);
+      return await showCommand(args);
     case "apply":
       return await applyCommand(args);
+    case "list":
+      return await listCommand(args);
     case "backends":
       return await backendsCommand(args);
     case "resume":
@@ -366,14 +370,14 @@ function cacheCommand(args: readonly string[]): number {
 
 export const SHOW_OPTIONS = { format: { type: "string" }, "runs-dir": { type: "string" }, json: { type: "boolean" } } as const;
 
-function showCommand(args: readonly string[]): number {
+async function showCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseOptions("show", args, SHOW_OPTIONS);
-  if (positionals.length !== 1)
-    throw new UsageError("bad_arguments", "usage: handoff show <run-id|run-dir> [--format text|markdown|json|junit]");
+  if (positionals.length > 1)
+    throw new UsageError("bad_arguments", "usage: handoff show [<run-id|run-dir>] [--format text|markdown|json|junit]");
   const format = (values.json ? "json" : (values.format ?? "text")) as ReportFormat;
   if (!["text", "markdown", "json", "junit"].includes(format))
     throw new UsageError("bad_format", `--format must be text, markdown, json or junit, not '${format}'`);
-  process.stdout.write(renderReport(loadRun(positionals[0]!, values["runs-dir"]), format));
+  process.stdout.write(renderReport(await namedOrLatestRun(positionals[0], values["runs-dir"], process.cwd()), format));
   return 0;
 }
 
@@ -390,14 +394,16 @@ export const APPLY_OPTIONS = {
 
 async function applyCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseOptions("apply", args, APPLY_OPTIONS);
-  if (positionals.length !== 1)
+  if (positionals.length > 1)
     throw new UsageError(
       "bad_arguments",
-      "usage: handoff apply <run-id|run-dir> [-C repo] [--candidate k] [--commit [--branch NAME] [--message TEXT] [--push REMOTE]]",
+      "usage: handoff apply [<run-id|run-dir>] [-C repo] [--candidate k] [--commit [--branch NAME] [--message TEXT] [--push REMOTE]]",
     );
   const withoutCommit = (["branch", "message", "push"] as const).find((name) => values[name] !== undefined && !values.commit);
   if (withoutCommit) throw new UsageError("bad_arguments", `--${withoutCommit} goes with --commit`);
-  const run = chosenCandidate(loadTrustedRun(positionals[0]!, values["runs-dir"]), wholeNumber("--candidate", values.candidate));
+  // Without an id: the latest finished run of the repository it applies to (-C, else the current directory's).
+  const named = await namedOrLatestRun(positionals[0], values["runs-dir"], values.repo ?? process.cwd(), loadTrustedRun);
+  const run = chosenCandidate(named, wholeNumber("--candidate", values.candidate));
   if (values.commit) {
     const committed = await commitRun(run, { repo: values.repo, branch: values.branch, message: values.message, push: values.push });
     notesOnTheRun(run);
@@ -476,16 +482,18 @@ function loadTrustedRun(ref: string, runsDir: string | undefined) {
   }
 }
 
-export const BACKENDS_OPTIONS = { json: { type: "boolean" } } as const;
+export const BACKENDS_OPTIONS = { json: { type: "boolean" }, backend: { type: "string", short: "b" }, bin: { type: "string" } } as const;
 
 async function backendsCommand(args: readonly string[]): Promise<number> {
-  const { values } = parseOptions("backends", args, BACKENDS_OPTIONS);
-  const report = await listBackends();
+  const { values, positionals } = parseOptions("backends", args, BACKENDS_OPTIONS);
+  if (positionals.length > 0) throw new UsageError("bad_arguments", "usage: handoff backends [-b NAME [--bin PATH]] [--json]");
+  const report = await listBackends(process.env.PATH, { only: values.backend, bin: values.bin });
   if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else {
     for (const entry of report) {
+      const where = entry.foundIn ? ` (${foundInText(entry.foundIn)})` : "";
       process.stdout.write(
-        `${entry.name.padEnd(9)} ${entry.usable ? "usable  " : "unusable"} ${entry.version ?? "-"}  ${entry.executable ?? "not found"}${entry.hint ? `\n          ${entry.hint}` : ""}\n`,
+        `${entry.name.padEnd(9)} ${entry.usable ? "usable  " : "unusable"} ${entry.version ?? "-"}  ${entry.executable ?? "not found"}${where}${entry.hint ? `\n          ${entry.hint}` : ""}\n`,
       );
     }
   }

@@ -4,7 +4,7 @@ import { KEPT_SESSION_DAYS } from "../repair/kept-home.js";
 export const VERSION = "0.1.0";
 
 /** The commands that take options, each with its own help (`handoff <command> --help`). */
-export const COMMANDS = ["run", "resume", "batch", "enqueue", "show", "apply", "gc", "cache", "backends", "worker"] as const;
+export const COMMANDS = ["run", "resume", "batch", "enqueue", "show", "apply", "list", "gc", "cache", "backends", "worker"] as const;
 export type Command = (typeof COMMANDS)[number];
 
 const OVERVIEW = `handoff ${VERSION}: delegate a coding task to an agent CLI on a disposable clone.
@@ -16,12 +16,15 @@ Usage:
                                                  continue a finished run's kept session (--keep-session) as a new run
   handoff batch FILE [options]                   run every task of a JSON Lines file (- for stdin), --jobs N at once
   handoff batch FILE --redis URL [options]       the same, on the workers that share that Redis (also: handoff enqueue)
-  handoff backends [--json]                      which agent CLIs are installed here, their versions, usable or why not
-  handoff show <run-id|run-dir> [--format text|markdown|json|junit] [--runs-dir DIR]
-  handoff apply <run-id|run-dir> [-C repo] [--runs-dir DIR] [--candidate k]
+  handoff backends [-b NAME [--bin PATH]] [--json]
+                                                 which agent CLIs are installed here, their versions, usable or why not
+  handoff list [--all] [--limit N] [--json]      the recent runs of this repository (every repository with --all)
+  handoff show [<run-id|run-dir>] [--format text|markdown|json|junit] [--runs-dir DIR]
+  handoff apply [<run-id|run-dir>] [-C repo] [--runs-dir DIR] [--candidate k]
                                                  apply a verified run's changes.patch to the source repo
-  handoff apply <run-id|run-dir> --commit [--branch NAME] [--message TEXT] [--push REMOTE]
+  handoff apply [<run-id|run-dir>] --commit [--branch NAME] [--message TEXT] [--push REMOTE]
                                                  commit it on a new branch at the run's base instead (nothing else changes)
+                                                 (show and apply without an id: the latest finished run of this repository)
   handoff gc [--runs-dir DIR] [--all] [--json]   remove the kept sessions whose ${KEPT_SESSION_DAYS} days are over (all of them with --all)
   handoff cache list|clear [--json]              the cached base environments (--setup): list them, or remove them all
   handoff worker --redis URL [--concurrency N]   take tasks from a queue on Redis and run them here, until SIGTERM
@@ -39,7 +42,7 @@ const RUN_OPTIONS = `Run options:
       --agent-cmd CMD     with --backend command: shell command run as the agent (task on stdin, in $HANDOFF_TASK_FILE, and in $HANDOFF_TASK up to 64 KiB;
                           a repair attempt gets the feedback on stdin and in $HANDOFF_FEEDBACK, its number in $HANDOFF_ATTEMPT;
                           the candidate's number, 1 for a run without candidates, is in $HANDOFF_CANDIDATE)
-      --bin PATH          the backend's executable (default: looked up on PATH)
+      --bin PATH          the backend's executable (default: looked up on PATH, then in handoff's own install dir, see handoff backends)
   -m, --model NAME        model handed to the backend
       --verify CMD        verification command handoff runs itself (repeatable, in order); a run needs one
                           (or "verify" in .handoff.json), or --no-verify
@@ -91,7 +94,7 @@ const RUN_EXIT_CODES = `Exit codes: 0 verified, 1 verification_failed, 2 usage e
 5 source_repository_changed, 6 external_agent_error, 124 timeout, 130 user_cancelled.
 `;
 
-const APPLY_EXIT_CODES = `handoff apply: 0 applied, 1 refused (says why), 2 usage error.
+const APPLY_EXIT_CODES = `handoff apply: 0 applied, 1 refused (says why), 2 usage error (also: no run named and no finished run of the repository).
 `;
 
 const RESUME_OPTIONS = `Resume options (everything else is the earlier run's, from its request.json):
@@ -173,22 +176,26 @@ to stdout; batch.json and junit.xml (one test case per task) to <runs-dir>/<batc
 tasks, records the rest as not_started and writes the summary (again to force).
 
 ${BATCH_OPTIONS_AND_EXIT_CODES}`,
-  show: `Usage: handoff show <run-id|run-dir> [options]
+  show: `Usage: handoff show [<run-id|run-dir>] [options]
 Print a finished run's report: the verdict, the patch, the verification and the timings; of a candidates run,
 its candidates side by side first (verdict, warnings, patch size, time, cost, agreement; the winner marked *).
+Without a run: the latest finished run of the repository the current directory is in (stderr says which).
 
 Show options:
       --format FORMAT     text (default), markdown, json (result.json) or junit (the verdict as JUnit XML)
       --json              the same as --format json
       --runs-dir DIR      where a run id is looked up (default: $XDG_STATE_HOME/handoff/runs)
 
-Exit codes: 0 shown, 2 usage error (no such run, a result.json that is missing, invalid or not trusted).
+Exit codes: 0 shown, 2 usage error (no such run, a result.json that is missing, invalid or not trusted; without a
+run: not inside a repository, or no finished run of it).
 `,
-  apply: `Usage: handoff apply <run-id|run-dir> [options]
+  apply: `Usage: handoff apply [<run-id|run-dir>] [options]
 Apply a verified run's changes.patch to the source repository (work tree and index; nothing is committed).
 Of a candidates run (--candidates), the winner's; none when it has no winner (refused).
 With --commit: a commit of the patch on a new branch whose parent is the run's base commit, with the trailers
 Handoff-Run, Handoff-Verdict, Handoff-Backend and Handoff-Model; your branch, HEAD, index and work tree are not touched.
+Without a run: the latest finished run of the repository applied to (-C, else the current directory's), said on
+stderr; it is refused as any run is unless it verified.
 
 Apply options:
   -C, --repo DIR          the repository to apply to (default: the run's source repository)
@@ -252,9 +259,30 @@ A lost Redis is retried for $HANDOFF_REDIS_RETRY_SECONDS (default 60), then the 
 Exit codes: 0 stopped by a signal, 2 usage error, 69 Redis unreachable, 130 stopped by a second signal.
 `,
   backends: `Usage: handoff backends [options]
-Which agent CLIs are installed here, their versions, and whether they are usable (or why not).
+Which agent CLIs are installed here, their versions, and whether they are usable (or why not). Each CLI is looked
+for as handoff run looks for it: on PATH, then in handoff's own install dir (test/agent-clis/<name>/ of handoff's
+clone, where npm run agent-clis and npm run demo install them; $HANDOFF_AGENT_CLIS_DIR names another); each
+executable found says where (PATH, handoff's install dir, --bin).
 
 Backends options:
+  -b, --backend NAME      only this backend
+      --bin PATH          with -b: this executable for it, as handoff run -b NAME --bin PATH would start it
       --json              print the list as JSON
+
+Exit codes: 0 listed (also when a CLI is unusable), 2 usage error (an unknown backend, --bin without -b).
+`,
+  list: `Usage: handoff list [options]
+The recent runs in the runs directory, newest first: id, start time, backend, verdict, repository. Inside a git
+repository, only the runs of that repository (the first line says which); outside one, or with --all, every
+repository's. A run still running, or whose handoff died (crashed, until the next handoff run ends it), says so; a
+candidates run is one line (its backends, the winner's verdict); a batch is one line (its worst outcome, counts).
+
+List options:
+      --all               every repository's runs
+      --limit N           at most N runs (default 20)
+      --json              print the runs as a JSON array, and nothing else
+      --runs-dir DIR      the runs directory (default: $XDG_STATE_HOME/handoff/runs)
+
+Exit codes: 0 listed (also none), 2 usage error.
 `,
 };

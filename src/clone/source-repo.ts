@@ -65,6 +65,20 @@ export async function inspectSource(path: string): Promise<SourceRepo> {
 }
 
 /**
+ * The real path of the top level of the work tree `path` is in, or null when it is in none (or git will not work
+ * there): what `handoff list`, `show` and `apply` mean by "the current repository".
+ */
+export async function findTopLevel(path: string): Promise<string | null> {
+  try {
+    const found = await git({ cwd: realpathSync(path) }, ["rev-parse", "--show-toplevel"], { okExitCodes: [128] });
+    const topLevel = found.stdout.toString("utf8").replace(/\n$/, "");
+    return found.exitCode === 0 && topLevel !== "" ? realpathSync(topLevel) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Why git would not work in `path`, as a usage error. A repository owned by another user is refused as git refuses
  * it ("dubious ownership"): handoff's git reads no global config, so your `safe.directory` does not apply, on
  * purpose: that user controls the repository's `.git/config` (threat-model.md).

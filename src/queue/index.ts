@@ -1,6 +1,6 @@
 /**
- * `handoff/queue`: batches on workers through BullMQ on Redis (docs/many-tasks.md). A subpath of its own so that
- * `import "handoff"` never loads BullMQ and its Redis client.
+ * `agent-handoff/queue`: batches on workers through BullMQ on Redis (docs/many-tasks.md). A subpath of its own so that
+ * `import "agent-handoff"` never loads BullMQ and its Redis client.
  */
 export { queueExecutor } from "./queue-executor.js";
 export { runWorker } from "./worker.js";

@@ -62,7 +62,7 @@ function finishedAndClean(checkpoint: Checkpoint): boolean {
   return checkpoint.done === true && checkpoint.cleanup !== "pending";
 }
 
-function ownerOf(checkpoint: Checkpoint): Owner | null {
+export function ownerOf(checkpoint: Checkpoint): Owner | null {
   if (checkpoint.owner) return checkpoint.owner;
   return checkpoint.pid ? { pid: checkpoint.pid, startTime: null } : null;
 }
@@ -84,10 +84,10 @@ function pidExists(pid: number): boolean {
   }
 }
 
-type OwnerState = "alive" | "dead" | "not_visible";
+export type OwnerState = "alive" | "dead" | "not_visible";
 
 /** Dead when its pid is gone (or a zombie) or names a process with another start time. */
-function ownerState(owner: Owner): OwnerState {
+export function ownerState(owner: Owner): OwnerState {
   const namespace = ourPidNamespace();
   if (owner.host !== undefined && owner.host !== hostname()) return "not_visible";
   if (owner.pidNamespace && namespace && owner.pidNamespace !== namespace) return "not_visible";

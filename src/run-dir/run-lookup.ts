@@ -14,7 +14,8 @@ export interface LoadedRun {
   readonly result: RunResult;
 }
 
-const MAX_RESULT_BYTES = 16 * 1024 * 1024;
+/** The largest result.json `show`, `apply` and `list` read. */
+export const MAX_RESULT_BYTES = 16 * 1024 * 1024;
 
 /** A run named by id (looked up in the runs directory) or by its directory path. */
 export function loadRun(ref: string, runsDir: string = defaultRunsDir()): LoadedRun {

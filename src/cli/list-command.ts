@@ -1,0 +1,104 @@
+import { findTopLevel } from "../clone/source-repo.js";
+import { UsageError } from "../lib/errors.js";
+import { escapeControls } from "../patch/rules/path-names.js";
+import { defaultRunsDir } from "../run/options.js";
+import { type RunIndexEntry, type RunState, latestFinishedRun, listRuns } from "../run-dir/run-index.js";
+import { type LoadedRun, loadRun } from "../run-dir/run-lookup.js";
+import { wholeNumber } from "./option-values.js";
+import { parseOptions } from "./parse-options.js";
+
+export const LIST_OPTIONS = {
+  all: { type: "boolean" },
+  limit: { type: "string" },
+  json: { type: "boolean" },
+  "runs-dir": { type: "string" },
+} as const;
+
+const DEFAULT_LIMIT = 20;
+
+/**
+ * `handoff list`: the newest runs of the runs directory first, of the current repository (the work tree the current
+ * directory is in) or, with --all or outside any repository, of every repository. --json prints only the array.
+ */
+export async function listCommand(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parseOptions("list", args, LIST_OPTIONS);
+  if (positionals.length > 0) throw new UsageError("bad_arguments", "usage: handoff list [--all] [--limit N] [--json] [--runs-dir DIR]");
+  const limit = wholeNumber("--limit", values.limit) ?? DEFAULT_LIMIT;
+  const runsDir = values["runs-dir"] ?? defaultRunsDir();
+  const repo = values.all ? null : await findTopLevel(process.cwd());
+  const entries = listRuns(runsDir, { repo, limit });
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);
+    return 0;
+  }
+  const whose =
+    repo !== null ? `runs of ${escapeControls(repo)}` : `runs of every repository${values.all ? "" : " (not inside a git repository)"}`;
+  process.stdout.write(
+    `${whose} in ${escapeControls(runsDir)}, newest first, at most ${limit}${repo !== null ? " (--all: every repository)" : ""}\n`,
+  );
+  if (entries.length === 0) {
+    process.stdout.write("no runs\n");
+    return 0;
+  }
+  const rows = [["ID", "STARTED", "BACKEND", "VERDICT", "REPOSITORY"], ...entries.map(row)];
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((cells) => cells[column]!.length)));
+  for (const cells of rows)
+    process.stdout.write(
+      `${cells
+        .map((cell, column) => cell.padEnd(widths[column]!))
+        .join("  ")
+        .trimEnd()}\n`,
+    );
+  return 0;
+}
+
+function row(entry: RunIndexEntry): string[] {
+  const id = entry.kind === "run" ? entry.id : `${entry.id} (${entry.kind})`;
+  const repos = entry.repos.length > 1 ? `${entry.repos.length} repositories` : (entry.repos[0] ?? "-");
+  return [id, entry.startedAt.replace(/\.\d+Z$/, "Z"), entry.backends.join(",") || "-", stateText(entry.status), repos].map((cell) =>
+    escapeControls(cell),
+  );
+}
+
+function stateText(status: RunState): string {
+  switch (status.state) {
+    case "finished":
+      return status.verdict;
+    case "running":
+      return `running${status.phase ? ` (${status.phase})` : ""}`;
+    case "crashed":
+      return `crashed${status.phase ? ` in ${status.phase}` : ""} (the next handoff run ends it)`;
+    case "unknown":
+      return `unknown: ${status.why}`;
+  }
+}
+
+/**
+ * The run `show` and `apply` act on: the one named, else the latest finished run of the repository `repoDir` is in
+ * (latestFinishedRun), said on stderr. No repository there, or no finished run of it, is a usage error.
+ */
+export async function namedOrLatestRun(
+  ref: string | undefined,
+  runsDir: string | undefined,
+  repoDir: string,
+  load: (ref: string, runsDir: string | undefined) => LoadedRun = loadRun,
+): Promise<LoadedRun> {
+  if (ref !== undefined) return load(ref, runsDir);
+  const repo = await findTopLevel(repoDir);
+  if (repo === null)
+    throw new UsageError(
+      "no_repository",
+      `no run named, and ${escapeControls(repoDir)} is not inside a git repository whose latest run it could mean: name a run (handoff list --all shows them)`,
+    );
+  const dir = runsDir ?? defaultRunsDir();
+  const latest = latestFinishedRun(dir, repo);
+  if (latest === null)
+    throw new UsageError(
+      "no_finished_run",
+      `no finished run of ${escapeControls(repo)} in ${escapeControls(dir)} (handoff list --all shows every repository's runs)`,
+    );
+  process.stderr.write(
+    `handoff: the latest run of ${escapeControls(repo)}: ${escapeControls(latest.id)} (${escapeControls(latest.status.state === "finished" ? latest.status.verdict : latest.status.state)}, started ${latest.startedAt})\n`,
+  );
+  return load(latest.dir, undefined);
+}
