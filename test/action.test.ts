@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { fakeArtifactService, runtimeToken, unzipEntries } from "./helpers/fake-github/artifacts.js";
+import { fakeRepository } from "./helpers/fake-github/rest.js";
 import { type FakeGitHub, startFakeGitHub } from "./helpers/fake-github/server.js";
 import { FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent } from "./helpers/run.js";
@@ -306,7 +307,7 @@ describe("the task from an issue comment", () => {
 
 describe("publish mode", () => {
   /** Job 1 (run mode) of a workflow run, leaving the artifact on the stand-in; the remote is a bare repository. */
-  async function runJob() {
+  async function runJob(agentScript = "fixes-add.sh", verdict = "verified") {
     const { github, artifacts } = await standIn();
     const root = tempDir("handoff-publish");
     const remote = join(root, "remote.git");
@@ -314,8 +315,8 @@ describe("publish mode", () => {
     gitIn(root, "clone", "-q", "--bare", source, remote);
     const checkout = join(root, "checkout");
     gitIn(root, "clone", "-q", remote, checkout);
-    const run = await runStep({ workspace: checkout, github, inputs: { ...RUN_INPUTS, "agent-cmd": agent("fixes-add.sh") } });
-    expect(run.outputs.get("verdict"), run.stdout + run.stderr).toBe("verified");
+    const run = await runStep({ workspace: checkout, github, inputs: { ...RUN_INPUTS, "agent-cmd": agent(agentScript) } });
+    expect(run.outputs.get("verdict"), run.stdout + run.stderr).toBe(verdict);
     return { github, artifacts, remote, checkout, runId: run.outputs.get("run-id")! };
   }
 
@@ -337,6 +338,41 @@ describe("publish mode", () => {
     expect(JSON.parse(readFileSync(join(downloaded![1]!, "result.json"), "utf8")).runId).toBe(runId);
     // The token is masked in the log from the start.
     expect(step.stdout).toContain("::add-mask::ghs_fake_token");
+  });
+
+  test("job 2 pushes the verified patch's branch to the remote and opens a pull request on the stand-in, whose body is the report", async () => {
+    const { github, checkout, remote, runId } = await runJob();
+    const repository = fakeRepository("octo", "app");
+    github.addRoutes(...repository.routes);
+    const step = await runStep({ workspace: checkout, github, inputs: publishInputs, jobId: "job-publish" });
+
+    expect(errorLines(step.stdout), step.stdout + step.stderr).toEqual([]);
+    expect(step.code).toBe(0);
+    const branch = `handoff/${runId}`;
+    expect(step.outputs.get("branch")).toBe(branch);
+    const commit = step.outputs.get("commit")!;
+    expect(gitIn(remote, "rev-parse", `refs/heads/${branch}`).trim()).toBe(commit);
+    expect(gitIn(remote, "log", "-1", "--format=%an%n%(trailers:key=Handoff-Run,valueonly)", commit)).toContain(runId);
+    expect(step.outputs.get("pull-request-number")).toBe("1");
+    expect(repository.pulls).toEqual([expect.objectContaining({ number: 1, head: branch, base: "main", state: "open" })]);
+    const opened = github.requests.find((r) => r.method === "POST" && r.path === "/repos/octo/app/pulls");
+    expect(opened?.headers.authorization).toBe("token ghs_fake_token");
+    expect((opened!.json as { body: string }).body).toMatch(/verified/);
+    expect(step.summary).toContain(`pull request #1`);
+  });
+
+  test("an unverified run's artifact is refused: no branch is pushed and no pull request is asked for", async () => {
+    const { github, checkout, remote } = await runJob("breaks-add.sh", "verification_failed");
+    const repository = fakeRepository("octo", "app");
+    github.addRoutes(...repository.routes);
+    const step = await runStep({ workspace: checkout, github, inputs: publishInputs, jobId: "job-publish" });
+
+    expect(step.code).toBe(1);
+    expect(errorLines(step.stdout)).toEqual([expect.stringMatching(/^::error::not published: .*verification_failed/)]);
+    expect(step.outputs.size).toBe(0);
+    expect(gitIn(remote, "for-each-ref", "--format=%(refname)")).toBe("refs/heads/main\n");
+    expect(github.requests.some((r) => r.path.startsWith("/repos/"))).toBe(false);
+    expect(repository.pulls).toEqual([]);
   });
 
   test("an artifact changed in storage after the run job finalised it is refused before publishRun sees it", async () => {
