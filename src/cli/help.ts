@@ -17,7 +17,7 @@ Usage:
   handoff batch FILE [options]                   run every task of a JSON Lines file (- for stdin), --jobs N at once
   handoff batch FILE --redis URL [options]       the same, on the workers that share that Redis (also: handoff enqueue)
   handoff backends [--json]                      which agent CLIs are installed here, their versions, usable or why not
-  handoff show <run-id|run-dir> [--format text|markdown|json|junit] [--runs-dir DIR]
+  handoff show <run-id|run-dir> [--format text|markdown|json|junit|html] [--runs-dir DIR]
   handoff apply <run-id|run-dir> [-C repo] [--runs-dir DIR] [--candidate k]
                                                  apply a verified run's changes.patch to the source repo
   handoff gc [--runs-dir DIR] [--all] [--json]   remove the kept sessions whose ${KEPT_SESSION_DAYS} days are over (all of them with --all)
@@ -176,7 +176,9 @@ Print a finished run's report: the verdict, the patch, the verification and the 
 its candidates side by side first (verdict, warnings, patch size, time, cost, agreement; the winner marked *).
 
 Show options:
-      --format FORMAT     text (default), markdown, json (result.json) or junit (the verdict as JUnit XML)
+      --format FORMAT     text (default), markdown, json (result.json), junit (the verdict as JUnit XML) or html
+                          (one self-contained page: verdict, task, verification output, the diff with line numbers,
+                          the timeline; nothing in it loads anything)
       --json              the same as --format json
       --runs-dir DIR      where a run id is looked up (default: $XDG_STATE_HOME/handoff/runs)
 

@@ -9,11 +9,12 @@ import { commandEnding, commandPassed } from "../verify/shell-commands.js";
 import { renderVerdictJunit } from "../verify/junit-verdict.js";
 import type { TestEvidence, TestList } from "../verify/test-evidence.js";
 import { writeAttempts } from "./attempts-story.js";
+import { renderHtml } from "./html-report.js";
 import { writeEnvironment } from "./environment-story.js";
 import { candidatesTable } from "./candidates-table.js";
 import { ms, usageText } from "./format.js";
 
-export type ReportFormat = "text" | "markdown" | "json" | "junit";
+export type ReportFormat = "text" | "markdown" | "json" | "junit" | "html";
 
 type CommandEntry = RunResult["verification"]["commands"][number];
 
@@ -40,6 +41,8 @@ export function renderReport(run: LoadedRun, format: ReportFormat): string {
       return renderText(run, true);
     case "junit":
       return renderVerdictJunit(run.result);
+    case "html":
+      return renderHtml(run);
     default:
       return assertNever(format);
   }
