@@ -6,7 +6,7 @@ import { DIFF_LINES_SHOWN } from "../src/review/html/diff-view.js";
 import { TOOL_CALLS_SHOWN, timelineView } from "../src/review/html/timeline.js";
 import { loadRun } from "../src/run-dir/run-lookup.js";
 import { chromium, dumpDom, pageRequests, screenshot } from "./helpers/chromium.js";
-import { runCli } from "./helpers/cli.js";
+import { commandRunArgs, runCli } from "./helpers/cli.js";
 import { readPng } from "./helpers/png.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate } from "./helpers/run.js";
@@ -95,6 +95,32 @@ describe("the HTML report (handoff show --format html)", () => {
     expect(page).toContain("2 more file(s) are not shown here");
     expect(page).toMatch(/<li><code>c\.txt<\/code><\/li><li><code>math\.js<\/code><\/li>/u);
     expect(page).toContain(`<code>${join(runDir, "changes.patch")}</code>`);
+  });
+
+  test("a file whose type changed (two sections of the patch, one entry of result.json) does not shift the names of the files after it", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const { result, runDir } = await delegate(repo, agentScript("rm test.js && ln -s math.js test.js\necho new > zz.txt"), {
+      noVerify: true,
+    });
+    expect(result.patch?.files.map((f) => f.path)).toEqual(["math.js", "test.js", "zz.txt"]);
+    const page = renderHtml(loadRun(runDir));
+    const names = [...page.matchAll(/<summary><span class="letter">([AMD])<\/span> <code>([^<]*)<\/code>/gu)].map((m) => `${m[1]} ${m[2]}`);
+    expect(names).toEqual(["M math.js", "D test.js", "A test.js", "A zz.txt"]);
+  });
+
+  test("of a candidates run, the task, the verification output and the timeline are the winner's (the run's own folder has none)", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const runsDir = join(tempDir("handoff-html-runs"), "runs");
+    const fixesOnlyAsSecond = `if [ "$HANDOFF_CANDIDATE" = 2 ]; then sed -i 's/a - b/a + b/' math.js; else sed -i 's/a - b/b - a/' math.js; fi`;
+    const args = ["--yes", "--runs-dir", runsDir, "--run-id", "r", "--verify", "npm test", "--candidates", "2"];
+    const outcome = await runCli(commandRunArgs(repo, fixesOnlyAsSecond, args, "make add() return the sum"));
+    expect(outcome.code, outcome.stderr).toBe(0);
+    const page = renderHtml(loadRun(join(runsDir, "r")));
+    expect(page).toContain('<pre class="task">make add() return the sum</pre>');
+    expect(page).toContain("<h2>Candidates</h2>");
+    expect(page).toMatch(/<pre class="log">[^<]*\nok\n/u);
+    expect(page).toContain("<h2>Timeline (candidate <code>candidates/2/</code>)</h2>");
+    expect(page).toContain('<tr class="ok"><td>agent</td>');
   });
 
   test(`the agent's tool calls are listed up to ${TOOL_CALLS_SHOWN}, with "and N more"`, () => {

@@ -29,13 +29,13 @@ function runJson<T>(run: LoadedRun, relative: string, schema: z.ZodType<T>): T |
   }
 }
 
-/** The task as asked: request.json's, or for a candidates run (which has none of its own) the winner's or the first candidate's. */
-function taskOf(run: LoadedRun): string | null {
-  const r = run.result;
-  const k = r.winner ?? r.candidates?.[0]?.k;
-  const request =
-    runJson(run, "request.json", RequestJson) ?? (k !== undefined ? runJson(run, `candidates/${k}/request.json`, RequestJson) : null);
-  return request?.task ?? null;
+/**
+ * Where the run's own files are: its directory, or for a candidates run (whose directory has no request.json, test.log
+ * or agent events of its own) the folder of the candidate whose verdict it took, else of the first.
+ */
+function ownFolder(run: LoadedRun): string {
+  const k = run.result.winner ?? run.result.candidates?.[0]?.k;
+  return run.result.candidates && k !== undefined ? `candidates/${k}/` : "";
 }
 
 function verdictView(run: LoadedRun): Html {
@@ -69,7 +69,7 @@ function factsView(run: LoadedRun): Html {
 /** What the agent said last (a claim, not evidence), and the end of its stderr when it did not finish cleanly. */
 function agentView(run: LoadedRun): Html | null {
   const r = run.result;
-  const backend = runJson(run, "backend-result.json", BackendResultJson);
+  const backend = runJson(run, `${ownFolder(run)}backend-result.json`, BackendResultJson);
   const ran = backend && "outcome" in backend ? (backend as Extract<BackendResultJson, { stderrTail: string }>) : null;
   const stderr = ran && (ran.outcome.kind !== "finished" || (ran.exitCode ?? 0) !== 0) ? ran.stderrTail : "";
   if (!r.agent.finalMessage && !r.agent.claim && !stderr) return null;
@@ -103,7 +103,8 @@ function findingsView(run: LoadedRun): Html {
  */
 export function renderHtml(run: LoadedRun): string {
   const r = run.result;
-  const task = taskOf(run);
+  const folder = ownFolder(run);
+  const task = runJson(run, `${folder}request.json`, RequestJson)?.task ?? null;
   const page = html`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -123,12 +124,12 @@ ${r.candidates ? html`<h2>Candidates</h2><pre>${candidatesTable(r, false).join("
 <h2>Warnings and violations</h2>
 ${findingsView(run)}
 <h2>Verification (run by handoff, not the agent)</h2>
-${verificationView(run)}
+${verificationView(run, folder)}
 ${agentView(run)}
 <h2>Changes</h2>
 ${diffView(loadPatch(run), r, run.dir)}
-<h2>Timeline</h2>
-${timelineView(readRunEvents(run))}
+<h2>Timeline${folder ? html` (candidate <code>${folder}</code>)` : null}</h2>
+${timelineView(readRunEvents(run, folder))}
 <footer>Written by <code>handoff show --format html</code> from <code>${run.dir}</code>: result.json, events.jsonl, test.log and changes.patch hold everything in full.</footer>
 </body>
 </html>

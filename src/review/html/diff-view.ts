@@ -95,8 +95,11 @@ export function diffView(patch: Buffer, result: RunResult, runDir: string): Html
   let budget = DIFF_LINES_SHOWN;
   const shown: Html[] = [];
   const leftOut: string[] = [];
+  // result.json has one entry per path, in the patch's order; a type change is two sections with one header.
+  let entry = -1;
   for (const [i, file] of parsed.files.entries()) {
-    const name = result.patch?.files[i]?.path ?? file.path;
+    if (file.header !== parsed.files[i - 1]?.header) entry++;
+    const name = result.patch?.files[entry]?.path ?? file.path;
     if (budget <= 0) {
       leftOut.push(name);
       continue;

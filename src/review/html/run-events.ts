@@ -55,9 +55,9 @@ export type RunEvents =
   /** No events.jsonl to read, and why (missing, not a file handoff wrote, too large). */
   | { readonly kind: "unread"; readonly why: string };
 
-/** The run's events.jsonl, read with the run directory's checks (readRunFile), each line parsed on its own. */
-export function readRunEvents(run: LoadedRun): RunEvents {
-  const read = readRunFile(run, "events.jsonl", MAX_EVENTS_BYTES);
+/** `<folder>events.jsonl` of the run, read with the run directory's checks (readRunFile), each line parsed on its own. */
+export function readRunEvents(run: LoadedRun, folder: string): RunEvents {
+  const read = readRunFile(run, `${folder}events.jsonl`, MAX_EVENTS_BYTES);
   switch (read.kind) {
     case "missing":
       return { kind: "unread", why: "the run directory has no events.jsonl" };

@@ -19,14 +19,13 @@ type CommandEntry = RunResult["verification"]["commands"][number];
 function sections(log: Buffer, commands: readonly CommandEntry[]): (Buffer | null)[] {
   const found: (Buffer | null)[] = commands.map(() => null);
   let end = log.length;
-  let before = log.length;
-  for (let i = commands.length - 1; i >= 0; i--) {
+  for (let i = commands.length - 1; i >= 0 && end > 0; i--) {
     const c = commands[i]!;
     const header = Buffer.from(`$ ${c.command}    [${c.phase ?? "verify"}]\n`);
-    const at = log.lastIndexOf(header, before - 1);
+    const at = log.lastIndexOf(header, end - 1);
     if (at === -1) continue;
     found[i] = log.subarray(at + header.length, end);
-    end = before = at;
+    end = at;
   }
   return found;
 }
@@ -39,8 +38,11 @@ function excerpt(output: Buffer): { text: string; leftOut: number } {
   return { text: `${head}\n… ${leftOut} bytes left out here …\n${tail}`, leftOut };
 }
 
-/** Every setup and verify command handoff ran, how it ended, and a bounded excerpt of its output from test.log. */
-export function verificationView(run: LoadedRun): Html {
+/**
+ * Every setup and verify command handoff ran, how it ended, and a bounded excerpt of its output from test.log
+ * (`<folder>test.log`: a candidates run's is its winner's, in `candidates/<k>/`).
+ */
+export function verificationView(run: LoadedRun, folder: string): Html {
   const v = run.result.verification;
   const state =
     v.skipped === "no_verify"
@@ -51,7 +53,7 @@ export function verificationView(run: LoadedRun): Html {
           ? html`<p class="ok-text"><b>Passed</b>: every command handoff ran on the patched checkout succeeded.</p>`
           : html`<p class="bad-text"><b>Failed</b>.</p>`;
   if (v.commands.length === 0) return state;
-  const read = readRunFile(run, "test.log", MAX_TEST_LOG_BYTES);
+  const read = readRunFile(run, `${folder}test.log`, MAX_TEST_LOG_BYTES);
   const outputs = read.kind === "bytes" ? sections(read.bytes, v.commands) : v.commands.map(() => null);
   const unread =
     read.kind === "bytes"
