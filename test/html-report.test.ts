@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { renderHtml } from "../src/review/html-report.js";
+import { REPORT_CSP, renderHtml } from "../src/review/html-report.js";
+import { html } from "../src/review/html/escape.js";
 import { DIFF_LINES_SHOWN } from "../src/review/html/diff-view.js";
 import { TOOL_CALLS_SHOWN, timelineView } from "../src/review/html/timeline.js";
 import { loadRun } from "../src/run-dir/run-lookup.js";
@@ -170,7 +171,7 @@ describe.skipIf(!chromium.ok)(`the HTML report in headless Chromium (${chromium.
     expect(png.colours).toBeGreaterThan(16);
   }, 120_000);
 
-  test("loading the report requests nothing from the network, where a page without the escape and the CSP does", async () => {
+  test("loading the report requests nothing from the network, where a page without the escape and the CSP does, and the CSP alone stops it", async () => {
     const { runDir } = await hostileRun();
     const dir = tempDir("handoff-html");
     const file = join(dir, "report.html");
@@ -180,5 +181,12 @@ describe.skipIf(!chromium.ok)(`the HTML report in headless Chromium (${chromium.
     const control = join(dir, "control.html");
     writeFileSync(control, '<!DOCTYPE html><title>control</title><img src="http://127.0.0.1:9/leak.png">');
     expect(await pageRequests(control)).toEqual(["http://127.0.0.1:9/leak.png"]);
+    // And the report's CSP alone, as the report writes it, stops that page's request.
+    const fenced = join(dir, "fenced.html");
+    writeFileSync(
+      fenced,
+      html`<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="${REPORT_CSP}"><img src="http://127.0.0.1:9/leak.png">`.toString(),
+    );
+    expect(await pageRequests(fenced)).toEqual([]);
   }, 120_000);
 });
