@@ -386,7 +386,7 @@ describe("handoff show", () => {
     expectUsageError(await runCli(["show", join(tempDir(), "nope")]), /no finished run/);
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const { runDir } = await delegate(repo, agent("does-nothing.sh"), { noVerify: true });
-    expectUsageError(await runCli(["show", runDir, "--format", "html"]), /--format must be/);
+    expectUsageError(await runCli(["show", runDir, "--format", "pdf"]), /--format must be/);
   });
 });
 

@@ -373,10 +373,10 @@ export const SHOW_OPTIONS = { format: { type: "string" }, "runs-dir": { type: "s
 async function showCommand(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseOptions("show", args, SHOW_OPTIONS);
   if (positionals.length > 1)
-    throw new UsageError("bad_arguments", "usage: handoff show [<run-id|run-dir>] [--format text|markdown|json|junit]");
+    throw new UsageError("bad_arguments", "usage: handoff show [<run-id|run-dir>] [--format text|markdown|json|junit|html]");
   const format = (values.json ? "json" : (values.format ?? "text")) as ReportFormat;
-  if (!["text", "markdown", "json", "junit"].includes(format))
-    throw new UsageError("bad_format", `--format must be text, markdown, json or junit, not '${format}'`);
+  if (!["text", "markdown", "json", "junit", "html"].includes(format))
+    throw new UsageError("bad_format", `--format must be text, markdown, json, junit or html, not '${format}'`);
   process.stdout.write(renderReport(await namedOrLatestRun(positionals[0], values["runs-dir"], process.cwd()), format));
   return 0;
 }

@@ -19,7 +19,7 @@ Usage:
   handoff backends [-b NAME [--bin PATH]] [--json]
                                                  which agent CLIs are installed here, their versions, usable or why not
   handoff list [--all] [--limit N] [--json]      the recent runs of this repository (every repository with --all)
-  handoff show [<run-id|run-dir>] [--format text|markdown|json|junit] [--runs-dir DIR]
+  handoff show [<run-id|run-dir>] [--format text|markdown|json|junit|html] [--runs-dir DIR]
   handoff apply [<run-id|run-dir>] [-C repo] [--runs-dir DIR] [--candidate k]
                                                  apply a verified run's changes.patch to the source repo
   handoff apply [<run-id|run-dir>] --commit [--branch NAME] [--message TEXT] [--push REMOTE]
@@ -182,7 +182,9 @@ its candidates side by side first (verdict, warnings, patch size, time, cost, ag
 Without a run: the latest finished run of the repository the current directory is in (stderr says which).
 
 Show options:
-      --format FORMAT     text (default), markdown, json (result.json) or junit (the verdict as JUnit XML)
+      --format FORMAT     text (default), markdown, json (result.json), junit (the verdict as JUnit XML) or html
+                          (one self-contained page: verdict, task, verification output, the diff with line numbers,
+                          the timeline; nothing in it loads anything)
       --json              the same as --format json
       --runs-dir DIR      where a run id is looked up (default: $XDG_STATE_HOME/handoff/runs)
 

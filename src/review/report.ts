@@ -4,10 +4,11 @@ import { renderVerdictJunit } from "../verify/junit-verdict.js";
 import { firstFailureOutput } from "./command-output.js";
 import { renderMarkdownReport } from "./markdown-report.js";
 import { renderTextReport } from "./text-report.js";
+import { renderHtml } from "./html-report.js";
 
-export type ReportFormat = "text" | "markdown" | "json" | "junit";
+export type ReportFormat = "text" | "markdown" | "json" | "junit" | "html";
 
-/** `handoff show`: a run in one format (text for a terminal, markdown for a PR, result.json as it is, JUnit for CI). */
+/** `handoff show`: a run in one format (text for a terminal, markdown for a PR, result.json as it is, JUnit for CI, one HTML page). */
 export function renderReport(run: LoadedRun, format: ReportFormat): string {
   switch (format) {
     case "json":
@@ -20,6 +21,8 @@ export function renderReport(run: LoadedRun, format: ReportFormat): string {
       const failure = firstFailureOutput(run);
       return renderVerdictJunit(run.result, failure?.kind === "lines" ? failure : null);
     }
+    case "html":
+      return renderHtml(run);
     default:
       return assertNever(format);
   }

@@ -1,0 +1,138 @@
+import type { z } from "zod";
+import { type LoadedRun, loadPatch, readRunFile } from "../run-dir/run-lookup.js";
+import { BackendResultJson } from "../run-dir/artifacts/backend-result.js";
+import { RequestJson } from "../run-dir/artifacts/request.js";
+import { EXIT_CODES } from "../verdict/decide.js";
+import { candidatesTable } from "./candidates-table.js";
+import { ms, usageText } from "./format.js";
+import { diffView } from "./html/diff-view.js";
+import { type Html, html } from "./html/escape.js";
+import { readRunEvents } from "./html/run-events.js";
+import { STYLES } from "./html/styles.js";
+import { timelineView } from "./html/timeline.js";
+import { verificationView } from "./html/verification-view.js";
+
+/** Nothing is loaded from anywhere: no script, no fetch, no font; styles inline, images only as data: URLs. */
+export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+
+const JSON_FILE_BYTES = 16 * 1024 * 1024;
+
+/** A JSON file of the run directory, read with its checks (readRunFile) and parsed with its schema; null otherwise. */
+function runJson<T>(run: LoadedRun, relative: string, schema: z.ZodType<T>): T | null {
+  const read = readRunFile(run, relative, JSON_FILE_BYTES);
+  if (read.kind !== "bytes") return null;
+  try {
+    const parsed = schema.safeParse(JSON.parse(read.bytes.toString("utf8")));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Where the run's own files are: its directory, or for a candidates run (whose directory has no request.json, test.log
+ * or agent events of its own) the folder of the candidate whose verdict it took, else of the first.
+ */
+function ownFolder(run: LoadedRun): string {
+  const k = run.result.winner ?? run.result.candidates?.[0]?.k;
+  return run.result.candidates && k !== undefined ? `candidates/${k}/` : "";
+}
+
+function verdictView(run: LoadedRun): Html {
+  const r = run.result;
+  return html`<section class="verdict ${r.terminalReason}">
+<div><span class="reason">${r.terminalReason}</span><span class="exit">exit ${EXIT_CODES[r.terminalReason]}${r.detail ? html` · ${r.detail}` : null}</span></div>
+<div class="summary">${r.summary}</div>
+${r.hint ? html`<div class="muted">hint: ${r.hint}</div>` : null}
+</section>`;
+}
+
+function factsView(run: LoadedRun): Html {
+  const r = run.result;
+  const b = r.backend;
+  const files = r.patch?.files ?? [];
+  const adds = files.reduce((sum, f) => sum + f.additions, 0);
+  const dels = files.reduce((sum, f) => sum + f.deletions, 0);
+  return html`<dl class="facts">
+<dt>source</dt><dd><code>${r.repo.path}</code> at <code>${r.repo.baseCommit}</code>; ${
+    r.sourceInvariant.matched
+      ? "unchanged during the run"
+      : html`<b class="bad-text">CHANGED during the run: ${r.sourceInvariant.changed.slice(0, 20).join(", ")}</b>`
+  }</dd>
+<dt>agent</dt><dd>${b.name}${b.version ? ` ${b.version}` : ""}${b.executable ? html` (<code>${b.executable}</code>)` : null}; exit ${b.exitCode ?? (b.signal ? `signal ${b.signal}` : "none")}${r.agent.usage ? `; ${usageText(r.agent.usage)}` : ""}</dd>
+<dt>patch</dt><dd>${r.patch ? (files.length === 0 ? "no changes" : html`${files.length} file(s), <span class="add">+${adds}</span> <span class="del">−${dels}</span>, sha256 <code>${r.patch.sha256}</code>`) : "not extracted"}</dd>
+<dt>time</dt><dd>${ms(r.timings.durationMs)} to the verdict, started ${r.timings.startedAt}</dd>
+<dt>run directory</dt><dd><code>${run.dir}</code></dd>
+</dl>`;
+}
+
+/** What the agent said last (a claim, not evidence), and the end of its stderr when it did not finish cleanly. */
+function agentView(run: LoadedRun): Html | null {
+  const r = run.result;
+  const backend = runJson(run, `${ownFolder(run)}backend-result.json`, BackendResultJson);
+  const ran = backend && "outcome" in backend ? (backend as Extract<BackendResultJson, { stderrTail: string }>) : null;
+  const stderr = ran && (ran.outcome.kind !== "finished" || (ran.exitCode ?? 0) !== 0) ? ran.stderrTail : "";
+  if (!r.agent.finalMessage && !r.agent.claim && !stderr) return null;
+  return html`<h2>The agent</h2>
+${r.agent.finalMessage ? html`<p class="muted">Its last word (a claim, not evidence):</p><pre class="task">${r.agent.finalMessage.slice(0, 2000)}</pre>` : null}
+${
+  r.agent.claim &&
+  r.verification.ran &&
+  r.agent.claim.tests !== "not_run" &&
+  (r.agent.claim.tests === "pass") !== (r.verification.passed === true)
+    ? html`<p class="bad-text">It claimed the tests ${r.agent.claim.tests === "pass" ? "pass" : "fail"}: that does NOT match handoff's own verification.</p>`
+    : null
+}
+${stderr ? html`<p class="muted">The end of its stderr:</p><pre class="log">${stderr}</pre>` : null}`;
+}
+
+function findingsView(run: LoadedRun): Html {
+  const { violations, warnings } = run.result.policy;
+  const uncontained = run.result.containment?.uncontained ?? [];
+  if (violations.length + warnings.length + uncontained.length === 0) return html`<p class="muted">None.</p>`;
+  const finding = (kind: string, f: { rule: string; path: string; message: string }) =>
+    html`<li class="${kind}"><span class="rule">${kind === "violation" ? "REJECTED " : ""}${f.rule}</span>${f.path ? html` <code>${f.path}</code>` : null}: ${f.message}</li>`;
+  return html`<ul class="findings">${violations.map((v) => finding("violation", v))}${warnings.map((w) => finding("warning", w))}${uncontained.map(
+    (open) => html`<li class="warning"><span class="rule">no sandbox</span>: ${open}</li>`,
+  )}</ul>`;
+}
+
+/**
+ * `handoff show --format html`: the run as one self-contained page (inline styles, no script, nothing fetched, a CSP
+ * that forbids loading anything). Every string from the run reaches it only through the `html` template's escape.
+ */
+export function renderHtml(run: LoadedRun): string {
+  const r = run.result;
+  const folder = ownFolder(run);
+  const task = runJson(run, `${folder}request.json`, RequestJson)?.task ?? null;
+  const page = html`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${REPORT_CSP}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>handoff run ${r.runId}: ${r.terminalReason}</title>
+<style>${STYLES}</style>
+</head>
+<body>
+<h1>handoff run <code>${r.runId}</code></h1>
+${verdictView(run)}
+<h2>Task</h2>
+${task !== null ? html`<pre class="task">${task}</pre>` : html`<p class="muted">Not recorded (no request.json was read).</p>`}
+${factsView(run)}
+${r.candidates ? html`<h2>Candidates</h2><pre>${candidatesTable(r, false).join("\n")}</pre>` : null}
+<h2>Warnings and violations</h2>
+${findingsView(run)}
+<h2>Verification (run by handoff, not the agent)</h2>
+${verificationView(run, folder)}
+${agentView(run)}
+<h2>Changes</h2>
+${diffView(loadPatch(run), r, run.dir)}
+<h2>Timeline${folder ? html` (candidate <code>${folder}</code>)` : null}</h2>
+${timelineView(readRunEvents(run, folder))}
+<footer>Written by <code>handoff show --format html</code> from <code>${run.dir}</code>: result.json, events.jsonl, test.log and changes.patch hold everything in full.</footer>
+</body>
+</html>
+`;
+  return page.toString();
+}
