@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { expectUsageError, runCli } from "./helpers/cli.js";
+import { commandRunArgs, expectUsageError, runCli } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, fingerprintTree, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate, makeHarness } from "./helpers/run.js";
 
@@ -186,5 +186,22 @@ describe("handoff apply --commit", () => {
     const pushed = await runCli(["apply", run.runDir, "--commit", "--push", remote]);
     expect(pushed.code, pushed.stderr).toBe(0);
     expect(readdirSync(markers)).toEqual([]);
+  });
+
+  test("of a candidates run, the commit is the winner's, and its subject is the task", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const runsDir = join(tempDir("handoff-commit-candidates"), "runs");
+    const ran = await runCli(
+      commandRunArgs(
+        repo,
+        agent("fixes-add.sh"),
+        ["--yes", "--runs-dir", runsDir, "--run-id", "r", "--candidates", "2", "--verify", "npm test"],
+        "make add() return the sum",
+      ),
+    );
+    expect(ran.code, ran.stderr).toBe(0);
+    const committed = await runCli(["apply", join(runsDir, "r"), "--commit", "--branch", "fix/best"]);
+    expect(committed.code, committed.stderr).toBe(0);
+    expect(gitIn(repo, "log", "-1", "--format=%s", "fix/best").trim()).toBe("make add() return the sum");
   });
 });

@@ -1,5 +1,5 @@
 import { BackendResultJson } from "../run-dir/artifacts/backend-result.js";
-import { type LoadedRun, readRunFile } from "../run-dir/run-lookup.js";
+import { type LoadedRun, readRunJson } from "../run-dir/run-lookup.js";
 import { escapeControls } from "../patch/rules/path-names.js";
 import type { RunResult } from "../verdict/result.js";
 import { ownFilesPrefix, tailLines } from "./run-files.js";
@@ -28,15 +28,8 @@ export function agentStderrTail(run: LoadedRun): { lines: string[]; omitted: num
   if (!agentStderrMatters(run.result)) return null;
   const prefix = ownFilesPrefix(run);
   if (prefix === null) return null;
-  const read = readRunFile(run, `${prefix}backend-result.json`, BACKEND_RESULT_MAX_BYTES);
-  if (read.kind !== "bytes") return null;
-  let parsed: ReturnType<typeof BackendResultJson.safeParse>;
-  try {
-    parsed = BackendResultJson.safeParse(JSON.parse(read.bytes.toString("utf8")));
-  } catch {
-    return null;
-  }
-  const said = parsed.success && "stderrTail" in parsed.data && typeof parsed.data.stderrTail === "string" ? parsed.data.stderrTail : "";
+  const parsed = readRunJson(run, `${prefix}backend-result.json`, BackendResultJson, BACKEND_RESULT_MAX_BYTES);
+  const said = parsed && "stderrTail" in parsed && typeof parsed.stderrTail === "string" ? parsed.stderrTail : "";
   if (said.trim() === "") return null;
   const { lines, omitted } = tailLines(said, STDERR_TAIL_LINES, STDERR_LINE_CHARS);
   return { lines: lines.map(escapeControls), omitted };

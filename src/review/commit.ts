@@ -7,10 +7,11 @@ import { ApplyRefusedError, GitCommandError, UsageError } from "../lib/errors.js
 import { escapeControls } from "../patch/rules/path-names.js";
 import { numstatPaths } from "../patch/patch.js";
 import { type GitTarget, git, gitText } from "../process/git.js";
-import { type LoadedRun, readRequest } from "../run-dir/run-lookup.js";
+import type { LoadedRun } from "../run-dir/run-lookup.js";
 import { applicablePatch } from "./apply.js";
 import { commitMessage } from "./commit-message.js";
 import { recheckPatchRules } from "./patch-recheck.js";
+import { runRequest } from "./run-files.js";
 
 export interface CommitRequest {
   /** The repository the branch is made in (default: the run's source repository). */
@@ -99,7 +100,7 @@ export async function commitRun(run: LoadedRun, request: CommitRequest = {}): Pr
     }
     const tree = await gitText(target, ["write-tree"]);
     const identity = request.identity ?? (await userIdentity(source));
-    const requested = readRequest(run.dir);
+    const requested = runRequest(run);
     const facts = { result, task: requested?.task ?? null, model: requested?.backend.model ?? null };
     const commit = await gitText(
       { ...target, identity: { ...identity, date: runEnd(run) } },

@@ -1,7 +1,6 @@
-import type { z } from "zod";
-import { type LoadedRun, loadPatch, readRunFile } from "../run-dir/run-lookup.js";
-import { BackendResultJson } from "../run-dir/artifacts/backend-result.js";
-import { RequestJson } from "../run-dir/artifacts/request.js";
+import { type LoadedRun, loadPatch } from "../run-dir/run-lookup.js";
+import { agentStderrTail } from "./agent-stderr.js";
+import { ownFilesPrefix, runRequest } from "./run-files.js";
 import { EXIT_CODES } from "../verdict/decide.js";
 import { candidatesTable } from "./candidates-table.js";
 import { ms, usageText } from "./format.js";
@@ -14,29 +13,6 @@ import { verificationView } from "./html/verification-view.js";
 
 /** Nothing is loaded from anywhere: no script, no fetch, no font; styles inline, images only as data: URLs. */
 export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
-
-const JSON_FILE_BYTES = 16 * 1024 * 1024;
-
-/** A JSON file of the run directory, read with its checks (readRunFile) and parsed with its schema; null otherwise. */
-function runJson<T>(run: LoadedRun, relative: string, schema: z.ZodType<T>): T | null {
-  const read = readRunFile(run, relative, JSON_FILE_BYTES);
-  if (read.kind !== "bytes") return null;
-  try {
-    const parsed = schema.safeParse(JSON.parse(read.bytes.toString("utf8")));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Where the run's own files are: its directory, or for a candidates run (whose directory has no request.json, test.log
- * or agent events of its own) the folder of the candidate whose verdict it took, else of the first.
- */
-function ownFolder(run: LoadedRun): string {
-  const k = run.result.winner ?? run.result.candidates?.[0]?.k;
-  return run.result.candidates && k !== undefined ? `candidates/${k}/` : "";
-}
 
 function verdictView(run: LoadedRun): Html {
   const r = run.result;
@@ -66,12 +42,11 @@ function factsView(run: LoadedRun): Html {
 </dl>`;
 }
 
-/** What the agent said last (a claim, not evidence), and the end of its stderr when it did not finish cleanly. */
+/** What the agent said last (a claim, not evidence), and the end of its stderr when that matters (agentStderrTail). */
 function agentView(run: LoadedRun): Html | null {
   const r = run.result;
-  const backend = runJson(run, `${ownFolder(run)}backend-result.json`, BackendResultJson);
-  const ran = backend && "outcome" in backend ? (backend as Extract<BackendResultJson, { stderrTail: string }>) : null;
-  const stderr = ran && (ran.outcome.kind !== "finished" || (ran.exitCode ?? 0) !== 0) ? ran.stderrTail : "";
+  const tail = agentStderrTail(run);
+  const stderr = tail ? tail.lines.join("\n") : "";
   if (!r.agent.finalMessage && !r.agent.claim && !stderr) return null;
   return html`<h2>The agent</h2>
 ${r.agent.finalMessage ? html`<p class="muted">Its last word (a claim, not evidence):</p><pre class="task">${r.agent.finalMessage.slice(0, 2000)}</pre>` : null}
@@ -103,8 +78,8 @@ function findingsView(run: LoadedRun): Html {
  */
 export function renderHtml(run: LoadedRun): string {
   const r = run.result;
-  const folder = ownFolder(run);
-  const task = runJson(run, `${folder}request.json`, RequestJson)?.task ?? null;
+  const folder = ownFilesPrefix(run) ?? "";
+  const task = runRequest(run)?.task ?? null;
   const page = html`<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -1,6 +1,6 @@
 import { codeSpan, fenceFor, htmlText, markdownText } from "../lib/markdown-fence.js";
 import { displayText, escapeControls } from "../patch/rules/path-names.js";
-import { type LoadedRun, loadPatch, readRequest } from "../run-dir/run-lookup.js";
+import { type LoadedRun, loadPatch } from "../run-dir/run-lookup.js";
 import { EXIT_CODES } from "../verdict/decide.js";
 import type { RunResult } from "../verdict/result.js";
 import { commandEnding, commandPassed } from "../verify/shell-commands.js";
@@ -12,7 +12,7 @@ import { writeEnvironment } from "./environment-story.js";
 import { ms } from "./format.js";
 import { type FileDiff, fileDiffs } from "./patch-files.js";
 import { testEvidenceLines, writeAgentFacts, writeContainment, writeSource, writeTimings, writeVerification } from "./report-sections.js";
-import { ownFilesPrefix } from "./run-files.js";
+import { runRequest } from "./run-files.js";
 import { groupWarnings, type WarningWeight } from "./warning-groups.js";
 
 /**
@@ -98,8 +98,7 @@ function fenced(lines: readonly string[], info = "text"): string {
 }
 
 function taskPart(run: LoadedRun): string {
-  const prefix = ownFilesPrefix(run);
-  const request = prefix === null ? null : readRequest(prefix ? `${run.dir}/${prefix.slice(0, -1)}` : run.dir);
+  const request = runRequest(run);
   if (!request) return section("Task", "_not recorded (request.json is missing or unreadable)_");
   const task = request.task;
   const shown = task.length > TASK_CHARS ? `${task.slice(0, TASK_CHARS)}…` : task;

@@ -1,4 +1,5 @@
-import type { LoadedRun } from "../run-dir/run-lookup.js";
+import { RequestJson } from "../run-dir/artifacts/request.js";
+import { type LoadedRun, readRunJson } from "../run-dir/run-lookup.js";
 
 /**
  * Where a run's own files (test.log, backend-result.json, request.json) are, relative to its directory: the run
@@ -16,4 +17,12 @@ export function tailLines(text: string, maxLines: number, lineChars: number): { 
   const all = text.replace(/\n+$/, "").split("\n");
   const lines = all.slice(-maxLines).map((line) => (line.length > lineChars ? `${line.slice(0, lineChars)}…` : line));
   return { lines, omitted: all.length - lines.length };
+}
+
+const REQUEST_MAX_BYTES = 16 * 1024 * 1024;
+
+/** The run's request.json (the task, the backend asked for): of the winner for a candidates run; null when unreadable. */
+export function runRequest(run: LoadedRun): RequestJson | null {
+  const prefix = ownFilesPrefix(run);
+  return prefix === null ? null : readRunJson(run, `${prefix}request.json`, RequestJson, REQUEST_MAX_BYTES);
 }

@@ -32,7 +32,11 @@ export function readArtifact(path: string, maxBytes: number): ArtifactRead {
 
 /** A JSON artifact read as readArtifact reads one and parsed with its schema; null when missing, untrusted, too large or invalid. */
 export function readArtifactJson<T>(path: string, schema: z.ZodType<T>, maxBytes: number): T | null {
-  const read = readArtifact(path, maxBytes);
+  return parseArtifactJson(readArtifact(path, maxBytes), schema);
+}
+
+/** An artifact read (readArtifact, readRunFile) parsed with its schema; null unless it was read and is valid. */
+export function parseArtifactJson<T>(read: ArtifactRead, schema: z.ZodType<T>): T | null {
   if (read.kind !== "bytes") return null;
   try {
     const parsed = schema.safeParse(JSON.parse(read.bytes.toString("utf8")));

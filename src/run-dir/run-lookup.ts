@@ -1,6 +1,7 @@
+import type { z } from "zod";
 import { lstatSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type ArtifactRead, readArtifact, readArtifactJson } from "./artifact-file.js";
+import { type ArtifactRead, parseArtifactJson, readArtifact, readArtifactJson } from "./artifact-file.js";
 import { RunNotFoundError, UntrustedArtifactError } from "../lib/errors.js";
 import { defaultRunsDir } from "../run/options.js";
 import { RunResult } from "../verdict/result.js";
@@ -99,4 +100,9 @@ export function readRunFile(run: LoadedRun, relative: string, maxBytes: number):
     if (uid !== undefined && stats.uid !== uid) return { kind: "untrusted", why: `${part}/ is owned by uid ${stats.uid}, not by you` };
   }
   return readArtifact(join(run.dir, relative), maxBytes);
+}
+
+/** A JSON file in a folder of a loaded run, read as readRunFile reads one and parsed with its schema; null otherwise. */
+export function readRunJson<T>(run: LoadedRun, relative: string, schema: z.ZodType<T>, maxBytes: number): T | null {
+  return parseArtifactJson(readRunFile(run, relative, maxBytes), schema);
 }
