@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { ExternalCodingRunner } from "../src/run/runner.js";
-import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
+import { FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate } from "./helpers/run.js";
 
 describe("handoff run with the command backend", () => {
@@ -26,6 +26,17 @@ describe("handoff run with the command backend", () => {
     expect(run.patch).toBe("");
     expect(run.result.verification.ran).toBe(false);
     expect(run.sourceChanged).toEqual([]);
+  });
+
+  test("a source with branches under handoff/ (what apply --commit makes) still runs: the agent's branch is made in its copy", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    gitIn(repo, "branch", "handoff/20261202T040358Z-81c949");
+    gitIn(repo, "branch", "handoff/fix/add");
+    const { result } = await delegate(repo, agent("fixes-add.sh"), { verify: ["npm test"] });
+    expect(result.terminalReason, result.summary).toBe("verified");
+    expect(gitIn(repo, "for-each-ref", "--format=%(refname)", "refs/heads/handoff")).toBe(
+      "refs/heads/handoff/20261202T040358Z-81c949\nrefs/heads/handoff/fix/add\n",
+    );
   });
 
   test("a change that fails verification ends verification_failed, whatever the agent claims", async () => {

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { type Stats, chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { hashLstatTree, removeTreeNoFollow } from "../lib/fs-walk.js";
-import { git } from "../process/git.js";
+import { git, gitText } from "../process/git.js";
 import { readFileSafely } from "../lib/safe-read.js";
 import type { BaseEnvironment } from "../environment/environment.js";
 import { unmountAllUnder } from "../environment/overlay.js";
@@ -71,6 +71,18 @@ async function copyRepository(from: string, to: string, cwd: string, signal?: Ab
   await git({ gitDir: to, cwd }, ["remote", "remove", "origin"], { signal });
 }
 
+/**
+ * The source's own branches named `handoff` or `handoff/…`, dropped from the agent's copy (never the source): a branch
+ * `handoff/x` (the default of `apply --commit`) would stop git from making the agent's branch `handoff`, as a ref name
+ * cannot be both a file and a directory.
+ */
+async function clearAgentBranchName(target: { gitDir: string; cwd: string }, signal?: AbortSignal): Promise<void> {
+  const listed = await gitText(target, ["for-each-ref", "--format=%(refname)", `refs/heads/${AGENT_BRANCH}`], { signal });
+  const names = listed.split("\n").filter((name) => name !== "");
+  if (names.length === 0) return;
+  await git(target, ["update-ref", "--stdin"], { input: names.map((name) => `delete ${name}\n`).join(""), signal });
+}
+
 /** The lstat fingerprint of a pristine store as it is now (the bench re-takes it between repeated extractions). */
 export function fingerprintStore(path: string): string {
   const hash = createHash("sha256");
@@ -130,6 +142,7 @@ async function fillWorkspace(
   // change there must mean tampering (pristineTampered).
   await copyRepository(pristine.path, agentGitDir, root, signal);
   const agentTarget = { gitDir: agentGitDir, cwd: root };
+  await clearAgentBranchName(agentTarget, signal);
   await git(agentTarget, ["config", "core.bare", "false"], { signal });
   await git(agentTarget, ["config", "user.name", "handoff agent"], { signal });
   await git(agentTarget, ["config", "user.email", "agent@handoff.invalid"], { signal });
