@@ -56,6 +56,17 @@ describe("markdown report", () => {
     expect(prose).not.toContain("# not a heading");
   });
 
+  test("an agent that guts the failing test: the run held to the base is in the table, and its failing output is the excerpt", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const { runDir, result } = await delegate(repo, agent("guts-the-test.sh"), { verify: ["npm test"] });
+    expect(result.terminalReason).toBe("verification_failed");
+    const markdown = renderReport(loadRun(runDir), "markdown");
+    expect(markdown).toMatch(/\| ✅ \| verify \| `npm test` \| exit 0 \| [^|]+ \|\n\| ❌ \| held \| `npm test` \| exit 1 \|/);
+    expect(markdown).toContain("Output of the first failing command, `npm test`");
+    expect(markdown).toContain("FAIL: add(2, 2) =");
+    expect(markdown).toMatch(/\n {2}- FAIL \[held\] `npm test`: exit 1/);
+  });
+
   test("a 374 KB patch gives a report under 60,000 characters whose fences all balance, naming the diffs it left out", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     // 11 files of 1,240 lines: about 370 KB of patch, plus a small file whose diff fits.

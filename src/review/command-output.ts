@@ -17,9 +17,13 @@ export const FAILURE_LINE_CHARS = 300;
 /** A test.log larger than this is named, not read (each command's output in it is bounded to 512 KiB). */
 const TEST_LOG_MAX_BYTES = 64 * 1024 * 1024;
 
-/** The first command of result.json's verification that failed, and the end of its section of test.log; null when none failed. */
+/**
+ * The first command of result.json's verification that failed (the patched run's, then the run held to the base,
+ * where a patch that edited the tests fails), and the end of its section of test.log; null when none failed.
+ */
 export function firstFailureOutput(run: LoadedRun): FailureOutput | null {
-  const command = run.result.verification.commands.find((c) => !commandPassed(c));
+  const v = run.result.verification;
+  const command = [...v.commands, ...(v.heldToBase?.commands ?? [])].find((c) => !commandPassed(c));
   if (!command) return null;
   const prefix = ownFilesPrefix(run);
   if (prefix === null) return { kind: "unavailable", command, why: "the run has no winner, so no test.log of its own" };

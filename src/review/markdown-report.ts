@@ -117,13 +117,15 @@ function verificationPart(r: RunResult, failure: FailureOutput | null): string {
           ? "Passed: every command below, run by handoff in a fresh checkout (not by the agent)."
           : "**Failed**, run by handoff in a fresh checkout (not by the agent).";
   const lines = [status];
-  if (v.commands.length > 0) {
+  // The run held to the base is where a patch that edited the tests fails: its commands belong in the same table.
+  const commands = [...v.commands, ...(v.heldToBase?.commands ?? [])];
+  if (commands.length > 0) {
     lines.push("", "| | phase | command | ending | time |", "|---|---|---|---|---|");
-    for (const c of v.commands.slice(0, COMMANDS_SHOWN))
+    for (const c of commands.slice(0, COMMANDS_SHOWN))
       lines.push(
         `| ${commandPassed(c) ? "✅" : "❌"} | ${c.phase ?? ""} | ${codeSpan(escapeControls(c.command)).replaceAll("|", "\\|")} | ${markdownText(commandEnding(c))} | ${ms(c.durationMs)} |`,
       );
-    if (v.commands.length > COMMANDS_SHOWN) lines.push("", `_and ${v.commands.length - COMMANDS_SHOWN} more commands (result.json)_`);
+    if (commands.length > COMMANDS_SHOWN) lines.push("", `_and ${commands.length - COMMANDS_SHOWN} more commands (result.json)_`);
   }
   if (failure) {
     const name = codeSpan(escapeControls(failure.command.command));

@@ -118,13 +118,13 @@ export function writeVerification(r: RunResult, w: ReportWriter, { commands = tr
     w.item(`the patch changed ${edits.changed.length} verification input(s) (--test-edits ${edits.policy}):`);
     for (const input of edits.changed) {
       const entries = input.entries?.length ? ` (${input.entries.join(", ")})` : "";
-      w.item(`  ${input.change} ${w.code(input.path)}${entries}: ${input.why}; ${JUDGED[input.judged]}`);
+      w.item(`${input.change} ${w.code(input.path)}${entries}: ${input.why}; ${JUDGED[input.judged]}`, 1);
     }
   }
   const held = r.verification.heldToBase;
   if (held) {
     w.item(`held to the base (changed inputs put back): ${held.passed ? "passed" : "FAILED"}`);
-    for (const c of held.commands) w.item(`  ${commandLine(c, w.code)}`);
+    for (const c of held.commands) w.item(commandLine(c, w.code), 1);
   }
   for (const holdout of r.verification.holdouts ?? []) {
     w.item(
@@ -137,8 +137,8 @@ export function writeVerification(r: RunResult, w: ReportWriter, { commands = tr
       `baseline on the untouched base: ${baseline.passed ? "passed" : baseline.setupFailed ? "setup FAILED" : "failed"}${baseline.holdoutsApplied === false ? " (the held-out patches do not apply to the base alone; it ran without them)" : ""}`,
     );
     for (const t of baseline.transitions ?? [])
-      w.item(`  ${w.code(escapeControls(t.command))}: ${STATE[t.base]} on the base, ${STATE[t.patched]} with the patch`);
-    for (const c of baseline.commands) w.item(`  ${commandLine(c, w.code)}`);
+      w.item(`${w.code(escapeControls(t.command))}: ${STATE[t.base]} on the base, ${STATE[t.patched]} with the patch`, 1);
+    for (const c of baseline.commands) w.item(commandLine(c, w.code), 1);
   }
 }
 
