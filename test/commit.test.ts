@@ -188,7 +188,7 @@ describe("handoff apply --commit", () => {
     expect(readdirSync(markers)).toEqual([]);
   });
 
-  test("of a candidates run, the commit is the winner's, and its subject is the task", async () => {
+  test("of a candidates run, the commit is the winner's: its subject is the task, and its trailers and branch name the run and the candidate", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const runsDir = join(tempDir("handoff-commit-candidates"), "runs");
     const ran = await runCli(
@@ -200,8 +200,13 @@ describe("handoff apply --commit", () => {
       ),
     );
     expect(ran.code, ran.stderr).toBe(0);
-    const committed = await runCli(["apply", join(runsDir, "r"), "--commit", "--branch", "fix/best"]);
+    const committed = await runCli(["apply", join(runsDir, "r"), "--commit"]);
     expect(committed.code, committed.stderr).toBe(0);
-    expect(gitIn(repo, "log", "-1", "--format=%s", "fix/best").trim()).toBe("make add() return the sum");
+    // The trailers and the default branch name the run a reviewer can `handoff show`, and which candidate it was.
+    const winner = JSON.parse(readFileSync(join(runsDir, "r", "result.json"), "utf8")).winner;
+    expect(gitIn(repo, "log", "-1", "--format=%s", "handoff/r").trim()).toBe("make add() return the sum");
+    expect(trailersOf(repo, "handoff/r")).toBe(
+      `Handoff-Run: r\nHandoff-Verdict: verified\nHandoff-Backend: command\nHandoff-Model: default\nHandoff-Candidate: ${winner}\n`,
+    );
   });
 });

@@ -403,9 +403,16 @@ async function applyCommand(args: readonly string[]): Promise<number> {
   if (withoutCommit) throw new UsageError("bad_arguments", `--${withoutCommit} goes with --commit`);
   // Without an id: the latest finished run of the repository it applies to (-C, else the current directory's).
   const named = await namedOrLatestRun(positionals[0], values["runs-dir"], values.repo ?? process.cwd(), loadTrustedRun);
-  const run = chosenCandidate(named, wholeNumber("--candidate", values.candidate));
+  const { run, k } = chosenCandidate(named, wholeNumber("--candidate", values.candidate));
   if (values.commit) {
-    const committed = await commitRun(run, { repo: values.repo, branch: values.branch, message: values.message, push: values.push });
+    const candidateOf = k === null ? undefined : { runId: named.result.runId, k };
+    const committed = await commitRun(run, {
+      repo: values.repo,
+      branch: values.branch,
+      message: values.message,
+      push: values.push,
+      candidateOf,
+    });
     notesOnTheRun(run);
     if (values.json) process.stdout.write(`${JSON.stringify(committed, null, 2)}\n`);
     else {
@@ -448,7 +455,7 @@ function notesOnTheRun(run: LoadedRun): void {
 }
 
 /** `apply` of a candidates run: the winner, or candidate k (`--candidate k`), loaded from `<run>/candidates/<k>/`. */
-function chosenCandidate(run: LoadedRun, k: number | undefined): LoadedRun {
+function chosenCandidate(run: LoadedRun, k: number | undefined): { run: LoadedRun; k: number | null } {
   const candidates = run.result.candidates;
   if (!candidates) {
     if (k !== undefined)
@@ -456,7 +463,7 @@ function chosenCandidate(run: LoadedRun, k: number | undefined): LoadedRun {
         "not_a_candidates_run",
         `--candidate applies to a candidates run; run ${escapeControls(run.result.runId)} has none`,
       );
-    return run;
+    return { run, k: null };
   }
   const chosen = k ?? run.result.winner ?? null;
   if (chosen === null)
@@ -469,7 +476,7 @@ function chosenCandidate(run: LoadedRun, k: number | undefined): LoadedRun {
       "bad_candidate",
       `run ${escapeControls(run.result.runId)} has candidates 1 to ${candidates.length}, not ${chosen}`,
     );
-  return loadTrustedRun(join(run.dir, "candidates", String(chosen)), undefined);
+  return { run: loadTrustedRun(join(run.dir, "candidates", String(chosen)), undefined), k: chosen };
 }
 
 /** For `apply`, a result.json that is a link or another user's file is a refusal (exit 1), not a usage error. */

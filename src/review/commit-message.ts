@@ -8,6 +8,13 @@ export interface CommitFacts {
   readonly task: string | null;
   /** The model handed to the backend; null when the backend chose its default. */
   readonly model: string | null;
+  /** Of a candidates run: its id and the candidate committed (`Handoff-Run` names the run a reviewer can show). */
+  readonly candidateOf?: CandidateOf;
+}
+
+export interface CandidateOf {
+  readonly runId: string;
+  readonly k: number;
 }
 
 const SUBJECT_CHARS = 72;
@@ -26,23 +33,24 @@ export function commitMessage(facts: CommitFacts, message: string | undefined): 
   return `${text}\n\n${trailers(facts).join("\n")}\n`;
 }
 
-function trailers({ result, model }: CommitFacts): string[] {
+function trailers({ result, model, candidateOf }: CommitFacts): string[] {
   const verdict = unchecked(result) ? `${result.terminalReason} (--no-verify: nothing checked)` : result.terminalReason;
-  const values = [result.runId, verdict, result.backend.name, model ?? "default"];
-  return TRAILER_KEYS.map((key, index) => `${key}: ${oneLine(values[index]!)}`);
+  const values = [candidateOf?.runId ?? result.runId, verdict, result.backend.name, model ?? "default"];
+  const lines = TRAILER_KEYS.map((key, index) => `${key}: ${oneLine(values[index]!)}`);
+  return candidateOf ? [...lines, `Handoff-Candidate: ${candidateOf.k}`] : lines;
 }
 
 /** The task's first line, escaped and at most 72 characters: the commit's subject and the pull request's title. */
-export function commitSubject({ result, task }: Pick<CommitFacts, "result" | "task">): string {
+export function commitSubject({ result, task, candidateOf }: Pick<CommitFacts, "result" | "task" | "candidateOf">): string {
   const firstLine = task
     ?.split("\n")
     .map((line) => line.trim())
     .find((line) => line !== "");
-  return firstLine ? bounded(oneLine(firstLine), SUBJECT_CHARS) : `handoff run ${oneLine(result.runId)}`;
+  return firstLine ? bounded(oneLine(firstLine), SUBJECT_CHARS) : `handoff run ${oneLine(candidateOf?.runId ?? result.runId)}`;
 }
 
-function defaultMessage({ result, task }: CommitFacts): string {
-  const subject = commitSubject({ result, task });
+function defaultMessage({ result, task, candidateOf }: CommitFacts): string {
+  const subject = commitSubject({ result, task, candidateOf });
   const commands = result.verification.commands
     .slice(0, BODY_COMMANDS)
     .map((command) => `  ${bounded(oneLine(command.command), COMMAND_CHARS)}`);

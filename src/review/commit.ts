@@ -9,7 +9,7 @@ import { numstatPaths } from "../patch/patch.js";
 import { type GitTarget, git, gitText } from "../process/git.js";
 import type { LoadedRun } from "../run-dir/run-lookup.js";
 import { applicablePatch } from "./apply.js";
-import { commitMessage } from "./commit-message.js";
+import { type CandidateOf, commitMessage } from "./commit-message.js";
 import { recheckPatchRules } from "./patch-recheck.js";
 import { runRequest } from "./run-files.js";
 
@@ -28,6 +28,8 @@ export interface CommitRequest {
   readonly replaceHandoffBranch?: boolean;
   /** Publish mode: judge the patch with handoff's patch rules again (the run directory is not trusted). */
   readonly recheckRules?: boolean;
+  /** `run` is candidate k of this candidates run: the trailers and the default branch name the run, not the candidate. */
+  readonly candidateOf?: CandidateOf;
 }
 
 export interface CommitOutcome {
@@ -51,7 +53,7 @@ const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/u;
 export async function commitRun(run: LoadedRun, request: CommitRequest = {}): Promise<CommitOutcome> {
   const result = run.result;
   const patch = applicablePatch(run);
-  const branch = request.branch ?? `handoff/${result.runId}`;
+  const branch = request.branch ?? `handoff/${request.candidateOf?.runId ?? result.runId}`;
   const scratch = mkdtempSync(join(tmpdir(), "handoff-commit-"));
   try {
     await checkBranchName(branch, scratch);
@@ -101,7 +103,7 @@ export async function commitRun(run: LoadedRun, request: CommitRequest = {}): Pr
     const tree = await gitText(target, ["write-tree"]);
     const identity = request.identity ?? (await userIdentity(source));
     const requested = runRequest(run);
-    const facts = { result, task: requested?.task ?? null, model: requested?.backend.model ?? null };
+    const facts = { result, task: requested?.task ?? null, model: requested?.backend.model ?? null, candidateOf: request.candidateOf };
     const commit = await gitText(
       { ...target, identity: { ...identity, date: runEnd(run) } },
       ["commit-tree", tree, "-p", base, "-F", "-"],
