@@ -6,7 +6,8 @@ import { type GitTarget, git } from "../process/git.js";
 import { carriesHandoffTrailer, commitRun, firstLine, pushBranch } from "../review/commit.js";
 import { commitSubject } from "../review/commit-message.js";
 import { renderReport } from "../review/report.js";
-import { type LoadedRun, loadRun, readRequest } from "../run-dir/run-lookup.js";
+import { runRequest } from "../review/run-files.js";
+import { type LoadedRun, loadRun } from "../run-dir/run-lookup.js";
 
 /** What publish mode needs: the run directory downloaded from the run job's artifact, and where to open the PR. */
 export interface PublishRequest {
@@ -117,7 +118,7 @@ async function remoteBranchTip(target: GitTarget, remote: string, branch: string
 async function openOrUpdatePullRequest(request: PublishRequest, run: LoadedRun, branch: string): Promise<PublishOutcome["pullRequest"]> {
   const octokit = new Octokit({ auth: request.token, baseUrl: request.apiUrl });
   const { owner, name: repo } = request.repository;
-  const title = commitSubject({ result: run.result, task: readRequest(run.dir)?.task ?? null });
+  const title = commitSubject({ result: run.result, task: runRequest(run)?.task ?? null });
   const body = pullRequestBody(run);
   const open = await octokit.rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: "open", per_page: 100 });
   const existing = open.data.find((pull) => pull.head.ref === branch);
