@@ -20,7 +20,7 @@ function run(command, args, options = {}) {
   if (outcome.status !== 0) throw new Error(`${command} ${args.join(" ")} failed (${outcome.status ?? outcome.signal})`);
 }
 
-if (!existsSync(join(root, "dist", "src", "cli.js"))) run("npm", ["run", "build"], { cwd: root });
+if (!existsSync(join(root, "dist", "src", "cli", "cli.js"))) run("npm", ["run", "build"], { cwd: root });
 if (!existsSync(claude)) {
   say("installing Claude Code (pinned) into test/agent-clis/claude, from the npm registry…");
   run("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: cliDir });
