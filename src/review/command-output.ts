@@ -17,6 +17,28 @@ export const FAILURE_LINE_CHARS = 300;
 /** A test.log larger than this is named, not read (each command's output in it is bounded to 512 KiB). */
 const TEST_LOG_MAX_BYTES = 64 * 1024 * 1024;
 
+/** A run's test.log (its winner's, of a candidates run), or why a report cannot show it. */
+export type TestLog = { readonly kind: "log"; readonly bytes: Buffer } | { readonly kind: "unavailable"; readonly why: string };
+
+/** test.log of the run's own files (ownFilesPrefix), read as readRunFile reads one: the one reading every report uses. */
+export function readTestLog(run: LoadedRun): TestLog {
+  const prefix = ownFilesPrefix(run);
+  if (prefix === null) return { kind: "unavailable", why: "the run has no winner, so no test.log of its own" };
+  const read = readRunFile(run, `${prefix}test.log`, TEST_LOG_MAX_BYTES);
+  switch (read.kind) {
+    case "bytes":
+      return { kind: "log", bytes: read.bytes };
+    case "missing":
+      return { kind: "unavailable", why: "test.log is missing" };
+    case "untrusted":
+      return { kind: "unavailable", why: `test.log not shown, handoff did not write it (${read.why})` };
+    case "too_large":
+      return { kind: "unavailable", why: `test.log is ${read.size} bytes, too large to read here` };
+    case "unreadable":
+      return { kind: "unavailable", why: `test.log cannot be read (${read.message})` };
+  }
+}
+
 /**
  * The first command of result.json's verification that failed (the patched run's, then the run held to the base,
  * where a patch that edited the tests fails), and the end of its section of test.log; null when none failed.
@@ -25,24 +47,11 @@ export function firstFailureOutput(run: LoadedRun): FailureOutput | null {
   const v = run.result.verification;
   const command = [...v.commands, ...(v.heldToBase?.commands ?? [])].find((c) => !commandPassed(c));
   if (!command) return null;
-  const prefix = ownFilesPrefix(run);
-  if (prefix === null) return { kind: "unavailable", command, why: "the run has no winner, so no test.log of its own" };
-  const read = readRunFile(run, `${prefix}test.log`, TEST_LOG_MAX_BYTES);
-  switch (read.kind) {
-    case "bytes":
-      break;
-    case "missing":
-      return { kind: "unavailable", command, why: "test.log is missing" };
-    case "untrusted":
-      return { kind: "unavailable", command, why: `test.log not shown, handoff did not write it (${read.why})` };
-    case "too_large":
-      return { kind: "unavailable", command, why: `test.log is ${read.size} bytes, too large to read here` };
-    case "unreadable":
-      return { kind: "unavailable", command, why: `test.log cannot be read (${read.message})` };
-  }
-  const output = commandSection(read.bytes.toString("utf8"), command);
+  const log = readTestLog(run);
+  if (log.kind === "unavailable") return { kind: "unavailable", command, why: log.why };
+  const output = commandOutput(log.bytes, command);
   if (output === null) return { kind: "unavailable", command, why: "its output is not in test.log" };
-  const { lines, omitted } = tailLines(output, FAILURE_TAIL_LINES, FAILURE_LINE_CHARS);
+  const { lines, omitted } = tailLines(output.toString("utf8"), FAILURE_TAIL_LINES, FAILURE_LINE_CHARS);
   return { kind: "lines", command, lines: lines.map(escapeControls), omitted };
 }
 
@@ -51,12 +60,12 @@ export function firstFailureOutput(run: LoadedRun): FailureOutput | null {
  * (src/verify/shell-commands.ts writes both). The last such section: test.log has every attempt's, and the result the
  * last attempt's commands.
  */
-function commandSection(log: string, c: CommandEntry): string | null {
-  const header = `$ ${c.command}    [${c.phase ?? "verify"}]\n`;
-  const trailer = `[${commandEnding(c)}, ${c.durationMs} ms]\n`;
+export function commandOutput(log: Buffer, c: CommandEntry): Buffer | null {
+  const header = Buffer.from(`$ ${c.command}    [${c.phase ?? "verify"}]\n`);
+  const trailer = Buffer.from(`[${commandEnding(c)}, ${c.durationMs} ms]\n`);
   const end = log.lastIndexOf(trailer);
   if (end < 0) return null;
   const start = log.lastIndexOf(header, end);
   if (start < 0) return null;
-  return log.slice(start + header.length, end);
+  return log.subarray(start + header.length, end);
 }

@@ -99,7 +99,7 @@ ${r.candidates ? html`<h2>Candidates</h2><pre>${candidatesTable(r, false).join("
 <h2>Warnings and violations</h2>
 ${findingsView(run)}
 <h2>Verification (run by handoff, not the agent)</h2>
-${verificationView(run, folder)}
+${verificationView(run)}
 ${agentView(run)}
 <h2>Changes</h2>
 ${diffView(loadPatch(run), r, run.dir)}
