@@ -18,7 +18,9 @@ export function markdownText(text: string): string {
     .replace(/[\\`*_[\]<>|~#!&]/g, (ch) => (ch === "&" ? "&amp;" : ch === "<" ? "&lt;" : ch === ">" ? "&gt;" : `\\${ch}`));
 }
 
-/** Text for an HTML element's content or attribute (`<summary>`): no markup, no entity, no quote can end it. */
+const ENTITIES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
+
+/** Text for an HTML element's content or attribute (`<summary>`, the HTML report): no markup, no entity, no quote can end it. */
 export function htmlText(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+  return text.replace(/[&<>"']/gu, (ch) => ENTITIES[ch] ?? ch);
 }

@@ -1,3 +1,4 @@
+import { htmlText } from "../../lib/markdown-fence.js";
 import { displayText } from "../../patch/rules/path-names.js";
 
 /**
@@ -16,11 +17,9 @@ export class Html {
 
 export type HtmlValue = Html | string | number | null | undefined | false | readonly HtmlValue[];
 
-const ENTITIES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-
 /** The one escape of the report: controls and invisible characters made visible as the text report shows them (newlines and tabs kept), then the five HTML metacharacters. */
 export function escapeHtml(text: string): string {
-  return displayText(text).replace(/[&<>"']/gu, (ch) => ENTITIES[ch] ?? ch);
+  return htmlText(displayText(text));
 }
 
 function markupOf(value: HtmlValue): string {
