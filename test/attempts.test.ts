@@ -300,7 +300,9 @@ describe("--attempts through the library", () => {
     expect(run.result.agent.usage).toEqual({ inputTokens: 300, outputTokens: 30, costUsd: 0.75 });
     const text = renderReport(loadRun(run.runDir), "text");
     expect(text).toContain("    patch sha256 ");
-    expect(text).toMatch(/\n {4}patch sha256 [0-9a-f]{12}…, usage 100 in \/ 10 out tokens, \$0\.5, \d+ ms, session session-1\n/);
+    expect(text).toMatch(
+      /\n {4}patch sha256 [0-9a-f]{12}…, usage 100 in \/ 10 out tokens, \$0\.5, (?:\d+ ms|\d+\.\d s), session session-1\n/,
+    );
     expect(text).toContain("\n  usage over 2 attempts: 300 in / 30 out tokens, $0.75\n");
     expect(resumed).toEqual([{ sessionId: "session-1", cwd: run.result.workspace, attempt: 2 }]);
     rmSync(run.result.workspace!, { recursive: true, force: true });

@@ -454,7 +454,7 @@ describe("scripted model: failures and plumbing", () => {
     expect(server.requests[0]).toMatchObject({ status: 0, stepIndex: 0 });
     const before = Date.now();
     await server.close();
-    expect(Date.now() - before).toBeLessThan(1000);
+    expect(Date.now() - before).toBeLessThan(10_000);
     await expect(pending).rejects.toThrow();
   });
 
