@@ -172,6 +172,7 @@ describe("handoff show, apply and resume of a candidates run", () => {
       [["--candidates", "0"], /--candidates takes a positive whole number/],
       [["--jobs", "x"], /--jobs takes a positive whole number/],
       [["--candidates", "21"], /21 candidates .* more than 20/],
+      [["--jobs", "2"], /--jobs is how many candidates run at once, and this run has one/],
     ] as const) {
       expectUsageError(await runCli(commandRunArgs(repo, "true", ["--yes", "--runs-dir", runsDir, ...VERIFY, ...options], TASK)), says);
     }

@@ -48,7 +48,13 @@ export function candidatePlan(request: RunOptions): CandidatePlan {
       "too_many_candidates",
       `${each * backends.length} candidates (${backends.length} backend(s) × --candidates ${each}) is more than ${MAX_CANDIDATES}, the most one run may have`,
     );
-  return backends.flatMap((backend) => Array.from({ length: each }, () => backend));
+  const plan = backends.flatMap((backend) => Array.from({ length: each }, () => backend));
+  if (request.jobs !== undefined && plan.length === 1)
+    throw new UsageError(
+      "jobs_without_candidates",
+      "--jobs is how many candidates run at once, and this run has one: add --candidates N or another -b",
+    );
+  return plan;
 }
 
 /**
