@@ -73,6 +73,19 @@ describe("the HTML report (handoff show --format html)", () => {
     for (const phase of ["clone", "agent", "extract", "verify"]) expect(page).toContain(`<tr class="ok"><td>${phase}</td>`);
   });
 
+  test("a CRLF file edited in place has rows without CRs and one note; a file whose line endings changed shows each CR", async () => {
+    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, "win.txt": "one\r\ntwo\r\n", "unix.txt": "a\n" });
+    const { runDir } = await delegate(repo, agentScript("sed -i 's/two/TWO/' win.txt\nprintf 'a\\r\\n' > unix.txt"), { noVerify: true });
+    const page = renderHtml(loadRun(runDir));
+    const file = (name: string) =>
+      page.slice(page.indexOf(`<code>${name}</code>`), page.indexOf("</details>", page.indexOf(`<code>${name}</code>`)));
+    expect(file("win.txt")).toContain('<p class="muted">CRLF line endings, shown without the CRs.</p>');
+    expect(file("win.txt")).toContain('<td class="code"><span class="sign">+</span>TWO</td>');
+    expect(file("unix.txt")).not.toContain("CRLF");
+    expect(file("unix.txt")).toContain('<td class="code"><span class="sign">+</span>a\\x0d</td>');
+    expect(page).not.toContain("\r");
+  });
+
   test("a failed verification shows the failing command open, with its output from test.log", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const { result, runDir } = await delegate(repo, agent("breaks-add.sh"), { verify: ["npm test"] });

@@ -6,6 +6,7 @@ import { loadRun } from "../src/run-dir/run-lookup.js";
 import { REPORT_LIMIT } from "../src/review/markdown-report.js";
 import { renderReport } from "../src/review/report.js";
 import { hiddenPathsNamed } from "../src/containment/hidden-paths.js";
+import { diffLinesOf, isCrlfDiff } from "../src/review/line-endings.js";
 import { FAILING_ADD_PROJECT, makeRepo } from "./helpers/repo.js";
 import { agent, delegate } from "./helpers/run.js";
 
@@ -38,6 +39,27 @@ describe("markdown report", () => {
     expect(markdown).toMatch(/<details><summary>notes\.md \+4 −0<\/summary>\n\n````diff\n/);
   });
 
+  test("a CRLF file edited in place is shown without its CRs and says so once; a file whose line endings changed shows each CR", async () => {
+    const repo = await makeRepo({ ...FAILING_ADD_PROJECT, "win.txt": "one\r\ntwo\r\nthree\r\n", "unix.txt": "a\nb\n" });
+    const edits = `${agent("fixes-add.sh")} && sed -i 's/two/TWO/' win.txt && printf 'a\\r\\nb\\r\\n' > unix.txt`;
+    const { result, runDir } = await delegate(repo, edits, { verify: ["npm test"] });
+    expect(result.terminalReason, result.summary).toBe("verified");
+    const markdown = renderReport(loadRun(runDir), "markdown");
+    expect(markdown).toContain("<summary>win.txt +1 −1 (CRLF line endings, shown without the CRs)</summary>");
+    expect(markdown).toMatch(/\n one\n-two\n\+TWO\n three\n/);
+    expect(markdown).toContain("<summary>unix.txt +2 −2</summary>");
+    expect(markdown).toMatch(/\n-a\n-b\n\+a\\x0d\n\+b\\x0d\n/);
+    expect(markdown).not.toContain("\r");
+  });
+
+  test("a CRLF file whose last line has no line ending is still CRLF; a file of no diff lines is not", () => {
+    const header = "diff --git a/w.txt b/w.txt\n--- a/w.txt\n+++ b/w.txt\n@@ -1,2 +1,2 @@\n";
+    expect(isCrlfDiff(diffLinesOf(`${header} one\r\n-two\n\\ No newline at end of file\n+TWO\n\\ No newline at end of file\n`))).toBe(true);
+    expect(isCrlfDiff(diffLinesOf(`${header} one\r\n-two\r\n+TWO\n`))).toBe(false);
+    expect(isCrlfDiff(diffLinesOf(`${header}-two\n\\ No newline at end of file\n`))).toBe(false);
+    expect(isCrlfDiff(diffLinesOf("diff --git a/w.txt b/w.txt\nold mode 100644\nnew mode 100755\n"))).toBe(false);
+  });
+
   test("leads with the verdict and why, then the task, then each command with the end of the first failing one's output", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const { runDir } = await delegate(repo, agent("breaks-add.sh"), { verify: ["npm test"], task: "fix add()\n```\n# not a heading" });
@@ -48,7 +70,7 @@ describe("markdown report", () => {
     const at = (text: string) => markdown.indexOf(text);
     expect(at("## Task")).toBeLessThan(at("## Verification"));
     expect(at("## Verification")).toBeLessThan(at("## Patch"));
-    expect(markdown).toMatch(/\| ❌ \| verify \| `npm test` \| exit 1 \| \d+ ms \|/);
+    expect(markdown).toMatch(/\| ❌ \| verify \| `npm test` \| exit 1 \| (?:\d+ ms|\d+\.\d s) \|/);
     expect(markdown).toContain("Output of the first failing command, `npm test`");
     expect(markdown).toContain("FAIL: add(2, 2) =");
     const { prose, open } = outsideFences(markdown);

@@ -236,10 +236,10 @@ function diffsPart(run: LoadedRun, diffs: readonly FileDiff[], room: number): st
 }
 
 function diffBlock(diff: FileDiff): string {
-  const body = diff.text.replace(/\n$/, "");
+  const body = (diff.crlf ? diff.text.replaceAll("\r\n", "\n") : diff.text).replace(/\n$/, "");
   const fence = fenceFor(body);
   return [
-    `<details><summary>${htmlText(diff.path)} +${diff.additions} −${diff.deletions}</summary>`,
+    `<details><summary>${htmlText(diff.path)} +${diff.additions} −${diff.deletions}${diff.crlf ? " (CRLF line endings, shown without the CRs)" : ""}</summary>`,
     "",
     `${fence}diff`,
     body,

@@ -1,5 +1,6 @@
 import { parsePatch } from "../patch/patch.js";
 import { escapeControls } from "../patch/rules/path-names.js";
+import { diffLinesOf, isCrlfDiff } from "./line-endings.js";
 
 /** One file's part of changes.patch, as the reports list and show it. */
 export interface FileDiff {
@@ -10,6 +11,8 @@ export interface FileDiff {
   readonly additions: number;
   readonly deletions: number;
   readonly hunks: number;
+  /** Every diff line of it ends in CR: a CRLF file whose line endings the patch kept (line-endings.ts). */
+  readonly crlf: boolean;
   /** The section's text, from its `diff --git` line to the next one. */
   readonly text: string;
 }
@@ -30,13 +33,17 @@ export function fileDiffs(patch: Buffer): FileDiff[] {
   };
   for (let at = text.startsWith(HEADER) ? 0 : nextHeader(0); at >= 0; at = nextHeader(at)) starts.push(at);
   if (starts.length !== parsed.files.length) return [];
-  return parsed.files.map((file, i) => ({
-    path: escapeControls(file.path),
-    change: file.change,
-    binary: file.binary,
-    additions: file.additions,
-    deletions: file.deletions,
-    hunks: file.hunks.length,
-    text: text.slice(starts[i], starts[i + 1] ?? text.length),
-  }));
+  return parsed.files.map((file, i) => {
+    const section = text.slice(starts[i], starts[i + 1] ?? text.length);
+    return {
+      path: escapeControls(file.path),
+      change: file.change,
+      binary: file.binary,
+      additions: file.additions,
+      deletions: file.deletions,
+      hunks: file.hunks.length,
+      crlf: !file.binary && isCrlfDiff(diffLinesOf(section)),
+      text: section,
+    };
+  });
 }

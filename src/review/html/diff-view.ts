@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { type DiffFile, parsePatch } from "../../patch/patch.js";
 import type { RunResult } from "../../verdict/result.js";
+import { isCrlfDiff } from "../line-endings.js";
 import { type Html, html } from "./escape.js";
 
 /** Diff lines rendered in all; past them the rest of the patch is named, not shown (the whole is in changes.patch). */
@@ -25,35 +26,51 @@ function lineText(bytes: Buffer): string {
   return text.length > LINE_CHARS ? `${text.slice(0, LINE_CHARS)}… (${text.length - LINE_CHARS} more characters)` : text;
 }
 
-/** The rows of one file's hunks, numbered in the old and the new file, at most `budget` of them. */
-function fileRows(bytes: Buffer, file: DiffFile, budget: number): { rows: Row[]; cut: number } {
+/**
+ * The rows of one file's hunks, numbered in the old and the new file, at most `budget` of them; a CRLF file's rows
+ * without their CRs (line-endings.ts).
+ */
+function fileRows(bytes: Buffer, file: DiffFile, budget: number): { rows: Row[]; cut: number; crlf: boolean } {
+  const hunks = file.hunks.map((hunk) => hunkRows(bytes, hunk));
+  const lines = hunks.flat();
+  const crlf = isCrlfDiff(
+    lines.flatMap((row, i) =>
+      row.kind === "hunk" || row.kind === "note" ? [] : [{ text: row.text, lastOfFile: lines[i + 1]?.kind === "note" }],
+    ),
+  );
   const rows: Row[] = [];
   let cut = 0;
-  for (const hunk of file.hunks) {
-    // The `@@` line ends just before the hunk's body.
-    const headerStart = bytes.lastIndexOf(NEWLINE, hunk.bodyStart - 2) + 1;
-    const header = bytes.toString("utf8", headerStart, Math.max(headerStart, hunk.bodyStart - 1));
-    const numbers = HUNK_HEADER.exec(header);
-    let oldLine = numbers ? Number(numbers[1]) : 0;
-    let newLine = numbers ? Number(numbers[2]) : hunk.newStart;
-    const lines: Row[] = [{ kind: "hunk", old: null, new: null, text: header }];
-    let at = hunk.bodyStart;
-    while (at < hunk.bodyEnd) {
-      const newline = bytes.indexOf(NEWLINE, at);
-      const end = newline === -1 || newline > hunk.bodyEnd ? hunk.bodyEnd : newline;
-      const first = end > at ? bytes[at] : 0x20;
-      const text = lineText(bytes.subarray(Math.min(at + 1, end), end));
-      if (first === 0x2b) lines.push({ kind: "add", old: null, new: newLine++, text });
-      else if (first === 0x2d) lines.push({ kind: "del", old: oldLine++, new: null, text });
-      else if (first === 0x5c) lines.push({ kind: "note", old: null, new: null, text: lineText(bytes.subarray(at, end)) });
-      else lines.push({ kind: "ctx", old: oldLine++, new: newLine++, text });
-      at = end + 1;
-    }
+  for (const all of hunks) {
+    const shown = crlf ? all.map((row) => (row.kind === "note" ? row : { ...row, text: row.text.replace(/\r$/u, "") })) : all;
     const room = budget - rows.length;
-    rows.push(...lines.slice(0, Math.max(0, room)));
-    cut += Math.max(0, lines.length - Math.max(0, room));
+    rows.push(...shown.slice(0, Math.max(0, room)));
+    cut += Math.max(0, shown.length - Math.max(0, room));
   }
-  return { rows, cut };
+  return { rows, cut, crlf };
+}
+
+/** One hunk's rows: its `@@` line, then each line numbered in the old and the new file. */
+function hunkRows(bytes: Buffer, hunk: DiffFile["hunks"][number]): Row[] {
+  // The `@@` line ends just before the hunk's body.
+  const headerStart = bytes.lastIndexOf(NEWLINE, hunk.bodyStart - 2) + 1;
+  const header = bytes.toString("utf8", headerStart, Math.max(headerStart, hunk.bodyStart - 1));
+  const numbers = HUNK_HEADER.exec(header);
+  let oldLine = numbers ? Number(numbers[1]) : 0;
+  let newLine = numbers ? Number(numbers[2]) : hunk.newStart;
+  const lines: Row[] = [{ kind: "hunk", old: null, new: null, text: header }];
+  let at = hunk.bodyStart;
+  while (at < hunk.bodyEnd) {
+    const newline = bytes.indexOf(NEWLINE, at);
+    const end = newline === -1 || newline > hunk.bodyEnd ? hunk.bodyEnd : newline;
+    const first = end > at ? bytes[at] : 0x20;
+    const text = lineText(bytes.subarray(Math.min(at + 1, end), end));
+    if (first === 0x2b) lines.push({ kind: "add", old: null, new: newLine++, text });
+    else if (first === 0x2d) lines.push({ kind: "del", old: oldLine++, new: null, text });
+    else if (first === 0x5c) lines.push({ kind: "note", old: null, new: null, text: lineText(bytes.subarray(at, end)) });
+    else lines.push({ kind: "ctx", old: oldLine++, new: newLine++, text });
+    at = end + 1;
+  }
+  return lines;
 }
 
 const SIGN = { add: "+", del: "−", ctx: " ", hunk: "", note: "" } as const;
@@ -75,11 +92,12 @@ function fileView(patch: Buffer, file: DiffFile, name: string, budget: number, w
       html: html`<details open class="file">${summary}<p class="muted">No line changes (a mode change, or an empty file).</p></details>`,
       rows: 0,
     };
-  const { rows, cut } = fileRows(patch, file, budget);
+  const { rows, cut, crlf } = fileRows(patch, file, budget);
   const note =
     cut > 0 ? html`<p class="cut">… ${cut} more lines of this file are not shown (all of them are in <code>${whole}</code>).</p>` : null;
+  const endings = crlf ? html`<p class="muted">CRLF line endings, shown without the CRs.</p>` : null;
   return {
-    html: html`<details open class="file">${summary}<table class="diff"><tbody>${rows.map(rowView)}</tbody></table>${note}</details>`,
+    html: html`<details open class="file">${summary}${endings}<table class="diff"><tbody>${rows.map(rowView)}</tbody></table>${note}</details>`,
     rows: rows.length,
   };
 }
