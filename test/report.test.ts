@@ -87,6 +87,16 @@ describe("markdown report", () => {
     expect(markdown).toContain("Output of the first failing command, `npm test`");
     expect(markdown).toContain("FAIL: add(2, 2) =");
     expect(markdown).toMatch(/\n {2}- FAIL \[held\] `npm test`: exit 1/);
+    // The HTML page and the JUnit report list the held run's command too, with its output.
+    const page = renderReport(loadRun(runDir), "html");
+    expect(page).toMatch(/<span class="mark">ok<\/span> <span class="muted">\[verify\]<\/span> <code>npm test<\/code>: exit 0/u);
+    expect(page).toMatch(
+      /<details class="command bad" open><summary><span class="mark">FAIL<\/span> <span class="muted">\[held\]<\/span> <code>npm test<\/code>: exit 1[^<]*<\/summary><pre class="log">[^<]*FAIL: add\(2, 2\) =/u,
+    );
+    const xml = renderReport(loadRun(runDir), "junit");
+    const cases = new XMLParser({ ignoreAttributes: false }).parse(xml).testsuites.testsuite.testcase as Record<string, unknown>[];
+    expect(cases.map((c) => c["@_name"])).toEqual(["verdict", "[verify] npm test", "[held] npm test"]);
+    expect((cases[2]!.failure as Record<string, string>)["#text"]).toContain("FAIL: add(2, 2) =");
   });
 
   test("a 374 KB patch gives a report under 60,000 characters whose fences all balance, naming the diffs it left out", async () => {

@@ -1,7 +1,7 @@
 import { type LoadedRun, readRunFile } from "../run-dir/run-lookup.js";
 import { escapeControls } from "../patch/rules/path-names.js";
 import type { RunResult } from "../verdict/result.js";
-import { commandEnding, commandPassed } from "../verify/shell-commands.js";
+import { commandEnding, commandPassed, verificationCommands } from "../verify/shell-commands.js";
 import { ownFilesPrefix, tailLines } from "./run-files.js";
 
 type CommandEntry = RunResult["verification"]["commands"][number];
@@ -45,7 +45,7 @@ export function readTestLog(run: LoadedRun): TestLog {
  */
 export function firstFailureOutput(run: LoadedRun): FailureOutput | null {
   const v = run.result.verification;
-  const command = [...v.commands, ...(v.heldToBase?.commands ?? [])].find((c) => !commandPassed(c));
+  const command = verificationCommands(v).find((c) => !commandPassed(c));
   if (!command) return null;
   const log = readTestLog(run);
   if (log.kind === "unavailable") return { kind: "unavailable", command, why: log.why };

@@ -3,7 +3,7 @@ import { displayText, escapeControls } from "../patch/rules/path-names.js";
 import { type LoadedRun, loadPatch } from "../run-dir/run-lookup.js";
 import { EXIT_CODES } from "../verdict/decide.js";
 import type { RunResult } from "../verdict/result.js";
-import { commandEnding, commandPassed } from "../verify/shell-commands.js";
+import { commandEnding, commandPassed, verificationCommands } from "../verify/shell-commands.js";
 import { agentStderrTail, hiddenPathsTheAgentNamed } from "./agent-stderr.js";
 import { type ReportWriter, writeAttempts } from "./attempts-story.js";
 import { candidatesTable } from "./candidates-table.js";
@@ -117,8 +117,7 @@ function verificationPart(r: RunResult, failure: FailureOutput | null): string {
           ? "Passed: every command below, run by handoff in a fresh checkout (not by the agent)."
           : "**Failed**, run by handoff in a fresh checkout (not by the agent).";
   const lines = [status];
-  // The run held to the base is where a patch that edited the tests fails: its commands belong in the same table.
-  const commands = [...v.commands, ...(v.heldToBase?.commands ?? [])];
+  const commands = verificationCommands(v);
   if (commands.length > 0) {
     lines.push("", "| | phase | command | ending | time |", "|---|---|---|---|---|");
     for (const c of commands.slice(0, COMMANDS_SHOWN))

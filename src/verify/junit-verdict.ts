@@ -1,7 +1,7 @@
 import { XMLBuilder } from "fast-xml-parser";
 import { escapeControls } from "../patch/rules/path-names.js";
 import type { RunResult } from "../verdict/result.js";
-import { commandEnding, commandPassed } from "./shell-commands.js";
+import { commandEnding, commandPassed, verificationCommands } from "./shell-commands.js";
 import { EXIT_CODES } from "../verdict/decide.js";
 import type { TestEvidence } from "./test-evidence.js";
 
@@ -91,7 +91,7 @@ export interface CommandOutputTail {
 }
 
 function commandCases(r: RunResult, output: CommandOutputTail | null): Testcase[] {
-  return r.verification.commands.map((c) => {
+  return verificationCommands(r.verification).map((c) => {
     const name = `${c.phase ? `[${c.phase}] ` : ""}${c.command}`;
     const time = seconds(c.durationMs);
     if (commandPassed(c)) return passing(name, "handoff.verification", time);

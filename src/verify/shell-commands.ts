@@ -117,6 +117,17 @@ export function commandEnding(
   return `exit ${record.exitCode}`;
 }
 
+/**
+ * Every command a verification ran, as result.json records it: the patched checkout's, then those of the run held to
+ * the base, where a patch that edited the tests fails. Each report lists them all.
+ */
+export function verificationCommands<C>(v: {
+  readonly commands: readonly C[];
+  readonly heldToBase?: { readonly commands: readonly C[] } | null;
+}): C[] {
+  return [...v.commands, ...(v.heldToBase?.commands ?? [])];
+}
+
 /** A command passed: exit 0, in time, under the caps, started at all. Also reads result.json's command entries. */
 export function commandPassed(record: Pick<CommandRecord, "exitCode" | "timedOut" | "limitHit" | "spawnError">): boolean {
   return record.exitCode === 0 && !record.timedOut && !record.limitHit && !record.spawnError;

@@ -1,6 +1,6 @@
 import type { LoadedRun } from "../../run-dir/run-lookup.js";
 import { commandOutput, readTestLog } from "../command-output.js";
-import { commandEnding, commandPassed } from "../../verify/shell-commands.js";
+import { commandEnding, commandPassed, verificationCommands } from "../../verify/shell-commands.js";
 import { ms } from "../format.js";
 import { type Html, html } from "./escape.js";
 
@@ -17,8 +17,8 @@ function excerpt(output: Buffer): { text: string; leftOut: number } {
 }
 
 /**
- * Every setup and verify command handoff ran, how it ended, and a bounded excerpt of its output from test.log
- * (readTestLog: a candidates run's is its winner's, in `candidates/<k>/`).
+ * Every setup and verify command handoff ran (those of the run held to the base too), how it ended, and a bounded
+ * excerpt of its output from test.log (readTestLog: a candidates run's is its winner's, in `candidates/<k>/`).
  */
 export function verificationView(run: LoadedRun): Html {
   const v = run.result.verification;
@@ -30,10 +30,11 @@ export function verificationView(run: LoadedRun): Html {
         : v.passed
           ? html`<p class="ok-text"><b>Passed</b>: every command handoff ran on the patched checkout succeeded.</p>`
           : html`<p class="bad-text"><b>Failed</b>.</p>`;
-  if (v.commands.length === 0) return state;
+  const commands = verificationCommands(v);
+  if (commands.length === 0) return state;
   const log = readTestLog(run);
   const unread = log.kind === "unavailable" ? log.why : null;
-  return html`${state}${unread ? html`<p class="muted">${unread}.</p>` : null}${v.commands.map((c) => {
+  return html`${state}${unread ? html`<p class="muted">${unread}.</p>` : null}${commands.map((c) => {
     const passed = commandPassed(c);
     const output = log.kind === "log" ? commandOutput(log.bytes, c) : null;
     const shown = output ? excerpt(output) : null;
