@@ -8,13 +8,14 @@ import { agent, makeHarness } from "./helpers/run.js";
 import { resolveOptions } from "../src/run/options.js";
 import { riskWarnings } from "../src/patch/rules/risk-paths.js";
 import { simpleCommands } from "../src/verify/command-words.js";
-import { type InputReason, MAX_LISTED_INPUTS, findVerificationInputs, inputFor, inputsRecord } from "../src/verify/inputs.js";
-import { holdPackageJson, runnerKeysChanged, scriptsChanged } from "../src/verify/package-json.js";
+import { type InputReason, MAX_LISTED_INPUTS, findVerificationInputs, inputFor, inputsRecord, mentionOf } from "../src/verify/inputs.js";
+import { holdManifest, manifestChanges } from "../src/verify/manifest.js";
 
 /**
- * Issue 12 item 1: which files of the base commit decide what verification runs. An agent that edits one of them
- * can write its own verdict (a `check.sh` rewritten to `exit 0`, a `test` script set to `echo ok`), so each has to
- * be found from the commands and the base tree alone, whatever the commands hold, without ever throwing.
+ * Issues 12 and 26: which files decide how verification runs. An agent that edits one of them can write its own
+ * verdict (a `check.sh` rewritten to `exit 0`, an `.npmrc` whose script-shell is /bin/true), so each is found from
+ * the commands, the base tree and the kind of file alone, whatever the commands hold, without ever throwing; and a
+ * file a command only mentions (a lint target, grep's data) is the task's to change.
  */
 
 /** The inputs of a base tree holding `files` (path → content) for `commands`. */
@@ -35,7 +36,7 @@ function reasons(commands: readonly string[], files: Record<string, string>, pro
 const pkg = (scripts: Record<string, string>, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ name: "p", scripts, ...extra }, null, 2);
 
-describe("files a setup or verify command names", () => {
+describe("what a command executes or loads is an input; what it only mentions is not", () => {
   test.each([
     ["sh check.sh", "check.sh"],
     ["./scripts/test.sh", "scripts/test.sh"],
@@ -47,14 +48,18 @@ describe("files a setup or verify command names", () => {
     ["npx vitest run --config=ci/vitest.ci.ts", "ci/vitest.ci.ts"],
     ["npx vitest run --config ci/vitest.ci.ts", "ci/vitest.ci.ts"],
     ["true && sh check.sh || exit 1; echo done", "check.sh"],
-    ["cat data/input.txt | sh check.sh", "data/input.txt"],
-    ["sh check.sh < data/input.txt", "data/input.txt"],
+    ["sh < check.sh", "check.sh"],
     ["(sh check.sh)", "check.sh"],
     ["set -e\nsh check.sh", "check.sh"],
     ["bash -c 'sh check.sh'", "check.sh"],
     ["bash -ec \"sh -c 'sh check.sh'\"", "check.sh"],
     ["eval 'sh check.sh'", "check.sh"],
     ["sh ./scripts/../check.sh", "check.sh"],
+    ["NODE_OPTIONS='--require ./src/a.js' npm test", "src/a.js"],
+    ["mocha -r src/a.js test", "src/a.js"],
+    ["node --import ./src/a.js test/run.js", "src/a.js"],
+    ["nyc --nycrc-path ci/vitest.ci.ts mocha", "ci/vitest.ci.ts"],
+    ["python3 -m pytest -c ci/vitest.ci.ts", "ci/vitest.ci.ts"],
   ])("`%s` makes %s a verification input, named by the command", (command, path) => {
     const files = {
       "check.sh": "exit 1",
@@ -64,13 +69,80 @@ describe("files a setup or verify command names", () => {
       "ci/vitest.ci.ts": "",
       "data/input.txt": "",
       "src/a.js": "",
+      "src/b.js": "",
     };
+    expect(inputsOf([command], files).files.find((input) => input.path === path)).toMatchObject({ reason: "named_by_command" });
+    expect(reasons([command], files)["src/b.js"]).toBeUndefined();
+    expect(reasons([command], files)["data/input.txt"]).toBeUndefined();
+  });
+
+  test.each([
+    ["grep -q fixed a.txt", "a.txt", "an argument of grep"],
+    ["cat a.txt | sh check.sh", "a.txt", "an argument of cat"],
+    ["sh check.sh < a.txt", "a.txt", ""],
+    ["eslint *.js test/*.js", "splat.js", "an argument of eslint"],
+    ["babel *.js -d ./dist", "splat.js", "an argument of babel"],
+    ["tsc --noEmit splat.js", "splat.js", "an argument of tsc"],
+    ["prettier --check .", "splat.js", ""],
+    ["node check.js splat.js", "splat.js", "an argument of check.js"],
+    ["sh check.sh a.txt", "a.txt", "an argument of check.sh"],
+  ])("`%s` only mentions %s: not an input, and the report can say why", (command, path, why) => {
+    const files = { "a.txt": "", "splat.js": "", "check.sh": "", "check.js": "", "test/splat.test.js": "" };
     const inputs = inputsOf([command], files);
-    expect(inputs.files.find((input) => input.path === path)).toMatchObject({
-      reason: "named_by_command",
-      why: expect.stringContaining("named by"),
+    expect(inputs.byPath.get(path)).toBeUndefined();
+    expect(inputFor(inputs, path, "modified")).toBeNull();
+    if (why) expect(mentionOf(inputs, path)).toContain(why);
+  });
+
+  test("the logform case: lint and build globs over the sources name no source file as an input; the tests mocha runs are", () => {
+    const files = {
+      "package.json": pkg({
+        lint: "eslint *.js test/*.js --resolve-plugins-relative-to ./node_modules/@dabh/eslint-config-populist",
+        pretest: "npm run lint && npm run build",
+        test: "nyc mocha test/*.js",
+        build: "rimraf dist && babel *.js -d ./dist",
+      }),
+      "splat.js": "",
+      "index.js": "",
+      "test/splat.test.js": "",
+      ".babelrc": "{}",
+    };
+    expect(reasons(["npm test"], files)).toEqual({
+      "package.json": "manifest",
+      "test/splat.test.js": "named_by_command",
+      ".babelrc": "configuration",
     });
-    expect(reasons([command], files)["src/a.js"]).toBeUndefined();
+    expect(mentionOf(inputsOf(["npm test"], files), "splat.js")).toMatch(/an argument of (eslint|babel) \(script "(lint|build)"\)/);
+  });
+
+  test("a shell script the commands run is read in turn: what it sources or runs is an input too, transitively", () => {
+    const files = {
+      "check.sh": ". ./lib/env.sh\nbash scripts/run.sh\ngrep -q ok data.txt",
+      "lib/env.sh": "export X=1",
+      "scripts/run.sh": "#!/bin/sh\nsource ./scripts/more.sh\nnode test/all.js",
+      "scripts/more.sh": "",
+      "test/all.js": "",
+      "data.txt": "",
+      ci: "#!/usr/bin/env bash\nsh check.sh",
+    };
+    expect(reasons(["./ci"], files)).toEqual({
+      ci: "named_by_command",
+      "check.sh": "named_by_command",
+      "lib/env.sh": "named_by_command",
+      "scripts/run.sh": "named_by_command",
+      "scripts/more.sh": "named_by_command",
+      "test/all.js": "named_by_command",
+    });
+  });
+
+  test("a script not yet read is wanted: the caller reads it from the base and finds again", () => {
+    const inputs = findVerificationInputs({
+      commands: ["sh check.sh"],
+      basePaths: ["check.sh", "lib.sh"],
+      readBase: () => null,
+      protect: [],
+    });
+    expect(inputs.wanted).toEqual(["check.sh"]);
   });
 
   test("a word after `cd dir &&` is read from dir, and a subshell's cd ends with the subshell", () => {
@@ -86,23 +158,22 @@ describe("files a setup or verify command names", () => {
     expect(reasons(["cd .. && sh check.sh"], files)).toEqual({ "check.sh": "named_by_command" });
   });
 
-  test("a word naming a directory is not an input by itself: `make -C src` makes src/Makefile one, not all of src", () => {
+  test("`make -C src` reads src/Makefile; a runner that filters by name (pytest, jest) given a directory holds none of its files", () => {
     const files = { Makefile: "", "src/Makefile": "", "src/a.c": "", "src/b.c": "", "lib/x.py": "" };
-    expect(reasons(["make -C src"], files)).toEqual({ "src/Makefile": "named_by_command" });
-    expect(reasons(["pytest lib", "ls src/"], files)).toEqual({});
+    expect(reasons(["make -C src"], files)).toEqual({ "src/Makefile": "named_by_command", Makefile: "configuration" });
+    expect(reasons(["pytest lib", "ls src/"], files)).toEqual({ Makefile: "configuration", "src/Makefile": "configuration" });
   });
 
-  test("`make` reads the makefile of its directory; `make -f X` reads X only", () => {
-    const files = { Makefile: "", "ci.mk": "", GNUmakefile: "" };
-    expect(reasons(["make test"], files)).toEqual({ Makefile: "named_by_command", GNUmakefile: "named_by_command" });
+  test("`make -f X` reads X", () => {
+    const files = { "ci.mk": "" };
     expect(reasons(["make -f ci.mk test"], files)).toEqual({ "ci.mk": "named_by_command" });
     expect(reasons(["make --file=ci.mk"], files)).toEqual({ "ci.mk": "named_by_command" });
   });
 
   test("a word that leaves the repository (`../../etc/passwd`, an absolute path) is not an input, and nothing throws", () => {
     const files = { "etc/passwd": "", "a/b/x": "" };
-    expect(reasons(["cat ../../etc/passwd /etc/passwd ~/etc/passwd"], files)).toEqual({});
-    expect(reasons(["cd a/b && cat ../../etc/passwd"], files)).toEqual({ "etc/passwd": "named_by_command" });
+    expect(reasons(["sh ../../etc/passwd /etc/passwd ~/etc/passwd"], files)).toEqual({});
+    expect(reasons(["cd a/b && sh ../../etc/passwd"], files)).toEqual({ "etc/passwd": "named_by_command" });
   });
 
   test("a command shell-quote cannot read (`${`, an unterminated quote) yields what could be read, without throwing", () => {
@@ -116,9 +187,9 @@ describe("files a setup or verify command names", () => {
     const files: Record<string, string> = { "check.sh": "" };
     for (let i = 0; i < 50_000; i++) files[`src/m${i}.js`] = "";
     const words = Array.from({ length: 10_000 }, (_, i) => (i === 9_999 ? "check.sh" : `word${i}`));
-    expect(reasons([`echo ${words.join(" ")}`], files)).toEqual({ "check.sh": "named_by_command" });
+    expect(reasons([`sh ${words.at(-1)} ${words.slice(0, -1).join(" ")}`], files)).toEqual({ "check.sh": "named_by_command" });
     const globs = Array.from({ length: 10_000 }, (_, i) => `src/m${i}.j*`);
-    expect(inputsOf([`ls ${globs.join(" ")}`], files).files).toHaveLength(16);
+    expect(inputsOf([`mocha ${globs.join(" ")}`], files).files).toHaveLength(16);
   });
 
   test("a chain of 16,000 `cd a &&` (128 KB) is followed only as deep as a path can be, then read from the top", () => {
@@ -136,11 +207,11 @@ describe("files a setup or verify command names", () => {
     expect(simpleCommands(`${"eval ".repeat(50)}sh deep.sh`)).toHaveLength(9);
   });
 
-  test("a glob word matches base files from its directory, never past the top", () => {
+  test("a test runner's glob matches base files from its directory, never past the top", () => {
     const files = { "checks/a.py": "", "checks/b.py": "", "checks/sub/c.py": "", "other/d.py": "" };
-    expect(Object.keys(reasons(["python -m pytest checks/*.py"], files)).sort()).toEqual(["checks/a.py", "checks/b.py"]);
-    expect(reasons(["cd other && python ../../*.py"], files)).toEqual({});
-    expect(Object.keys(reasons(["cd other && python ../*/*.py"], files)).sort()).toEqual(["checks/a.py", "checks/b.py", "other/d.py"]);
+    expect(Object.keys(reasons(["mocha checks/*.py"], files)).sort()).toEqual(["checks/a.py", "checks/b.py"]);
+    expect(reasons(["cd other && tap ../../*.py"], files)).toEqual({});
+    expect(Object.keys(reasons(["cd other && tap ../*/*.py"], files)).sort()).toEqual(["checks/a.py", "checks/b.py", "other/d.py"]);
   });
 });
 
@@ -152,15 +223,15 @@ describe("package.json scripts a command runs", () => {
     "tools/gen.ts": "",
   };
 
-  test("`npm test` makes package.json an input with the test script, its pre/post scripts, the scripts it runs, and the files they name", () => {
+  test("`npm test` reads the test script, its pre/post scripts, the scripts it runs, and the files they execute", () => {
     const inputs = inputsOf(["npm test"], files);
     expect(inputs.scripts).toEqual(["lint", "postlint", "posttest", "prelint", "pretest", "test"]);
     expect(reasons(["npm test"], files)).toEqual({
-      "package.json": "package_script",
-      "scripts/check.js": "package_script",
-      "scripts/lint.sh": "package_script",
+      "package.json": "manifest",
+      "scripts/check.js": "named_by_command",
+      "scripts/lint.sh": "named_by_command",
     });
-    expect(inputs.files.find((input) => input.path === "scripts/lint.sh")!.why).toBe('named by script "lint"');
+    expect(inputs.files.find((input) => input.path === "scripts/lint.sh")!.why).toBe('run by `sh` (script "lint")');
     expect(inputs.files.find((input) => input.path === "package.json")!.why).toContain('run by "npm test"');
   });
 
@@ -179,83 +250,97 @@ describe("package.json scripts a command runs", () => {
   ])("`%s` runs the script %s, with its pre and post scripts", (command, script) => {
     const inputs = inputsOf([command], files);
     expect(inputs.scripts).toEqual(expect.arrayContaining([script, `pre${script}`, `post${script}`]));
-    expect(reasons([command], files)["package.json"]).toBe("package_script");
+    expect(reasons([command], files)["scripts/lint.sh"]).toBe("named_by_command");
   });
 
   test("`npm ci` in setup runs the root's install and prepare scripts", () => {
     expect(inputsOf(["npm ci"], files).scripts).toEqual(expect.arrayContaining(["prepare", "postinstall", "preinstall"]));
   });
 
-  test("`npx X`, `bun test` and a bare `yarn X` where X is no script run no script, but their words still name files", () => {
+  test("`npx X`, `bun test` and a bare `yarn X` where X is no script run no script; what npx runs is read as a command", () => {
     expect(inputsOf(["npx tsx tools/gen.ts", "bun test", "yarn nonexistent"], files)).toMatchObject({ scripts: [] });
-    expect(reasons(["npx tsx tools/gen.ts"], files)).toEqual({ "tools/gen.ts": "named_by_command" });
+    expect(reasons(["npx tsx tools/gen.ts"], files)).toEqual({ "package.json": "manifest", "tools/gen.ts": "named_by_command" });
   });
 
   test('a script that runs itself ("test": "npm run test") or two that run each other end, each read once', () => {
     const cyclic = { "package.json": pkg({ test: "npm run test", a: "npm run b && sh a.sh", b: "npm run a" }), "a.sh": "" };
     expect(inputsOf(["npm test"], cyclic).scripts).toEqual(["posttest", "pretest", "test"]);
     expect(inputsOf(["npm run a"], cyclic).scripts).toEqual(["a", "b", "posta", "postb", "prea", "preb"]);
-    expect(reasons(["npm run a"], cyclic)["a.sh"]).toBe("package_script");
+    expect(reasons(["npm run a"], cyclic)["a.sh"]).toBe("named_by_command");
   });
 
   test("npm-run-all patterns run every script they match", () => {
     const all = { "package.json": pkg({ "test:unit": "sh u.sh", "test:e2e": "sh e.sh", build: "tsc" }), "u.sh": "", "e.sh": "" };
-    expect(reasons(["npm-run-all 'test:**'"], all)).toEqual({
-      "package.json": "package_script",
-      "u.sh": "package_script",
-      "e.sh": "package_script",
-    });
-    expect(reasons(["npx run-s 'test:*'"], all)).toEqual({
-      "package.json": "package_script",
-      "u.sh": "package_script",
-      "e.sh": "package_script",
-    });
+    const expected = { "package.json": "manifest", "u.sh": "named_by_command", "e.sh": "named_by_command" };
+    expect(reasons(["npm-run-all 'test:**'"], all)).toEqual(expected);
+    expect(reasons(["npx run-s 'test:*'"], all)).toEqual(expected);
   });
 
-  test("a package.json that is not valid JSON at the base: `npm test` still makes it an input, with the test script's names, and nothing throws", () => {
+  test("a package.json that is not valid JSON at the base: `npm test` still reads the test script's names, and nothing throws", () => {
     const broken = { "package.json": '{ "scripts": { "test": ', "check.sh": "" };
-    const inputs = inputsOf(["npm test"], broken);
-    expect(inputs.scripts).toEqual(["posttest", "pretest", "test"]);
-    expect(reasons(["npm test"], broken)).toEqual({ "package.json": "package_script" });
-  });
-
-  test("a package.json whose jest key configures the runner is an input even when no script runs", () => {
-    expect(reasons(["npx jest"], { "package.json": pkg({}, { jest: { testPathIgnorePatterns: [] } }) })).toEqual({
-      "package.json": "runner_config",
-    });
-    expect(reasons(["npx mocha"], { "package.json": pkg({}) })).toEqual({ "package.json": "runner_config" });
-    expect(reasons(["pytest"], { "package.json": pkg({}) })).toEqual({});
+    expect(inputsOf(["npm test"], broken).scripts).toEqual(["posttest", "pretest", "test"]);
+    expect(reasons(["npm test"], broken)).toEqual({ "package.json": "manifest" });
   });
 });
 
-describe("runner configs, test files and --protect", () => {
-  test("test-runner configs and test files are inputs at any depth; tsconfig is a warning, not an input", () => {
+describe("configuration held by kind, wherever it is and whatever names it", () => {
+  test("dotfiles and dot-directories, *rc files, *.config.*, *.conf, the usual tool configs, manifests and test files at any depth", () => {
     const files = {
+      ".npmrc": "",
+      "packages/a/.taprc": "",
+      ".mocharc.yml": "",
+      ".env.test": "",
+      ".config/tool.json": "",
+      babelrc: "",
       "vitest.config.ts": "",
       "packages/a/jest.config.js": "",
-      ".mocharc.yml": "",
+      "nginx.conf": "",
+      "tsconfig.build.json": "",
       "pytest.ini": "",
+      "tox.ini": "",
+      "setup.cfg": "",
       "tests/conftest.py": "",
-      "phpunit.xml.dist": "",
+      Makefile: "",
+      "packages/a/package.json": "",
       "test/a.test.js": "",
       "src/b.spec.ts": "",
       "pkg/x_test.go": "",
-      "tsconfig.json": "",
       "src/index.ts": "",
+      "src/crc.js": "",
+      "README.md": "",
+      ".changeset/brave-fox.md": "",
     };
     expect(reasons([], files)).toEqual({
-      "vitest.config.ts": "runner_config",
-      "packages/a/jest.config.js": "runner_config",
-      ".mocharc.yml": "runner_config",
-      "pytest.ini": "runner_config",
-      "tests/conftest.py": "runner_config",
-      "phpunit.xml.dist": "runner_config",
+      ".npmrc": "configuration",
+      "packages/a/.taprc": "configuration",
+      ".mocharc.yml": "configuration",
+      ".env.test": "configuration",
+      ".config/tool.json": "configuration",
+      babelrc: "configuration",
+      "vitest.config.ts": "configuration",
+      "packages/a/jest.config.js": "configuration",
+      "nginx.conf": "configuration",
+      "tsconfig.build.json": "configuration",
+      "pytest.ini": "configuration",
+      "tox.ini": "configuration",
+      "setup.cfg": "configuration",
+      "tests/conftest.py": "configuration",
+      Makefile: "configuration",
+      "packages/a/package.json": "manifest",
       "test/a.test.js": "test_file",
       "src/b.spec.ts": "test_file",
       "pkg/x_test.go": "test_file",
     });
-    expect(riskWarnings("tsconfig.json", "modified").map((finding) => finding.rule)).toEqual(["verification_config"]);
     expect(riskWarnings("packages/a/jest.config.js", "modified").map((finding) => finding.rule)).toEqual(["verification_config"]);
+  });
+
+  test("inputFor: an added configuration file, test file, package.json or node_modules file is one; an added source file is not", () => {
+    const inputs = inputsOf(["npm test"], { "package.json": pkg({ test: "mocha" }), "src/a.js": "" });
+    for (const path of [".npmrc", ".taprc", "test/.mocharc.yml", "vitest.config.mts", "lib/package.json", "node_modules/helper/index.js"])
+      expect(inputFor(inputs, path, "added"), path).not.toBeNull();
+    expect(inputFor(inputs, "test/new.test.js", "added")).toMatchObject({ reason: "test_file", why: expect.stringContaining("adds") });
+    expect(inputFor(inputs, "src/b.js", "added")).toBeNull();
+    expect(inputFor(inputs, "hook.cjs", "added")).toBeNull();
   });
 
   test("--protect globs make the base files they match inputs; the first reason in order wins", () => {
@@ -265,19 +350,22 @@ describe("runner configs, test files and --protect", () => {
       "fixtures/more/x.json": "protected",
       "test/a.test.js": "test_file",
     });
+    const inputs = inputsOf(["sh check.sh"], { "check.sh": "" }, ["golden/"]);
+    expect(inputFor(inputs, "golden/out.txt", "added")).toMatchObject({ reason: "protected" });
+    expect(inputFor(inputs, "check.sh", "added")).toMatchObject({ reason: "named_by_command" });
   });
 
-  test("inputFor: an edited or deleted input is one; an added test is not, an added runner config or protected path is", () => {
-    const files = { "check.sh": "", "test/a.test.js": "", "src/a.js": "" };
-    const inputs = inputsOf(["sh check.sh"], files, ["golden/"]);
-    expect(inputFor(inputs, "check.sh", "deleted")).toMatchObject({ reason: "named_by_command" });
+  test("--allow-config names a file the task must change: never an input, whatever its kind", () => {
+    const inputs = findVerificationInputs({
+      commands: ["sh check.sh"],
+      basePaths: ["check.sh", ".npmrc", "test/a.test.js"],
+      readBase: () => Buffer.from(""),
+      protect: [],
+      allowConfig: [".npmrc", "check.sh"],
+    });
+    expect(inputFor(inputs, ".npmrc", "modified")).toBeNull();
+    expect(inputFor(inputs, "check.sh", "modified")).toBeNull();
     expect(inputFor(inputs, "test/a.test.js", "modified")).toMatchObject({ reason: "test_file" });
-    expect(inputFor(inputs, "src/a.js", "modified")).toBeNull();
-    expect(inputFor(inputs, "test/b.test.js", "added")).toBeNull();
-    expect(inputFor(inputs, "vitest.config.mts", "added")).toMatchObject({ reason: "runner_config" });
-    expect(inputFor(inputs, "golden/out.txt", "added")).toMatchObject({ reason: "protected" });
-    expect(inputFor(inputs, "package.json", "added")).toBeNull();
-    expect(inputFor(inputsOf(["npm test"], files), "package.json", "added")).toMatchObject({ reason: "package_script" });
   });
 
   test("a repository with 50,000 test files lists 1000 of them in request.json and counts the rest", () => {
@@ -289,71 +377,64 @@ describe("runner configs, test files and --protect", () => {
   });
 });
 
-describe("package.json held to the base", () => {
+describe("package.json held to the base whole, but its dependencies", () => {
   const base = Buffer.from(
     `${JSON.stringify({ name: "p", scripts: { test: "node test.js" }, jest: { bail: true }, dependencies: { a: "1.0.0" } }, null, 2)}\n`,
   );
 
-  test("holding keeps the patch's dependency change and puts the base's scripts and runner keys back", () => {
+  test("holding takes the base's fields and the patch's dependency sections (added, changed or removed)", () => {
     const patched = Buffer.from(
-      `${JSON.stringify({ name: "p", scripts: { test: "echo ok", lint: "x" }, dependencies: { a: "1.0.0", b: "2.0.0" }, mocha: {} }, null, 2)}\n`,
+      `${JSON.stringify({ name: "helper", exports: "./fake.js", scripts: { test: "echo ok" }, devDependencies: { b: "2.0.0" }, mocha: {} }, null, 2)}\n`,
     );
-    const held = JSON.parse(holdPackageJson(base, patched).toString("utf8"));
-    expect(held).toEqual({ name: "p", scripts: { test: "node test.js" }, dependencies: { a: "1.0.0", b: "2.0.0" }, jest: { bail: true } });
+    const held = JSON.parse(holdManifest(base, patched).toString("utf8"));
+    expect(held).toEqual({ name: "p", scripts: { test: "node test.js" }, jest: { bail: true }, devDependencies: { b: "2.0.0" } });
   });
 
   test.each([
     ["two spaces", 2],
     ["four spaces", 4],
     ["a tab", "\t"],
-  ])("holding keeps the patched file's indentation (%s) and final newline", (_name, indent) => {
-    const patched = Buffer.from(`${JSON.stringify({ name: "p", scripts: { test: "echo ok" }, dependencies: { b: "2" } }, null, indent)}\n`);
-    const held = holdPackageJson(base, patched).toString("utf8");
-    expect(held).toBe(
-      `${JSON.stringify({ name: "p", scripts: { test: "node test.js" }, dependencies: { b: "2" }, jest: { bail: true } }, null, indent)}\n`,
+  ])("holding keeps the base file's indentation (%s) and final newline", (_name, indent) => {
+    const indented = Buffer.from(`${JSON.stringify({ name: "p", dependencies: { a: "1" } }, null, indent)}\n`);
+    const patched = Buffer.from(JSON.stringify({ name: "q", dependencies: { b: "2" } }));
+    expect(holdManifest(indented, patched).toString("utf8")).toBe(
+      `${JSON.stringify({ name: "p", dependencies: { b: "2" } }, null, indent)}\n`,
     );
   });
 
-  test("holding keeps a file without a final newline without one, and CRLF line endings as CRLF", () => {
-    const bare = Buffer.from(JSON.stringify({ scripts: { test: "echo ok" } }, null, 2));
-    expect(holdPackageJson(base, bare).toString("utf8").endsWith("}")).toBe(true);
-    const crlf = Buffer.from(`${JSON.stringify({ scripts: { test: "echo ok" } }, null, 2).replace(/\n/g, "\r\n")}\r\n`);
-    const held = holdPackageJson(base, crlf).toString("utf8");
+  test("holding keeps CRLF line endings as CRLF; a patch whose dependencies did not change is held as the base's bytes", () => {
+    const crlf = Buffer.from(`${JSON.stringify({ name: "p" }, null, 2).replace(/\n/g, "\r\n")}\r\n`);
+    const held = holdManifest(crlf, Buffer.from(JSON.stringify({ name: "p", dependencies: { b: "1" } }))).toString("utf8");
     expect(held.endsWith("}\r\n")).toBe(true);
     expect(held.replace(/\r\n/g, "")).not.toContain("\n");
+    expect(holdManifest(base, Buffer.from(JSON.stringify({ name: "x", dependencies: { a: "1.0.0" } })))).toBe(base);
   });
 
-  test("a patch that changes neither scripts nor runner keys is held as its own bytes", () => {
-    const patched = Buffer.from(`{"name":"p","scripts":{"test":"node test.js"},"jest":{"bail":true},"dependencies":{"b":"2"}}`);
-    expect(holdPackageJson(base, patched)).toBe(patched);
+  test("manifestChanges names every field but the dependencies that changed, scripts by name; invalid JSON is one change", () => {
+    const patched = Buffer.from(
+      JSON.stringify({
+        name: "p",
+        scripts: { test: "node test.js", pretest: "rm test.js" },
+        imports: { "#x": "./fake.js" },
+        dependencies: { z: "1" },
+      }),
+    );
+    expect(manifestChanges(base, patched)).toEqual(["scripts.pretest", "imports", "jest"]);
+    expect(
+      manifestChanges(
+        base,
+        Buffer.from(JSON.stringify({ jest: { bail: true }, dependencies: {}, scripts: { test: "node test.js" }, name: "p" })),
+      ),
+    ).toEqual([]);
+    expect(manifestChanges(base, Buffer.from("{ not json"))).toEqual(["(not JSON)"]);
+    expect(holdManifest(base, Buffer.from("{ not json"))).toBe(base);
   });
 
-  test("invalid JSON on either side is held as the base's bytes, and counts every script as changed", () => {
-    expect(holdPackageJson(base, Buffer.from("{ not json"))).toBe(base);
-    expect(holdPackageJson(Buffer.from("{ not json"), base).toString("utf8")).toBe("{ not json");
-    expect(scriptsChanged(base, Buffer.from("{ not json"), ["test", "pretest"])).toEqual(["test", "pretest"]);
-  });
-
-  test('a "__proto__" key in the patch stays a key and never becomes the prototype', () => {
-    const patched = Buffer.from('{"__proto__": {"polluted": 1}, "scripts": {"test": "echo ok"}}');
-    const held = holdPackageJson(base, patched).toString("utf8");
-    expect(JSON.parse(held)).toHaveProperty("__proto__", { polluted: 1 });
+  test('a "__proto__" key in the patch\'s dependencies stays a key and never becomes the prototype', () => {
+    const patched = Buffer.from('{"dependencies": {"__proto__": {"polluted": 1}}}');
+    const held = holdManifest(base, patched).toString("utf8");
+    expect(JSON.parse(held).dependencies).toHaveProperty("__proto__", { polluted: 1 });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-  });
-
-  test("scriptsChanged names the scripts whose entries differ, absent against present included; a deleted package.json changes all", () => {
-    const patched = Buffer.from(JSON.stringify({ scripts: { test: "node test.js", pretest: "rm test.js" }, dependencies: { z: "1" } }));
-    expect(scriptsChanged(base, patched, ["pretest", "test", "posttest"])).toEqual(["pretest"]);
-    expect(scriptsChanged(base, null, ["pretest", "test"])).toEqual(["pretest", "test"]);
-    expect(scriptsChanged(base, base, ["test"])).toEqual([]);
-  });
-
-  test("runnerKeysChanged names the runner keys that differ, not a reordering of their contents", () => {
-    const reordered = Buffer.from(JSON.stringify({ jest: { bail: true }, scripts: {}, name: "q" }));
-    expect(runnerKeysChanged(base, reordered)).toEqual([]);
-    const edited = Buffer.from(JSON.stringify({ jest: { bail: true, testPathIgnorePatterns: ["math"] }, ava: {} }));
-    expect(runnerKeysChanged(base, edited)).toEqual(["jest", "ava"]);
-    expect(runnerKeysChanged(base, null)).toEqual(["jest"]);
   });
 });
 

@@ -56,7 +56,7 @@ describe("an agent that games verification is not verified (--test-edits base, t
   test("excluding the test in the test runner's config fails held to the base's config", async () => {
     const outcome = await run("excludes-the-test-in-runner-config.sh");
     expectHeldToBase(outcome, "jest.config.json");
-    expect(outcome.result.verification.testEdits?.changed[0]?.reason).toBe("runner_config");
+    expect(outcome.result.verification.testEdits?.changed[0]?.reason).toBe("configuration");
   });
 
   test("adding a conftest.py, a runner config the base lacks, fails held to the base, where it is removed", async () => {
@@ -65,7 +65,7 @@ describe("an agent that games verification is not verified (--test-edits base, t
     const repo = await makeRepo(INTEGRITY_PROJECT);
     const outcome = await delegate(repo, cmd, { verify: ["if [ -e conftest.py ]; then exit 0; fi; node run-tests.js"] });
     expectHeldToBase(outcome, "conftest.py");
-    expect(outcome.result.verification.testEdits?.changed[0]).toMatchObject({ change: "added", reason: "runner_config" });
+    expect(outcome.result.verification.testEdits?.changed[0]).toMatchObject({ change: "added", reason: "configuration" });
   });
 
   test("the verification inputs are listed in request.json, found from the base commit", async () => {
@@ -78,15 +78,28 @@ describe("an agent that games verification is not verified (--test-edits base, t
 });
 
 describe("honest agents", () => {
-  test("an agent that fixes the code and adds a new test is verified, with no warning about its tests", async () => {
+  test("an agent that fixes the code and adds a new test is verified: the base's own tests pass too, without the new test", async () => {
     const outcome = await run("fixes-add-and-adds-a-test.sh");
     const r = outcome.result;
     expect(r.terminalReason, r.summary).toBe("verified");
     expect(r.detail).toBeNull();
-    expect(r.verification.testEdits?.changed).toEqual([]);
-    expect(r.verification.heldToBase).toBeNull();
+    expect(r.verification.testEdits?.changed).toEqual([
+      expect.objectContaining({
+        path: "test/add-more.test.js",
+        change: "added",
+        reason: "test_file",
+        did: "adds the test file test/add-more.test.js",
+      }),
+    ]);
+    expect(r.verification.heldToBase?.passed).toBe(true);
     expect(r.policy.warnings.map((w) => w.rule)).not.toEqual(expect.arrayContaining(["test_file_changed"]));
-    expect(r.summary).toBe("the patch passed all 1 verification command");
+    expect(r.summary).toBe("the patch passed all 1 verification command; the base's own tests, without the test file it adds, passed too");
+  });
+
+  test("--test-edits reject refuses no patch for the tests it adds", async () => {
+    const r = (await run("fixes-add-and-adds-a-test.sh", { testEdits: "reject" })).result;
+    expect(r.terminalReason, r.summary).toBe("verified");
+    expect(r.policy.violations).toEqual([]);
   });
 
   test("an agent told to change a test is verified under --test-edits allow, and the summary names the test", async () => {
@@ -116,7 +129,8 @@ describe("honest agents", () => {
     const cmd = `${agent("fixes-add-and-adds-a-test.sh")} && sed -i 's/"dependencies": {}/"dependencies": { "left-pad": "1.3.0" }/' package.json`;
     const r = (await delegate(repo, cmd, { verify: ["npm test"] })).result;
     expect(r.terminalReason, r.summary).toBe("verified");
-    expect(r.verification.testEdits?.changed).toEqual([]);
+    expect(r.verification.testEdits?.changed.map((input) => input.path)).toEqual(["test/add-more.test.js"]);
+    expect(r.verification.testEdits?.notHeld).toEqual([{ path: "package.json", why: "only its dependencies changed" }]);
   });
 });
 

@@ -141,6 +141,7 @@ export const RUN_OPTIONS = {
   allow: { type: "string", multiple: true },
   deny: { type: "string", multiple: true },
   protect: { type: "string", multiple: true },
+  "allow-config": { type: "string", multiple: true },
   env: { type: "string", multiple: true },
   "runs-dir": { type: "string" },
   "run-id": { type: "string" },
@@ -215,6 +216,7 @@ async function runCommand(args: readonly string[]): Promise<number> {
     allow: values.allow,
     deny: values.deny,
     protect: values.protect,
+    allowConfig: values["allow-config"],
     workspacesDir: values["workspace-dir"],
     cliHomesDir: values["cli-home-dir"],
     sandbox: values.sandbox as SandboxMode | undefined, // checked with the other options in resolveOptions
@@ -442,14 +444,16 @@ function notesOnTheRun(run: LoadedRun): void {
     );
   }
   const edits = run.result.verification.testEdits;
-  if (edits && edits.changed.length > 0) {
+  // New test files are what a good patch brings: no note for them.
+  const changed = (edits?.changed ?? []).filter((input) => !(input.change === "added" && input.reason === "test_file"));
+  if (edits && changed.length > 0) {
     const held = run.result.verification.heldToBase;
     const how =
       edits.policy === "allow"
         ? "allowed as patched by --test-edits allow, not held to the base"
         : `held to the base${held ? ` (${held.passed ? "passed" : "failed"})` : ""}`;
     process.stderr.write(
-      `handoff: note: this patch changes verification inputs, ${how}: ${edits.changed.map((input) => escapeControls(input.path)).join(", ")}\n`,
+      `handoff: note: this patch changes verification inputs, ${how}: ${changed.map((input) => escapeControls(input.path)).join(", ")}\n`,
     );
   }
 }

@@ -68,6 +68,7 @@ const RUN_OPTIONS = `Run options:
       --allow GLOB        every changed path must match one (repeatable)
       --deny GLOB         no changed path may match (repeatable)
       --protect GLOB      files that also decide what verification runs, judged like the tests (repeatable)
+      --allow-config PATH a configuration file the task must change: never held to the base (repeatable)
       --env NAME          pass this environment variable through to the agent (repeatable)
       --runs-dir DIR      parent of run directories (default: $XDG_STATE_HOME/handoff/runs)
       --run-id ID         name of this run's directory

@@ -67,6 +67,7 @@ export function taskRunOptions(spec: TaskSpec, runsDir: string, defaults: BatchR
     allow: task.allow,
     deny: task.deny,
     protect: task.protect,
+    allowConfig: task.allowConfig,
     junit: task.junit,
     testEdits: task.testEdits as TestEditPolicy | undefined, // checked with the other options in resolveOptions
     workspaceMode: task.workspaceMode as WorkspaceModeOption | undefined, // likewise

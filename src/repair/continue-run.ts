@@ -154,6 +154,7 @@ function inheritedOptions(request: RequestJson): Omit<RunOptions, "task"> {
       maxDepth: policy.maxDepth,
     },
     protect: request.verificationInputs?.protect,
+    allowConfig: request.verificationInputs?.allowConfig,
     sandbox: containment?.sandbox,
     verifyNetwork: containment?.verifyNetwork,
     caps: containment?.caps,

@@ -121,6 +121,7 @@ export function writeVerification(r: RunResult, w: ReportWriter, { commands = tr
       w.item(`${input.change} ${w.code(input.path)}${entries}: ${input.why}; ${JUDGED[input.judged]}`, 1);
     }
   }
+  for (const entry of edits?.notHeld ?? []) w.item(`not held: ${w.code(entry.path)}, ${escapeControls(entry.why)}`);
   const held = r.verification.heldToBase;
   if (held) {
     w.item(`held to the base (changed inputs put back): ${held.passed ? "passed" : "FAILED"}`);

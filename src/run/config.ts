@@ -13,6 +13,7 @@ export const HandoffConfig = z.strictObject({
   allow: z.array(z.string().min(1)).optional(),
   deny: z.array(z.string().min(1)).optional(),
   protect: z.array(z.string().min(1)).optional(),
+  allowConfig: z.array(z.string().min(1)).optional(),
   timeout: z.number().positive().optional(),
   idleTimeout: z.number().positive().optional(),
   verifyTimeout: z.number().positive().optional(),

@@ -18,6 +18,7 @@ import { isSafeRunId } from "../run-dir/run-dir.js";
 import { SANDBOX_MODES, type SandboxMode } from "../containment/sandbox.js";
 import { type Holdout, readHoldoutFile } from "../verify/holdouts.js";
 import { TEST_EDIT_POLICIES, type TestEditPolicy } from "../verify/test-edits.js";
+import { repoPath } from "../verify/command-words.js";
 import type { FeedbackWriter } from "../repair/feedback.js";
 import type { ContinueFrom } from "../repair/continue-from.js";
 import { cacheLimitBytes, defaultCacheDir } from "../environment/cache-store.js";
@@ -61,6 +62,8 @@ export interface RunOptions {
   readonly deny?: readonly string[];
   /** Globs of further verification inputs (`--protect`): files the patch may change only under the test-edits policy. */
   readonly protect?: readonly string[];
+  /** Files the task must change that are held to the base by kind (`--allow-config`): never held, named in the report. */
+  readonly allowConfig?: readonly string[];
   /** Patch and workspace limits, sizes in bytes (`--max-files`, `--max-file-size`, … on the command line). */
   readonly limits?: Partial<PatchLimits>;
   readonly runsDir?: string;
@@ -219,6 +222,7 @@ export interface ResolvedOptions {
   readonly verifyTimeoutMs: number;
   readonly policy: PatchPolicy;
   readonly protect: readonly string[];
+  readonly allowConfig: readonly string[];
   readonly runsDir: string;
   readonly workspacesDir: string;
   readonly cliHomesDir: string;
@@ -296,6 +300,7 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   const allow = options.allow ?? config.allow ?? [];
   const deny = options.deny ?? config.deny ?? [];
   const protect = options.protect ?? config.protect ?? [];
+  const allowConfig = (options.allowConfig ?? config.allowConfig ?? []).map((path) => allowedConfigPath(path));
   for (const [name, patterns] of [
     ["--allow", allow],
     ["--deny", deny],
@@ -386,6 +391,7 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     verifyTimeoutMs: positive("--verify-timeout", options.verifyTimeoutMs ?? seconds(config.verifyTimeout) ?? DEFAULTS.verifyTimeoutMs),
     policy: { allow, deny, ...resolveLimits(options.limits, config) },
     protect,
+    allowConfig,
     runsDir,
     workspacesDir,
     cliHomesDir,
@@ -431,5 +437,13 @@ function checkJunitPath(what: string, path: string): string {
   if (isAbsolute(path)) throw bad("must be a path relative to the checkout, not an absolute one");
   const normal = posix.normalize(path).replace(/\/+$/, "");
   if (normal === "" || normal === "." || normal === ".." || normal.startsWith("../")) throw bad("must name a file inside the checkout");
+  return normal;
+}
+
+/** An `--allow-config` path: a file of the repository, from its top (`./.npmrc` is `.npmrc`), never a glob. */
+function allowedConfigPath(path: string): string {
+  const normal = repoPath("", path);
+  if (normal === null || /[*?[\]{}]/u.test(path))
+    throw new UsageError("bad_allow_config", `--allow-config '${path}' must name one file of the repository, from its top (no glob)`);
   return normal;
 }

@@ -33,7 +33,7 @@ import { minimalResult } from "../verdict/minimal-result.js";
 import type { RunResult } from "../verdict/result.js";
 import type { BaseForInputs } from "../verify/changed-inputs.js";
 import type { HoldoutRecord } from "../verify/holdouts.js";
-import { type InputChanges, heldPackageJson, judgeInputChanges } from "../verify/input-changes.js";
+import { type InputChanges, judgeInputChanges } from "../verify/input-changes.js";
 import type { VerificationInputs } from "../verify/inputs.js";
 import { type CommandRecord, TestLog, commandPassed, runShellCommands } from "../verify/shell-commands.js";
 import { holdSteps } from "../verify/test-edits.js";
@@ -460,7 +460,7 @@ export class PipelineRun {
         setupOutputs: this.#env.environment?.record.unignoredOutputs ?? [],
         changed: this.#changedPaths(clone),
       });
-      const inputs = await judgeInputChanges(verificationBase.base, verificationBase.inputs, extraction, options.testEdits);
+      const inputs = await judgeInputChanges(source.baseCommit, verificationBase.inputs, extraction, options.testEdits);
       const changed = inputs.testEdits.changed;
       if (changed.length > 0)
         this.#record.emit({ type: "verification.inputs_changed", policy: options.testEdits, paths: changed.map((input) => input.path) });
@@ -507,7 +507,7 @@ export class PipelineRun {
 
   /** Gate 4: the verify commands in a fresh checkout of base + patch (after the baseline; then held to the base). */
   async #verify(patch: JudgedPatch, log: TestLog, scratch: string): Promise<Verification> {
-    const { source, options, verificationBase } = this.#setup;
+    const { source, options } = this.#setup;
     const { extraction, inputs } = patch;
     const from = this.#env.forVerification((finding) => this.#run.warnings.push(finding));
     const setupAgain = this.#env.verificationSetup(
@@ -545,7 +545,7 @@ export class PipelineRun {
     const changed = inputs.testEdits.changed;
     let held: VerificationOutcome | null = null;
     if (verify?.kind === "passed" && options.testEdits === "base" && changed.length > 0 && !this.#record.halted) {
-      const hold = holdSteps(changed, heldPackageJson(changed, verificationBase.base.packageJson, inputs.patchedPackageJson));
+      const hold = holdSteps(changed, inputs.heldManifests);
       held = (await this.#record.phase("held", () => runVerification({ ...common, ...applied, label: "held", hold }))) ?? null;
     }
     return { baseline, verify, held, tests: this.#testEvidence(verify, baseline) };

@@ -5,9 +5,8 @@ import { sweepExpiredSessions } from "../repair/session-gc.js";
 import { RunDirectory, generateRunId } from "../run-dir/run-dir.js";
 import { Redactor, envSecrets } from "../run-dir/redact.js";
 import type { RunResult } from "../verdict/result.js";
-import { readBaseForInputs } from "../verify/changed-inputs.js";
+import { findInputsAtBase, readBaseForInputs } from "../verify/changed-inputs.js";
 import { holdoutRecord } from "../verify/holdouts.js";
-import { findVerificationInputs } from "../verify/inputs.js";
 import type { RunOptions } from "./options.js";
 import { preflightRun } from "./preflight.js";
 import { PipelineRun, type RunnerHooks } from "./pipeline.js";
@@ -37,11 +36,10 @@ export class ExternalCodingRunner {
     sweepExpiredSessions(options.runsDir);
     // What decides verification is read from the base before anything is created: the agent's tree never names it.
     const base = await readBaseForInputs(source);
-    const inputs = findVerificationInputs({
+    const inputs = await findInputsAtBase(source, base, {
       commands: [...options.setup, ...options.verify],
-      basePaths: base.paths,
-      readBase: (path) => (path === "package.json" ? base.packageJson : null),
       protect: options.protect,
+      allowConfig: options.allowConfig,
     });
 
     const dir = RunDirectory.create(options.runsDir, options.runId ?? generateRunId(startedAt), new Redactor(envSecrets(options.envNames)));

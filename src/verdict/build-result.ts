@@ -176,6 +176,7 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
               entries: input.entries ? [...input.entries] : undefined,
               judged: judgementOf(testEdits.policy),
             })),
+            notHeld: (testEdits.notHeld ?? []).map((entry) => ({ ...entry })),
           }
         : null,
       heldToBase: held ? { passed: held.kind === "passed", commands: verificationCommands(held).map(commandEntry) } : null,

@@ -4,7 +4,7 @@ import type { PolicyFinding } from "../patch/rules/findings.js";
 import type { CommandRecord } from "../verify/shell-commands.js";
 import type { BaselineOutcome, VerificationOutcome } from "../verify/verify.js";
 import { type CommandTransition, commandTransitions } from "../verify/command-transitions.js";
-import { type TestEditFacts, heldInputsText, judgedText } from "../verify/test-edits.js";
+import { type ChangedInput, type TestEditFacts, heldInputsText, isAddedTest, judgedText } from "../verify/test-edits.js";
 import type { TestEvidence } from "../verify/test-evidence.js";
 
 export const TERMINAL_REASONS = [
@@ -291,7 +291,7 @@ function decideVerification(facts: RunFacts): Verdict {
       "verification_failed",
       "tests_vanished",
       `${plural(lost, "test")} that passed on the base ${lost === 1 ? "is" : "are"} missing or skipped after the patch: ${which.slice(0, 3).join("; ")}${lost > 3 ? `; and ${lost - 3} more` : ""}`,
-      "a patch must not make passing tests disappear; if the task really removes them, run again with --test-edits allow and review the removal",
+      "a patch must not make passing tests disappear; to judge the task by tests the agent never sees, give them with --holdout-patch FILE; a task that really removes tests: review the removal and run again with --test-edits allow",
     );
   }
   const baseTotal = total(tests?.base ?? null) ?? 0;
@@ -320,7 +320,8 @@ function verifiedVerdict(facts: RunFacts, lost: number): Verdict {
   if (compared(facts.tests) && facts.tests.fixed.count > 0)
     parts.push(`${plural(facts.tests.fixed.count, "test")} went from failing to passing`);
   const edits = facts.testEdits;
-  if (edits && edits.changed.length > 0) parts.push(judgedText(edits, facts.held?.kind === "passed"));
+  const judged = edits && edits.changed.length > 0 ? judgedText(edits, facts.held?.kind === "passed") : null;
+  if (judged !== null) parts.push(judged);
   if (lost > 0)
     parts.push(
       `WARNING: ${plural(lost, "test")} that passed on the base ${lost === 1 ? "is" : "are"} missing or skipped (allowed by --test-edits allow)`,
@@ -416,9 +417,28 @@ function failedHeldToBase(facts: RunFacts, what: string): Verdict {
   return verdict(
     "verification_failed",
     "failed_held_to_base",
-    `the patch passed as patched, but not held to the base's ${heldInputsText(edits.changed)}: ${what}`,
-    `the patch changed ${heldInputsText(edits.changed)}, which ${edits.changed.length === 1 ? "decides" : "decide"} what verification runs; if the task really must change ${edits.changed.length === 1 ? "it" : "them"}, run again with --test-edits allow and review the change (or keep the real checks in --holdout-patch)`,
+    `the patch passed as patched, but not held to the base's ${heldWhat(edits.changed)}: ${what}`,
+    heldHint(edits.changed),
   );
+}
+
+/** "check.sh", or "own tests (without the test file it adds)" when the patch only added tests. */
+function heldWhat(changed: readonly ChangedInput[]): string {
+  const others = changed.filter((input) => !isAddedTest(input));
+  const added = changed.length - others.length;
+  const without = added > 0 ? ` (without the ${added === 1 ? "test file" : `${added} test files`} it adds)` : "";
+  return others.length > 0 ? `${heldInputsText(others)}${without}` : `own tests${without}`;
+}
+
+/**
+ * What the patch did to the inputs, then the ways out that keep the protection: a held-out patch, a file the task
+ * must change named with --allow-config; --test-edits allow, which switches the protection off, comes last.
+ */
+function heldHint(changed: readonly ChangedInput[]): string {
+  const did = changed.map((input) => input.did ?? `changes ${input.path}`);
+  const shown = did.length > 4 ? [...did.slice(0, 4), `${did.length - 4} more`] : did;
+  const first = changed[0]?.path ?? "PATH";
+  return `the patch ${shown.join("; ")}. Held to the base, verification fails. If the task really must change ${changed.length === 1 ? "this file" : "one of these files"}, name it: --allow-config ${first}; to judge by tests the agent never sees: --holdout-patch FILE; to hold more files: --protect GLOB; only after reviewing the change yourself: --test-edits allow`;
 }
 
 /** A verify command failed as patched: with `--baseline`, worded from what the same command did on the untouched base. */

@@ -120,9 +120,12 @@ export const RunResult = z.looseObject({
             why: z.string(),
             change: z.enum(["added", "modified", "deleted"]),
             entries: z.array(z.string()).optional(),
+            did: z.string().optional(),
             judged: z.enum(["held_to_base", "rejected", "allowed"]),
           }),
         ),
+        /** Changed files the commands name, or --allow-config names, that are not held, and why. */
+        notHeld: z.array(z.looseObject({ path: z.string(), why: z.string() })).optional(),
       })
       .nullable()
       .optional(),

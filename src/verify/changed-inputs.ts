@@ -1,12 +1,15 @@
 import type { PatchFile } from "../patch/extract.js";
 import { type GitTarget, git, splitNul } from "../process/git.js";
 import { type SourceRepo, sourceTarget } from "../clone/source-repo.js";
-import { type VerificationInputs, inputFor } from "./inputs.js";
-import { runnerKeysChanged, scriptsChanged } from "./package-json.js";
-import type { ChangedInput } from "./test-edits.js";
+import { MANIFEST } from "./config-kinds.js";
+import { type InputsRequest, type VerificationInputs, findVerificationInputs, inputFor, mentionOf } from "./inputs.js";
+import { manifestChanges } from "./manifest.js";
+import type { ChangedInput, NotHeld } from "./test-edits.js";
 
-/** The most bytes of package.json handoff reads to compare scripts: a manifest is kilobytes; more is not a manifest. */
-const MAX_PACKAGE_JSON_BYTES = 4 * 1024 * 1024;
+/** The most bytes of a package.json or a shell script handoff reads: a manifest is kilobytes; more is not one. */
+const MAX_READ_BYTES = 4 * 1024 * 1024;
+/** How many rounds of reading the shell scripts that scripts run: each round reads what the last one found. */
+const MAX_READ_ROUNDS = 8;
 
 /** What verification inputs are found from: every path of the base commit, and its root package.json. */
 export interface BaseForInputs {
@@ -22,11 +25,31 @@ export async function readBaseForInputs(source: SourceRepo, signal?: AbortSignal
   return { paths, packageJson: await blobAt(target, `${source.baseCommit}:package.json`) };
 }
 
-async function blobAt(target: GitTarget, object: string): Promise<Buffer | null> {
+/**
+ * The verification inputs of the base: found, then found again with the content of the shell scripts the commands
+ * run (read from the base commit), until no script is left unread.
+ */
+export async function findInputsAtBase(
+  source: SourceRepo,
+  base: BaseForInputs,
+  request: Omit<InputsRequest, "basePaths" | "readBase">,
+): Promise<VerificationInputs> {
+  const read = new Map<string, Buffer | null>([[MANIFEST, base.packageJson]]);
+  const find = () => findVerificationInputs({ ...request, basePaths: base.paths, readBase: (path) => read.get(path) ?? null });
+  let inputs = find();
+  for (let round = 0; round < MAX_READ_ROUNDS && inputs.wanted.some((path) => !read.has(path)); round++) {
+    for (const path of inputs.wanted)
+      if (!read.has(path)) read.set(path, await blobAt(sourceTarget(source), `${source.baseCommit}:${path}`));
+    inputs = find();
+  }
+  return inputs;
+}
+
+export async function blobAt(target: GitTarget, object: string): Promise<Buffer | null> {
   const size = await git(target, ["cat-file", "-s", object], { okExitCodes: [128] });
-  if (size.exitCode !== 0 || !(Number(size.stdout.toString("utf8").trim()) <= MAX_PACKAGE_JSON_BYTES)) return null;
+  if (size.exitCode !== 0 || !(Number(size.stdout.toString("utf8").trim()) <= MAX_READ_BYTES)) return null;
   const type = (await git(target, ["cat-file", "-t", object])).stdout.toString("utf8").trim();
-  return type === "blob" ? (await git(target, ["cat-file", "blob", object], { maxBuffer: MAX_PACKAGE_JSON_BYTES })).stdout : null;
+  return type === "blob" ? (await git(target, ["cat-file", "blob", object], { maxBuffer: MAX_READ_BYTES })).stdout : null;
 }
 
 /** A file as handoff staged it after the agent (from the extraction's own index listing), or null when absent. */
@@ -40,39 +63,45 @@ export async function stagedBlob(privateGitDir: string, listing: Buffer, path: s
   return null;
 }
 
+/** A package.json the patch modified, both sides as bytes (null: unreadable, then compared as "not JSON"). */
+export interface ManifestSides {
+  readonly base: Buffer | null;
+  readonly patched: Buffer | null;
+}
+
 /**
- * The verification inputs the patch changed. package.json, when it is an input only through its scripts, counts as
- * changed only when a script verification runs (or a test runner's key) changed: a dependency bump is not a change
- * to the checks. Its other fields stay the patch's.
+ * The verification inputs the patch changed, and the changed files a command names that are not held (and why).
+ * A modified package.json counts only when a field other than its dependencies changed; its `entries` name them.
  */
 export function changedInputs(
   inputs: VerificationInputs,
   files: readonly PatchFile[],
-  packageJson: { base: Buffer | null; patched: Buffer | null },
-): ChangedInput[] {
+  manifests: ReadonlyMap<string, ManifestSides>,
+): { changed: ChangedInput[]; notHeld: NotHeld[] } {
   const changed: ChangedInput[] = [];
+  const notHeld: NotHeld[] = [];
   for (const file of files) {
-    const input = inputFor(inputs, file.path, file.change);
-    // package.json as a whole is an input only when a command names it or --protect covers it.
-    const scriptsOnly =
-      file.path === "package.json" && (input === null || input.reason === "package_script" || input.reason === "runner_config");
-    if (scriptsOnly && packageJson.base && file.change === "modified") {
-      const entries = [
-        ...scriptsChanged(packageJson.base, packageJson.patched, inputs.scripts).map((name) => `scripts.${name}`),
-        ...runnerKeysChanged(packageJson.base, packageJson.patched ?? Buffer.alloc(0)),
-      ];
-      if (entries.length > 0) {
-        changed.push({
-          path: file.path,
-          reason: input?.reason ?? "runner_config",
-          why: input?.why ?? "configures a test runner",
-          change: file.change,
-          entries,
-        });
-      }
+    if (inputs.allowConfig.includes(file.path)) {
+      notHeld.push({ path: file.path, why: "named by --allow-config: the task may change it" });
       continue;
     }
-    if (input) changed.push({ path: file.path, reason: input.reason, why: input.why, change: file.change });
+    const input = inputFor(inputs, file.path, file.change);
+    if (input === null) {
+      const mention = mentionOf(inputs, file.path);
+      if (mention !== null) notHeld.push({ path: file.path, why: `${mention}: data or a target, not what runs` });
+      continue;
+    }
+    const sides = manifests.get(file.path);
+    if (input.reason === "manifest" && file.change === "modified" && sides) {
+      const entries = sides.base && sides.patched ? manifestChanges(sides.base, sides.patched) : ["(unreadable)"];
+      if (entries.length === 0) {
+        notHeld.push({ path: file.path, why: "only its dependencies changed" });
+        continue;
+      }
+      changed.push({ path: file.path, reason: input.reason, why: input.why, change: file.change, entries });
+      continue;
+    }
+    changed.push({ path: file.path, reason: input.reason, why: input.why, change: file.change });
   }
-  return changed;
+  return { changed, notHeld };
 }

@@ -210,7 +210,7 @@ function tokens(command: string): ParseEntry[] {
 }
 
 function newlinesAsSeparators(command: string): string {
-  if (!command.includes("\n")) return command;
+  if (!command.includes("\n") && !command.includes("#")) return command;
   let out = "";
   let quote: "'" | '"' | null = null;
   for (let i = 0; i < command.length; i++) {
@@ -229,6 +229,11 @@ function newlinesAsSeparators(command: string): string {
     } else if (ch === "'" || ch === '"') {
       quote = ch;
       out += ch;
+    } else if (ch === "#" && (i === 0 || /[\s;&|()]/u.test(command[i - 1]!))) {
+      // A comment runs to the end of its line (shell-quote would take it to the end of the whole script).
+      const end = command.indexOf("\n", i);
+      if (end === -1) break;
+      i = end - 1;
     } else {
       out += ch === "\n" ? " ; " : ch;
     }

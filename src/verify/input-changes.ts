@@ -1,35 +1,46 @@
 import type { Extraction } from "../patch/extract.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
-import { type BaseForInputs, changedInputs, stagedBlob } from "./changed-inputs.js";
+import { type ManifestSides, blobAt, changedInputs, stagedBlob } from "./changed-inputs.js";
+import { MANIFEST } from "./config-kinds.js";
+import { linesByFile, whatItDid } from "./edit-words.js";
 import type { VerificationInputs } from "./inputs.js";
-import { holdPackageJson } from "./package-json.js";
-import { type ChangedInput, type TestEditFacts, type TestEditPolicy, inputViolations } from "./test-edits.js";
+import { holdManifest } from "./manifest.js";
+import { type TestEditFacts, type TestEditPolicy, inputViolations } from "./test-edits.js";
 
 /** Which verification inputs a patch changed, and what `--test-edits` makes of that. */
 export interface InputChanges {
   readonly testEdits: TestEditFacts;
   /** `--test-edits reject`: each changed input, as a violation of the patch. */
   readonly violations: readonly PolicyFinding[];
-  /** package.json as the patch left it (read once from the extraction's own index), null when absent. */
-  readonly patchedPackageJson: Buffer | null;
+  /** Each changed package.json as the run held to the base gets it: the base's, with the patch's dependencies. */
+  readonly heldManifests: ReadonlyMap<string, Buffer>;
 }
 
+const isManifest = (path: string) => path === MANIFEST || path.endsWith(`/${MANIFEST}`);
+
 export async function judgeInputChanges(
-  base: BaseForInputs,
+  baseCommit: string,
   inputs: VerificationInputs,
   extraction: Extraction,
   policy: TestEditPolicy,
 ): Promise<InputChanges> {
-  const touchesPackageJson = extraction.files.some((file) => file.path === "package.json");
-  const patchedPackageJson = touchesPackageJson
-    ? await stagedBlob(extraction.privateGitDir, extraction.listing, "package.json")
-    : base.packageJson;
-  const changed = changedInputs(inputs, extraction.files, { base: base.packageJson, patched: patchedPackageJson });
-  return { testEdits: { policy, changed }, violations: policy === "reject" ? inputViolations(changed) : [], patchedPackageJson };
-}
-
-/** package.json as patched with the base's scripts, for the run held to the base; null when its scripts did not change. */
-export function heldPackageJson(changed: readonly ChangedInput[], base: Buffer | null, patched: Buffer | null): Buffer | null {
-  const input = changed.find((entry) => entry.path === "package.json" && entry.entries?.length);
-  return input && base && patched ? holdPackageJson(base, patched) : null;
+  const manifests = new Map<string, ManifestSides>();
+  const target = { gitDir: extraction.privateGitDir, cwd: extraction.privateGitDir };
+  for (const file of extraction.files) {
+    if (file.change !== "modified" || !isManifest(file.path)) continue;
+    manifests.set(file.path, {
+      base: await blobAt(target, `${baseCommit}:${file.path}`),
+      patched: await stagedBlob(extraction.privateGitDir, extraction.listing, file.path),
+    });
+  }
+  const found = changedInputs(inputs, extraction.files, manifests);
+  const lines = linesByFile(extraction.patch, new Set(found.changed.map((input) => input.path)));
+  const changed = found.changed.map((input) => ({ ...input, did: whatItDid(input, lines.get(input.path) ?? null) }));
+  const notHeld = found.notHeld;
+  const heldManifests = new Map<string, Buffer>();
+  for (const input of changed) {
+    const sides = manifests.get(input.path);
+    if (sides?.base) heldManifests.set(input.path, sides.patched ? holdManifest(sides.base, sides.patched) : sides.base);
+  }
+  return { testEdits: { policy, changed, notHeld }, violations: policy === "reject" ? inputViolations(changed) : [], heldManifests };
 }

@@ -1,18 +1,23 @@
 import { globToRegExp, matchesAnyGlob } from "../patch/rules/glob.js";
+import { type WordRole, commandRoles } from "./command-roles.js";
 import { type SimpleCommand, repoPath, simpleCommands } from "./command-words.js";
-import { RUNNER_KEYS, parsePackageJson, scriptBody, scriptNames } from "./package-json.js";
-import { isRunnerConfig, isTestFile } from "./patterns.js";
+import { MANIFEST, configKind, configKindWhy } from "./config-kinds.js";
+import { parsePackageJson, scriptBody, scriptNames } from "./manifest.js";
+import { isTestFile } from "./patterns.js";
 
 /**
- * Which files of the base commit decide what verification runs (issue 12 item 1; docs/gates.md "Verification
- * inputs"). Everything is read from the base commit, never from the agent's tree: the commands as given, the base's
- * paths and its root package.json. Pure: no git, no file system; it never throws on what a command or a
- * package.json holds.
+ * Which files decide *how* verification runs (issue 26 item 1; docs/verification.md "What is held to the base").
+ * Decided by kind, not by list: test files; configuration files wherever they are (config-kinds.ts); every
+ * package.json, field by field (manifest.ts); what a setup or verify command *executes* or *loads as configuration*
+ * (`sh X`, `node X`, `--config X`, the tests a runner is given), and the shell scripts those run in turn. A file a
+ * command only *mentions* (`grep -q fixed a.txt`, `eslint *.js`) is what the task may change: it is recorded only
+ * to say why it is not held. Everything is read from the base commit, never from the agent's tree. Pure: no git,
+ * no file system; it never throws on what a command or a package.json holds.
  */
-export type InputReason = "named_by_command" | "package_script" | "runner_config" | "test_file" | "protected";
+export type InputReason = "manifest" | "named_by_command" | "configuration" | "test_file" | "protected";
 
 /** The order in which reasons win when a path has several. */
-export const INPUT_REASONS: readonly InputReason[] = ["named_by_command", "package_script", "runner_config", "test_file", "protected"];
+export const INPUT_REASONS: readonly InputReason[] = ["manifest", "named_by_command", "configuration", "test_file", "protected"];
 
 export interface VerificationInput {
   readonly path: string;
@@ -20,23 +25,40 @@ export interface VerificationInput {
   readonly why: string;
 }
 
+/** A file (or a glob of them) a command names only as data or a target, and how: "an argument of eslint (script "lint")". */
+export interface Mention {
+  readonly path: string | null;
+  readonly pattern: RegExp | null;
+  readonly why: string;
+}
+
 export interface VerificationInputs {
-  /** Paths of the base commit that decide what verification runs, sorted, each once (first reason wins in the order above). */
+  /** Paths of the base commit that decide how verification runs, sorted, each once (first reason wins in the order above). */
   readonly files: readonly VerificationInput[];
   /** Root package.json scripts the commands run (transitively, with pre/post), by name; empty when none. */
   readonly scripts: readonly string[];
   /** The `--protect` globs, as given: an added path matching one is an input too (inputFor). */
   readonly protect: readonly string[];
+  /** `--allow-config` paths, as given: files the task must change, never held (inputFor). */
+  readonly allowConfig: readonly string[];
   /** `files` by path, and the globs compiled: made once, for a patch of 1000 files against 50,000 inputs (inputFor). */
   readonly byPath: ReadonlyMap<string, VerificationInput>;
+  /** What the commands execute or load, by path, whether or not the base has it: an added one decides too. */
+  readonly named: ReadonlyMap<string, VerificationInput>;
   readonly protectPatterns: readonly RegExp[];
+  /** Where the commands only mention a file: why a changed one is not held. */
+  readonly mentions: readonly Mention[];
+  /** Base files the reading needs the content of (shell scripts the commands run) that `readBase` did not have. */
+  readonly wanted: readonly string[];
 }
 
 export interface InputsRequest {
   readonly commands: readonly string[];
   readonly basePaths: readonly string[];
+  /** A base file's content, or null when it was not read (it is then listed in `wanted`) or is absent. */
   readonly readBase: (path: string) => Buffer | null;
   readonly protect: readonly string[];
+  readonly allowConfig?: readonly string[];
 }
 
 /** How many inputs request.json lists; the rest are counted (`omitted`). */
@@ -45,6 +67,10 @@ export const MAX_LISTED_INPUTS = 1000;
 const MAX_GLOBS = 16;
 /** How deep scripts that run scripts are followed (each is followed once anyway). */
 const MAX_SCRIPT_DEPTH = 16;
+/** Shell scripts whose content is read, per run. */
+export const MAX_SCRIPTS_READ = 64;
+/** Mentions kept to explain changed files: a command of 10,000 words does not keep 10,000. */
+const MAX_MENTIONS = 2000;
 /** Longest command shown in a `why`. */
 const SHOWN_COMMAND = 80;
 
@@ -53,6 +79,8 @@ const INSTALL_SCRIPTS = ["preinstall", "install", "postinstall", "prepublish", "
 const MAKEFILES = ["GNUmakefile", "makefile", "Makefile"];
 /** Package-manager options that take the next word as their value. */
 const VALUED_OPTIONS = new Set(["--prefix", "-C", "--dir", "--cwd", "--filter", "-F", "-w", "--workspace"]);
+/** Runners whose positional words are name filters, not files or directories (`jest src`, `vitest math`). */
+const FILTER_RUNNERS = new Set(["jest", "vitest", "playwright", "pytest", "py.test", "cypress", "karma"]);
 
 export function findVerificationInputs(request: InputsRequest): VerificationInputs {
   const base = new Set(request.basePaths);
@@ -62,41 +90,69 @@ export function findVerificationInputs(request: InputsRequest): VerificationInpu
     if (!existing || INPUT_REASONS.indexOf(reason) < INPUT_REASONS.indexOf(existing.reason)) found.set(path, { path, reason, why });
   };
   const pkg = base.has(PACKAGE_JSON) ? readPackage(request.readBase) : null;
-  const reader = new CommandReader(base, pkg, add);
-  for (const command of request.commands) reader.read(command, { reason: "named_by_command", label: `"${shorten(command)}"`, depth: 0 });
+  const reader = new CommandReader(request.basePaths, base, pkg, request.readBase, add);
+  for (const command of request.commands) reader.read(command, { label: `"${shorten(command)}"`, depth: 0 });
 
   const scripts = [...reader.scripts].sort();
-  if (base.has(PACKAGE_JSON)) {
-    const shown = scripts.length > 10 ? `${scripts.slice(0, 10).join(", ")}, … (${scripts.length} in all)` : scripts.join(", ");
-    if (scripts.length > 0) add(PACKAGE_JSON, "package_script", `its scripts ${shown} run by ${reader.firstScriptCommand}`);
-    const keys = pkg === null ? [] : RUNNER_KEYS.filter((key) => Object.hasOwn(pkg, key));
-    if (keys.length > 0) add(PACKAGE_JSON, "runner_config", `its ${keys.join(", ")} key configures a test runner`);
-    else if (reader.runnerNamed !== null) add(PACKAGE_JSON, "runner_config", `${reader.runnerNamed} reads its config from it`);
-  }
   const protect = request.protect.map(globToRegExp);
   for (const path of request.basePaths) {
-    if (isRunnerConfig(path)) add(path, "runner_config", "a test-runner config");
-    if (isTestFile(path)) add(path, "test_file", "a test file");
-    if (protect.length > 0 && matchesAnyGlob(path, protect)) add(path, "protected", "matches --protect");
+    const input = kindOf(path, protect);
+    if (input !== null) add(path, input.reason, input.why);
+  }
+  if (found.has(PACKAGE_JSON) && scripts.length > 0) {
+    const shown = scripts.length > 10 ? `${scripts.slice(0, 10).join(", ")}, … (${scripts.length} in all)` : scripts.join(", ");
+    found.set(PACKAGE_JSON, {
+      path: PACKAGE_JSON,
+      reason: "manifest",
+      why: `the package manifest (its scripts ${shown} run by ${reader.firstScriptCommand})`,
+    });
   }
   const files = [...found.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { files, scripts, protect: [...request.protect], byPath: found, protectPatterns: protect };
+  return {
+    files,
+    scripts,
+    protect: [...request.protect],
+    allowConfig: [...(request.allowConfig ?? [])],
+    byPath: found,
+    named: reader.named,
+    protectPatterns: protect,
+    mentions: reader.mentions,
+    wanted: [...reader.wanted],
+  };
+}
+
+/** A path's input by kind alone (no command needed): the manifest, a configuration file, a test file, or --protect. */
+function kindOf(path: string, protect: readonly RegExp[]): VerificationInput | null {
+  if (baseName(path) === MANIFEST) return { path, reason: "manifest", why: "the package manifest (held whole but its dependencies)" };
+  const kind = configKind(path);
+  if (kind !== null) return { path, reason: "configuration", why: configKindWhy(kind) };
+  if (isTestFile(path)) return { path, reason: "test_file", why: "a test file" };
+  if (protect.length > 0 && matchesAnyGlob(path, protect)) return { path, reason: "protected", why: "matches --protect" };
+  return null;
 }
 
 /**
- * The input a path the patch changed is, or null. An ADDED path counts only as a runner config or a protected path
- * (a new runner config shadows the defaults), or as the root package.json when the commands run its scripts and
- * the base has none (`npm test` fails there, and the patch's file decides it); added tests stay, they are not
- * inputs. For package.json, this says
- * only that the file is an input: whether the change touches what verification runs is `scriptsChanged` with
- * `inputs.scripts` and `runnerKeysChanged` (package-json.ts); a dependency change alone touches neither.
+ * The input a path the patch changed is, or null (the patch may change it freely). `--allow-config` wins over
+ * everything: the user named a file the task must change. A test file the patch ADDS is an input too: the run held
+ * to the base runs the base's tests only, so a new test file cannot hook the runner (mocha loads every file into
+ * one process). For a package.json this says only that the file is an input: whether the change touches more than
+ * its dependencies is manifest.ts's to say.
  */
 export function inputFor(inputs: VerificationInputs, path: string, change: "added" | "modified" | "deleted"): VerificationInput | null {
-  if (change !== "added") return inputs.byPath.get(path) ?? null;
-  if (path === PACKAGE_JSON && inputs.scripts.length > 0)
-    return { path, reason: "package_script", why: "a new package.json holding the scripts the commands run" };
-  if (isRunnerConfig(path)) return { path, reason: "runner_config", why: "a new test-runner config: it can shadow the base's" };
-  if (matchesAnyGlob(path, inputs.protectPatterns)) return { path, reason: "protected", why: "matches --protect" };
+  if (inputs.allowConfig.includes(path)) return null;
+  const named = inputs.named.get(path) ?? (change === "added" ? null : inputs.byPath.get(path));
+  if (named && named.reason !== "manifest" && named.reason !== "configuration" && named.reason !== "test_file") return named;
+  const kind = kindOf(path, inputs.protectPatterns);
+  if (kind?.reason === "test_file" && change === "added")
+    return { path, reason: "test_file", why: "a test file the patch adds (the run held to the base runs the base's tests only)" };
+  return kind ?? named ?? null;
+}
+
+/** Why a changed file that is no input is not held, when a command names it: "splat.js is an argument of eslint (script "lint")". */
+export function mentionOf(inputs: VerificationInputs, path: string): string | null {
+  for (const mention of inputs.mentions) {
+    if (mention.path === path || mention.pattern?.test(path)) return mention.why;
+  }
   return null;
 }
 
@@ -107,6 +163,7 @@ export function inputsRecord(inputs: VerificationInputs): {
   readonly omitted: number;
   readonly scripts: readonly string[];
   readonly protect: readonly string[];
+  readonly allowConfig: readonly string[];
 } {
   const files = inputs.files.slice(0, MAX_LISTED_INPUTS).map(({ path, reason, why }) => ({ path, reason, why }));
   return {
@@ -115,6 +172,7 @@ export function inputsRecord(inputs: VerificationInputs): {
     omitted: inputs.files.length - files.length,
     scripts: inputs.scripts,
     protect: inputs.protect,
+    allowConfig: inputs.allowConfig,
   };
 }
 
@@ -129,68 +187,134 @@ function shorten(command: string): string {
 }
 
 interface ReadContext {
-  readonly reason: "named_by_command" | "package_script";
   /** How the command is named in a `why`: `"sh check.sh"`, `script "test"`. */
   readonly label: string;
   readonly depth: number;
 }
 
-/** Reads commands (and the scripts they run) for the files they name. */
+/** Reads commands (and the scripts and shell files they run) for the files they execute, load or mention. */
 class CommandReader {
   readonly scripts = new Set<string>();
   firstScriptCommand = "";
-  /** A runner that reads package.json (jest, mocha…) named by a command, or null. */
-  runnerNamed: string | null = null;
+  readonly named = new Map<string, VerificationInput>();
+  readonly mentions: Mention[] = [];
+  readonly wanted = new Set<string>();
+  readonly #paths: readonly string[];
   readonly #base: ReadonlySet<string>;
   readonly #pkg: Record<string, unknown> | null;
   readonly #baseScripts: ReadonlySet<string>;
+  readonly #readBase: (path: string) => Buffer | null;
   readonly #expanded = new Set<string>();
+  readonly #shellFilesRead = new Set<string>();
   readonly #add: (path: string, reason: InputReason, why: string) => void;
   #globs = 0;
 
   constructor(
+    paths: readonly string[],
     base: ReadonlySet<string>,
     pkg: Record<string, unknown> | null,
+    readBase: (path: string) => Buffer | null,
     add: (path: string, reason: InputReason, why: string) => void,
   ) {
+    this.#paths = paths;
     this.#base = base;
     this.#pkg = pkg;
     this.#baseScripts = new Set(scriptNames(pkg));
+    this.#readBase = readBase;
     this.#add = add;
   }
 
-  read(command: string, context: ReadContext): void {
-    for (const simple of simpleCommands(command)) this.#readSimple(simple, context);
+  read(command: string, context: ReadContext, cwd: string | null = ""): void {
+    for (const simple of simpleCommands(command, cwd)) this.#readSimple(simple, context);
   }
 
-  #readSimple(simple: SimpleCommand, context: ReadContext): void {
-    const why = `named by ${context.label}`;
-    for (const word of [...simple.words, ...simple.assignedValues, ...simple.reads]) {
-      const path = this.#fileNamed(simple.cwd, fileWord(word));
-      if (path !== null) this.#add(path, context.reason, why);
-      const runner = RUNNER_KEYS.find((key) => key === baseName(word));
-      if (runner !== undefined && this.runnerNamed === null) this.runnerNamed = runner;
-    }
-    for (const pattern of simple.globs) {
-      if (this.#globs++ >= MAX_GLOBS) continue;
-      const regex = shellGlob(simple.cwd, pattern);
-      if (regex !== null) for (const path of this.#base) if (regex.test(path)) this.#add(path, context.reason, why);
-    }
+  #readSimple(simple: SimpleCommand, context: ReadContext, wrapped = 0): void {
     const words = withoutRunner(simple.words);
+    const command = { ...simple, words };
+    const { roles, inner } = commandRoles(command, context.label);
+    for (const role of roles) this.#role(simple.cwd, role, context);
+    if (inner !== null && wrapped < 4) this.#readSimple({ ...simple, words: inner, assignedValues: [], reads: [] }, context, wrapped + 1);
     const name = baseName(words[0] ?? "");
-    if (name === "make" || name === "gmake") this.#readMake({ ...simple, words }, context.reason, why);
+    if (name === "make" || name === "gmake") this.#readMake(command, `read by make (${context.label})`);
     for (const script of this.#scriptsRun(name, words.slice(1))) this.#runScript(script, context);
   }
 
-  /** The base file `word` names from `cwd`, or null (not a file of the base: a directory, an option, outside). */
-  #fileNamed(cwd: string | null, word: string | null): string | null {
-    if (word === null) return null;
-    const path = repoPath(cwd, word);
-    return path !== null && this.#base.has(path) ? path : null;
+  #role(cwd: string | null, role: WordRole, context: ReadContext): void {
+    switch (role.kind) {
+      case "executed":
+      case "config": {
+        const path = role.word.includes("$") ? null : repoPath(cwd, fileWord(role.word) ?? "");
+        if (path === null) return;
+        this.#name(path, role.by);
+        if (role.kind === "executed") this.#readShellFile(path, cwd, role.shell, context);
+        return;
+      }
+      case "tests":
+        this.#tests(cwd, role, role.by);
+        return;
+      case "mentioned":
+        this.#mention(cwd, role.word, role.glob, role.by);
+        return;
+    }
+  }
+
+  /** A file a command executes or loads: an input whether or not the base has it (an added one decides too). */
+  #name(path: string, why: string): void {
+    if (!this.named.has(path)) this.named.set(path, { path, reason: "named_by_command", why });
+    if (this.#base.has(path)) this.#add(path, "named_by_command", why);
+  }
+
+  /** The files a test runner is given: a file, a glob, or (for runners that take paths) a directory of them. */
+  #tests(cwd: string | null, { word, glob, runner }: { word: string; glob: boolean; runner: string }, why: string): void {
+    if (glob) {
+      if (FILTER_RUNNERS.has(runner) || this.#globs++ >= MAX_GLOBS) return;
+      const regex = shellGlob(cwd, word);
+      if (regex !== null) for (const path of this.#paths) if (regex.test(path)) this.#add(path, "named_by_command", why);
+      return;
+    }
+    const path = repoPath(cwd, fileWord(word) ?? "");
+    if (path === null) return;
+    if (this.#base.has(path) || /\.[A-Za-z0-9]+$/u.test(path)) {
+      this.#name(path, why);
+      return;
+    }
+    if (FILTER_RUNNERS.has(runner) || this.#globs++ >= MAX_GLOBS) return;
+    const prefix = `${path}/`;
+    for (const base of this.#paths) if (base.startsWith(prefix) && /\.(c|m)?[jt]sx?$/u.test(base)) this.#add(base, "named_by_command", why);
+  }
+
+  #mention(cwd: string | null, word: string, glob: boolean, why: string): void {
+    if (this.mentions.length >= MAX_MENTIONS) return;
+    if (glob) {
+      const regex = shellGlob(cwd, word);
+      if (regex !== null) this.mentions.push({ path: null, pattern: regex, why });
+      return;
+    }
+    const path = repoPath(cwd, fileWord(word) ?? "");
+    if (path !== null) this.mentions.push({ path, pattern: null, why });
+  }
+
+  /**
+   * A shell script the commands run (`sh x.sh`, `. lib.sh`, `./x` with a shell's `#!`): its own commands are read
+   * in turn, from the directory it is run in. Its content comes from `readBase`; one not yet read is `wanted`.
+   */
+  #readShellFile(path: string, cwd: string | null, shell: boolean, context: ReadContext): void {
+    if (!this.#base.has(path) || this.#shellFilesRead.has(path) || context.depth >= MAX_SCRIPT_DEPTH) return;
+    if (this.#shellFilesRead.size >= MAX_SCRIPTS_READ) return;
+    const bytes = this.#readBase(path);
+    if (bytes === null) {
+      if (this.wanted.size < MAX_SCRIPTS_READ) this.wanted.add(path);
+      return;
+    }
+    this.#shellFilesRead.add(path);
+    const text = bytes.toString("utf8");
+    const shebang = /^#!\s*\S*?(?:\/|\benv\s+)(sh|bash|dash|zsh|ksh)\b/u.test(text);
+    if (!shell && !shebang) return;
+    this.read(text, { label: `"${path}"`, depth: context.depth + 1 }, cwd);
   }
 
   /** `make` reads GNUmakefile, makefile or Makefile in its directory (`-C dir`), or the files given with `-f`. */
-  #readMake(simple: SimpleCommand, reason: ReadContext["reason"], why: string): void {
+  #readMake(simple: SimpleCommand, why: string): void {
     let dir: string | null = simple.cwd;
     const files: string[] = [];
     const args = simple.words.slice(1);
@@ -203,8 +327,8 @@ class CommandReader {
     }
     const named = files.length > 0 ? files : MAKEFILES;
     for (const file of named) {
-      const path = this.#fileNamed(dir, file);
-      if (path !== null) this.#add(path, reason, why);
+      const path = dir === null ? null : repoPath(dir, file);
+      if (path !== null && (files.length > 0 || this.#base.has(path))) this.#name(path, why);
     }
   }
 
@@ -279,7 +403,7 @@ class CommandReader {
     if (this.#expanded.has(script) || context.depth >= MAX_SCRIPT_DEPTH) return;
     this.#expanded.add(script);
     const body = scriptBody(this.#pkg, script);
-    if (body !== null) this.read(body, { reason: "package_script", label: `script "${script}"`, depth: context.depth + 1 });
+    if (body !== null) this.read(body, { label: `script "${script}"`, depth: context.depth + 1 });
   }
 }
 

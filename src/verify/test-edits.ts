@@ -8,17 +8,27 @@ export type TestEditPolicy = (typeof TEST_EDIT_POLICIES)[number];
 /** A verification input the patch changed. */
 export interface ChangedInput {
   readonly path: string;
-  /** Why the path decides what verification runs (inputs.ts): named by a command, a package.json script, a runner config, a test, --protect. */
+  /** Why the path decides how verification runs (inputs.ts InputReason): the manifest, named by a command, configuration, a test, --protect. */
   readonly reason: string;
   readonly why: string;
   readonly change: "added" | "modified" | "deleted";
-  /** package.json only: the entries that changed (`scripts.test`, `jest`); the rest of the file is the patch's to change. */
+  /** package.json only: the fields that changed (`scripts.test`, `exports`); its dependencies are the patch's to change. */
   readonly entries?: readonly string[];
+  /** What the patch did to it, in a reviewer's words (edit-words.ts): "skips `splat %c` (it.skip) in test/splat.js". */
+  readonly did?: string;
+}
+
+/** A changed file the commands name that is not held, and why: "an argument of eslint (script "lint"): data or a target". */
+export interface NotHeld {
+  readonly path: string;
+  readonly why: string;
 }
 
 export interface TestEditFacts {
   readonly policy: TestEditPolicy;
   readonly changed: readonly ChangedInput[];
+  /** Changed files a reader might take for inputs, and why they are not held (absent in records made before issue 26). */
+  readonly notHeld?: readonly NotHeld[];
 }
 
 export type Judgement = "held_to_base" | "rejected" | "allowed";
@@ -43,37 +53,52 @@ export function heldInputsText(changed: readonly ChangedInput[]): string {
   return rest > 0 ? `${shown.join(", ")} and ${rest} more` : `${shown.slice(0, -1).join(", ")} and ${shown.at(-1)}`;
 }
 
-/** The clause a verified run's summary carries when the patch changed verification inputs. */
-export function judgedText(facts: TestEditFacts, heldPassed: boolean): string {
-  const inputs = heldInputsText(facts.changed);
+/**
+ * A test file the patch adds: new tests are what a good patch brings, so it is never a violation (`reject`) nor
+ * named as a changed input (`allow`); under `base` the held run leaves it out and runs the base's tests only.
+ */
+export function isAddedTest(input: ChangedInput): boolean {
+  return input.change === "added" && input.reason === "test_file";
+}
+
+/** The clause a verified run's summary carries when the patch changed verification inputs; null when there is none to say. */
+export function judgedText(facts: TestEditFacts, heldPassed: boolean): string | null {
+  const changed = facts.changed.filter((input) => !isAddedTest(input));
+  const added = facts.changed.length - changed.length;
+  const inputs = heldInputsText(changed);
   switch (facts.policy) {
-    case "base":
-      return heldPassed ? `it changed ${inputs}, and held to the base's ${inputs} it passed too` : `it changed ${inputs}`;
+    case "base": {
+      const without = added > 0 ? `, without the ${added === 1 ? "test file" : `${added} test files`} it adds,` : "";
+      if (changed.length === 0) return heldPassed ? `the base's own tests${without} passed too` : null;
+      return heldPassed ? `it changed ${inputs}, and held to the base's ${inputs}${without} it passed too` : `it changed ${inputs}`;
+    }
     case "allow":
-      return `it changed verification inputs ${inputs} (allowed by --test-edits allow: review them)`;
+      return changed.length > 0 ? `it changed verification inputs ${inputs} (allowed by --test-edits allow: review them)` : null;
     case "reject":
-      return `it changed ${inputs}`;
+      return changed.length > 0 ? `it changed ${inputs}` : null;
   }
 }
 
-/** `--test-edits reject`: each changed input is a violation. */
+/** `--test-edits reject`: each changed input is a violation (a test file the patch adds is not). */
 export function inputViolations(changed: readonly ChangedInput[]): PolicyFinding[] {
-  return changed.map((input) => ({
-    path: input.path,
-    rule: "verification_input_changed",
-    message: `${input.change} a verification input (${input.why}); --test-edits reject`,
-  }));
+  return changed
+    .filter((input) => !isAddedTest(input))
+    .map((input) => ({
+      path: input.path,
+      rule: "verification_input_changed",
+      message: `${input.change} a verification input (${input.why}); --test-edits reject`,
+    }));
 }
 
 /**
  * The steps that put each changed input back for the run held to the base: a modified or deleted one restored, an
- * added one (a new runner config) removed, package.json given the base's scripts (`heldPackageJson`, or the base
- * file whole when the patch deleted it). Tests the patch added are not inputs and stay.
+ * added one (a configuration file, a test file, a package.json) removed, a modified package.json given the base's
+ * fields with the patch's dependencies (`heldManifests`).
  */
-export function holdSteps(changed: readonly ChangedInput[], heldPackageJson: Buffer | null): HoldStep[] {
+export function holdSteps(changed: readonly ChangedInput[], heldManifests: ReadonlyMap<string, Buffer>): HoldStep[] {
   return changed.map((input): HoldStep => {
-    if (input.entries?.length && input.change === "modified" && heldPackageJson)
-      return { kind: "write", path: input.path, bytes: heldPackageJson };
+    const manifest = heldManifests.get(input.path);
+    if (input.change === "modified" && manifest) return { kind: "write", path: input.path, bytes: manifest };
     return input.change === "added" ? { kind: "remove", path: input.path } : { kind: "restore", path: input.path };
   });
 }

@@ -54,6 +54,7 @@ export const RequestJson = z.looseObject({
       omitted: z.number(),
       scripts: z.array(z.string()),
       protect: z.array(z.string()),
+      allowConfig: z.array(z.string()).optional(),
     })
     .optional(),
   containment: z
