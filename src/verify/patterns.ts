@@ -1,11 +1,9 @@
-import { globToRegExp } from "../patch/rules/glob.js";
-
 const CONFIG_EXTENSIONS = "{js,cjs,mjs,ts,cts,mts,json}";
 
 /**
- * Test-runner configuration files, at any depth (a monorepo's packages have their own). They decide which tests
- * run and how, so they are verification inputs (inputs.ts) and a change to one warns `verification_config`
- * (risk-paths.ts). Build configs that honest tasks change (`tsconfig*.json`, babel's) are warnings only.
+ * Test-runner configuration files, at any depth (a monorepo's packages have their own): a change to one warns
+ * `verification_config` (risk-paths.ts), so the reviewer sees it. Whether the held run puts it back is decided by
+ * kind (config-kinds.ts), which covers every one of these and more.
  */
 export const RUNNER_CONFIG_GLOBS: readonly string[] = [
   ...["vitest", "vite", "jest", "playwright", "cypress", "ava"].map((runner) => `${runner}.config.${CONFIG_EXTENSIONS}`),
@@ -34,12 +32,7 @@ export const TEST_FILE_PATTERNS: readonly RegExp[] = [
 
 /** One alternation of all the patterns: a repository of 200,000 paths is tested once per path, not 20 times. */
 const anyOf = (patterns: readonly RegExp[]) => new RegExp(patterns.map((pattern) => `(?:${pattern.source})`).join("|"), "u");
-const RUNNER_CONFIG = anyOf(RUNNER_CONFIG_GLOBS.map(globToRegExp));
 const TEST_FILE = anyOf(TEST_FILE_PATTERNS);
-
-export function isRunnerConfig(path: string): boolean {
-  return RUNNER_CONFIG.test(path);
-}
 
 export function isTestFile(path: string): boolean {
   return TEST_FILE.test(path);
