@@ -63,6 +63,15 @@ describe("the verdict from the runners' summaries", () => {
     );
   });
 
+  test("exit 0 while the summary counts failed tests (a hook turned exit(1) into 0): a finding, with no baseline or held run needed", () => {
+    const verdict = decideOutcome(facts(record("verify", [nodeTest(4, 1)])));
+    expect([verdict.terminalReason, verdict.detail]).toEqual(["verification_failed", "summary_contradicts_exit"]);
+    expect(verdict.summary).toBe(
+      "`npm test` exited 0 with the patch, yet its node-test summary counts 1 failed test: something turned the failure into a pass",
+    );
+    expect(decideOutcome(facts(record("verify", [nodeTest(4, 0)]))).terminalReason).toBe("verified");
+  });
+
   test("exit 0 with no summary in under a tenth of the base's time: named as a command that runs nothing", () => {
     const base = record("baseline", [nodeTest(2, 1)], { exitCode: 1, durationMs: 4000 });
     const fast = decideOutcome(facts(record("verify", [], { durationMs: 60 }), { base }));

@@ -310,9 +310,9 @@ function decideVerification(facts: RunFacts): Verdict {
   if (first && facts.testEdits?.policy !== "allow") {
     return verdict(
       "verification_failed",
-      "summary_tests_vanished",
+      first.kind === "failed_but_exit_0" ? "summary_contradicts_exit" : "summary_tests_vanished",
       `${summaryFindingText(first)}${shrank.length > 1 ? `; and ${shrank.length - 1} more (result.json verification.summaries)` : ""}`,
-      "a patch must not make tests disappear, be skipped, or stop the test runner from reporting; if the task really removes or skips them, run again with --test-edits allow and review it (--junit compares test by test)",
+      "a patch must not make tests disappear, be skipped, pass with failures, or stop the test runner from reporting; to judge by tests the agent never sees: --holdout-patch FILE (--junit compares test by test); a task that really removes or skips tests: review it and run again with --test-edits allow",
     );
   }
   return verifiedVerdict(facts, lost, shrank);

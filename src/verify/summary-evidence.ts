@@ -22,7 +22,18 @@ const PAIRS: readonly { readonly reference: "base" | "held"; readonly side: "hel
 /** A command's run on one side, as far as the comparison needs it. */
 type SideRun = Pick<CommandRecord, "exitCode" | "durationMs" | "summaries">;
 
-export type SummaryFinding = {
+export type SummaryFinding = ComparisonFinding | ExitFinding;
+
+/** A runner's summary counts failed tests, yet the command exited 0: something between the runner and the exit code lies. */
+export type ExitFinding = {
+  readonly command: string;
+  readonly kind: "failed_but_exit_0";
+  readonly side: "held" | "patched";
+  readonly runner: RunnerName;
+  readonly after: RunnerSummary;
+};
+
+export type ComparisonFinding = {
   readonly command: string;
   readonly reference: "base" | "held";
   readonly side: "held" | "patched";
@@ -80,8 +91,8 @@ export function commandSummaries(inputs: SummaryInputs): CommandSummaries[] {
 }
 
 /** What one side's summaries show against the reference's, runner by runner (the reference's runners only). */
-function compare(command: string, pair: (typeof PAIRS)[number], before: SideRun, after: SideRun): SummaryFinding[] {
-  const findings: SummaryFinding[] = [];
+function compare(command: string, pair: (typeof PAIRS)[number], before: SideRun, after: SideRun): ComparisonFinding[] {
+  const findings: ComparisonFinding[] = [];
   const afterSummaries = after.summaries ?? [];
   const noOp = after.exitCode === 0 && afterSummaries.length === 0 && after.durationMs * 10 < before.durationMs;
   for (const reference of before.summaries ?? []) {
@@ -113,13 +124,22 @@ function compare(command: string, pair: (typeof PAIRS)[number], before: SideRun,
 /** Every finding, command by command in the verify list's order, the base's comparisons first. */
 export function summaryFindings(inputs: SummaryInputs): SummaryFinding[] {
   const runs = sideRuns(inputs);
-  return inputs.verifyCommands.flatMap((command, i) =>
-    PAIRS.flatMap((pair) => {
+  return inputs.verifyCommands.flatMap((command, i) => [
+    ...(["patched", "held"] as const).flatMap((side) => exitFindings(command, side, runs[side][i])),
+    ...PAIRS.flatMap((pair) => {
       const before = runs[pair.reference][i];
       const after = runs[pair.side][i];
       return before && after ? compare(command, pair, before, after) : [];
     }),
-  );
+  ]);
+}
+
+/** A command that exited 0 while its runner's summary counts failures (a hook that turns exit(1) into 0, `|| true` added). */
+function exitFindings(command: string, side: "held" | "patched", run: CommandRecord | undefined): ExitFinding[] {
+  if (!run || run.exitCode !== 0) return [];
+  return (run.summaries ?? [])
+    .filter((summary) => summary.failed > 0)
+    .map((summary) => ({ command, kind: "failed_but_exit_0", side, runner: summary.runner, after: summary }));
 }
 
 const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? "" : "s"}`;
@@ -128,6 +148,8 @@ const ms = (value: number) => (value >= 1000 ? `${(value / 1000).toFixed(1)} s` 
 
 /** One finding in words, for the verdict's summary and the reports. */
 export function summaryFindingText(f: SummaryFinding): string {
+  if (f.kind === "failed_but_exit_0")
+    return `\`${f.command}\` exited 0 ${WHERE[f.side]}, yet its ${f.runner} summary counts ${plural(f.after.failed, "failed test")}: something turned the failure into a pass`;
   const ran = `${plural(ranCount(f.before), "test")} ran ${WHERE[f.reference]} (${f.runner} summary)`;
   switch (f.kind) {
     case "no_summary":
