@@ -10,6 +10,7 @@ import { readRunEvents } from "./html/run-events.js";
 import { STYLES } from "./html/styles.js";
 import { timelineView } from "./html/timeline.js";
 import { verificationView } from "./html/verification-view.js";
+import { summaryView } from "./html/summary-view.js";
 
 /** Nothing is loaded from anywhere: no script, no fetch, no font; styles inline, images only as data: URLs. */
 export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
@@ -100,6 +101,7 @@ ${r.candidates ? html`<h2>Candidates</h2><pre>${candidatesTable(r, false).join("
 ${findingsView(run)}
 <h2>Verification (run by handoff, not the agent)</h2>
 ${verificationView(run)}
+${summaryView(r)}
 ${agentView(run)}
 <h2>Changes</h2>
 ${diffView(loadPatch(run), r, run.dir)}

@@ -11,6 +11,7 @@ import { type FailureOutput, firstFailureOutput } from "./command-output.js";
 import { writeEnvironment } from "./environment-story.js";
 import { ms } from "./format.js";
 import { type FileDiff, fileDiffs } from "./patch-files.js";
+import { runnerSummaryLines } from "./summary-lines.js";
 import { testEvidenceLines, writeAgentFacts, writeContainment, writeSource, writeTimings, writeVerification } from "./report-sections.js";
 import { runRequest } from "./run-files.js";
 import { groupWarnings, type WarningWeight } from "./warning-groups.js";
@@ -49,7 +50,7 @@ export function renderMarkdownReport(run: LoadedRun): string {
     { name: "task", keep: 80, text: taskPart(run) },
     ...agentPart(run),
     { name: "verification", keep: 70, text: verificationPart(r, firstFailureOutput(run)) },
-    ...(r.verification.tests ? [{ name: "tests", keep: 60, text: section("Tests", testsPart(r)) }] : []),
+    ...(r.verification.tests || r.verification.summaries ? [{ name: "tests", keep: 60, text: section("Tests", testsPart(r)) }] : []),
     ...(r.policy.violations.length > 0 ? [{ name: "rejections", keep: 65, text: section("Rejected by policy", violationsPart(r)) }] : []),
     ...(r.policy.warnings.length > 0 ? [{ name: "warnings", keep: 50, text: section("Warnings", warningsPart(r)) }] : []),
     { name: "patch", keep: 40, text: section("Patch", patchListPart(r, diffs)) },
@@ -141,7 +142,9 @@ function verificationPart(r: RunResult, failure: FailureOutput | null): string {
 }
 
 function testsPart(r: RunResult): string {
-  return testEvidenceLines(r.verification.tests!, (text) => codeSpan(escapeControls(text)))
+  const code = (text: string) => codeSpan(escapeControls(text));
+  const { tests, summaries } = r.verification;
+  return [...(tests ? testEvidenceLines(tests, code) : []), ...(summaries ? runnerSummaryLines(summaries, code) : [])]
     .map((line) => `- ${line}`)
     .join("\n");
 }

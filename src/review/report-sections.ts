@@ -4,6 +4,7 @@ import { commandEnding, commandPassed } from "../verify/shell-commands.js";
 import type { TestEvidence, TestList } from "../verify/test-evidence.js";
 import type { ReportWriter } from "./attempts-story.js";
 import { ms, usageText } from "./format.js";
+import { runnerSummaryLines } from "./summary-lines.js";
 
 /**
  * The sections the text report and the markdown report's details share, each written through a ReportWriter (text
@@ -104,6 +105,7 @@ export function writeVerification(r: RunResult, w: ReportWriter, { commands = tr
     else w.item(r.verification.passed ? "passed" : "FAILED");
     for (const c of r.verification.commands) w.item(commandLine(c, w.code));
     if (r.verification.tests) for (const line of testEvidenceLines(r.verification.tests, w.code)) w.item(line);
+    if (r.verification.summaries) for (const line of runnerSummaryLines(r.verification.summaries, w.code)) w.item(line);
   }
   const claim = r.agent.claim;
   if (claim) {

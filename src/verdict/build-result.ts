@@ -12,6 +12,7 @@ import type { BaselineOutcome, VerificationOutcome } from "../verify/verify.js";
 import { commandTransitions } from "../verify/command-transitions.js";
 import type { HoldoutRecord } from "../verify/holdouts.js";
 import type { TestEvidence } from "../verify/test-evidence.js";
+import { summaryEvidenceRecord } from "../verify/summary-evidence.js";
 import { type TestEditFacts, judgementOf } from "../verify/test-edits.js";
 
 /**
@@ -182,6 +183,15 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
       heldToBase: held ? { passed: held.kind === "passed", commands: verificationCommands(held).map(commandEntry) } : null,
       holdouts: inputs.holdouts.map((holdout) => ({ ...holdout, files: [...holdout.files] })),
       tests: inputs.tests,
+      summaries: summaryEvidenceRecord(
+        {
+          verifyCommands: inputs.verify,
+          patched: verificationCommands(verification),
+          held: held ? verificationCommands(held) : null,
+          base: baseline?.commands ?? null,
+        },
+        inputs.tests !== null,
+      ),
     },
     agent: {
       finalMessage: agent?.finalMessage ?? null,

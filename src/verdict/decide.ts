@@ -6,6 +6,7 @@ import type { BaselineOutcome, VerificationOutcome } from "../verify/verify.js";
 import { type CommandTransition, commandTransitions } from "../verify/command-transitions.js";
 import { type ChangedInput, type TestEditFacts, heldInputsText, isAddedTest, judgedText } from "../verify/test-edits.js";
 import type { TestEvidence } from "../verify/test-evidence.js";
+import { type SummaryFinding, summaryFindingText, summaryFindings } from "../verify/summary-evidence.js";
 
 export const TERMINAL_REASONS = [
   "verified",
@@ -304,10 +305,32 @@ function decideVerification(facts: RunFacts): Verdict {
       "see verification.tests.diagnostics in result.json; a patch must not stop the tests from reporting",
     );
   }
-  return verifiedVerdict(facts, lost);
+  const shrank = runnerSummaryFindings(facts);
+  const first = shrank[0];
+  if (first && facts.testEdits?.policy !== "allow") {
+    return verdict(
+      "verification_failed",
+      first.kind === "failed_but_exit_0" ? "summary_contradicts_exit" : "summary_tests_vanished",
+      `${summaryFindingText(first)}${shrank.length > 1 ? `; and ${shrank.length - 1} more (result.json verification.summaries)` : ""}`,
+      "a patch must not make tests disappear, be skipped, pass with failures, or stop the test runner from reporting; to judge by tests the agent never sees: --holdout-patch FILE (--junit compares test by test); a task that really removes or skips tests: review it and run again with --test-edits allow",
+    );
+  }
+  return verifiedVerdict(facts, lost, shrank);
 }
 
-function verifiedVerdict(facts: RunFacts, lost: number): Verdict {
+/** Without `--junit`, the runners' own summaries are the evidence (src/verify/summary-evidence.ts); with it, JUnit's. */
+function runnerSummaryFindings(facts: RunFacts): SummaryFinding[] {
+  if (facts.tests !== null) return [];
+  const commands = (outcome: VerificationOutcome | null) => (outcome && "commands" in outcome ? outcome.commands : null);
+  return summaryFindings({
+    verifyCommands: facts.verifyCommands,
+    patched: commands(facts.verification),
+    held: commands(facts.held),
+    base: facts.baseline?.commands ?? null,
+  });
+}
+
+function verifiedVerdict(facts: RunFacts, lost: number, shrank: readonly SummaryFinding[] = []): Verdict {
   const count = facts.verifyCommands.length;
   if (facts.noVerify) return notVerified(facts.noVerify);
   // Options without a verify command and without --no-verify are refused (options.ts): never a silent pass.
@@ -326,6 +349,7 @@ function verifiedVerdict(facts: RunFacts, lost: number): Verdict {
     parts.push(
       `WARNING: ${plural(lost, "test")} that passed on the base ${lost === 1 ? "is" : "are"} missing or skipped (allowed by --test-edits allow)`,
     );
+  for (const finding of shrank) parts.push(`WARNING: ${summaryFindingText(finding)} (allowed by --test-edits allow)`);
   return verdict("verified", null, parts.join("; "));
 }
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { TERMINAL_REASONS } from "./decide.js";
 import { TEST_EDIT_POLICIES } from "../verify/test-edits.js";
 import { TestEvidence } from "../verify/test-evidence.js";
+import { SummaryEvidence } from "../verify/summary-evidence.js";
 
 /** result.json, schema version 1 (docs/run-directory.md#resultjson). The schema reads it back for `show` and `apply`. */
 const Finding = z.looseObject({ path: z.string(), rule: z.string(), message: z.string() });
@@ -138,6 +139,8 @@ export const RunResult = z.looseObject({
     holdouts: z.array(z.looseObject({ source: z.string(), sha256: z.string(), files: z.array(z.string()) })).optional(),
     /** Test-level evidence from `--junit` files (verify/test-evidence.ts); absent when none was asked for. */
     tests: TestEvidence.nullable().optional(),
+    /** The test runners' summaries per verify command and side, and what they show (verify/summary-evidence.ts). */
+    summaries: SummaryEvidence.nullable().optional(),
   }),
   agent: z.looseObject({
     finalMessage: z.string().nullable(),

@@ -2,6 +2,7 @@ import type { LimitHit } from "../containment/cgroup.js";
 import type { ProcessJail } from "../containment/containment.js";
 import { HeadTailBuffer } from "../process/head-tail.js";
 import { runProcess } from "../process/process.js";
+import { type RunnerSummary, readRunnerSummaries } from "./runner-summary.js";
 
 /** One setup or verification command as handoff ran it. */
 export interface CommandRecord {
@@ -15,6 +16,8 @@ export interface CommandRecord {
   readonly limitHit?: LimitHit | null;
   /** The shell could not be started at all (`E2BIG`, a NUL byte…): `code: message`. The command did not run. */
   readonly spawnError?: string | null;
+  /** The test runners' summaries in a verify command's output (runner-summary.ts); absent for setup commands. */
+  readonly summaries?: readonly RunnerSummary[];
 }
 
 /** The bounded transcript behind test.log: head and tail of each command's output. */
@@ -53,6 +56,9 @@ export interface ShellRunOptions {
   readonly jail?: (command: string) => ProcessJail;
 }
 
+/** The phases whose commands run the tests: their output is read for the runners' summaries. */
+const SUMMARY_PHASES: ReadonlySet<CommandRecord["phase"]> = new Set(["verify", "held", "baseline"]);
+
 /** Runs commands in order with `/bin/sh -c`, stopping at the first that fails unless `keepGoing`. */
 export async function runShellCommands(commands: readonly string[], options: ShellRunOptions): Promise<CommandRecord[]> {
   const records: CommandRecord[] = [];
@@ -83,6 +89,7 @@ export async function runShellCommands(commands: readonly string[], options: She
       durationMs: outcome.durationMs,
       limitHit: contained?.limitsHit[0] ?? null,
       spawnError: outcome.spawnError ? `${outcome.spawnError.code}: ${outcome.spawnError.message}` : null,
+      ...(SUMMARY_PHASES.has(options.phase) ? { summaries: readRunnerSummaries(output.toBuffer()) } : {}),
     };
     records.push(record);
     const status = commandEnding({ ...record, cancelled: outcome.cancelled });
