@@ -247,7 +247,7 @@ describe("--attempts through the library", () => {
       terminalReason: "verification_failed",
       failedCommand: { command: "npm test", exitCode: 1, timedOut: false },
     });
-    expect(seen[0]!.input.logTail).toContain("FAIL: add(2, 2) = 5");
+    expect(seen[0]!.input.output.text).toContain("FAIL: add(2, 2) = 5");
     expect(seen[0]!.ours).toContain(FEEDBACK_OPENING);
   });
 

@@ -137,14 +137,15 @@ describe("markdown report", () => {
 });
 
 describe("text report", () => {
-  test("an agent that failed: its stderr tail is shown, escaped", async () => {
+  test("an agent that failed: its stderr tail is shown as plain text, its colours taken out and other controls escaped", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
-    const { runDir, result } = await delegate(repo, `printf 'bad \\033[31mthing\\n' >&2; ${agent("exits-nonzero.sh")}`, { noVerify: true });
+    const stderr = `printf 'bad \\033[31mthing\\033[0m \\302\\233!\\n' >&2`;
+    const { runDir, result } = await delegate(repo, `${stderr}; ${agent("exits-nonzero.sh")}`, { noVerify: true });
     expect(result.terminalReason).toBe("external_agent_error");
     const text = renderReport(loadRun(runDir), "text");
-    expect(text).toContain("the end of its stderr (backend-result.json):\n      bad \\x1b[31mthing\n      giving up");
+    expect(text).toContain("the end of its stderr (backend-result.json):\n      bad thing \\x9b!\n      giving up");
     expect(renderReport(loadRun(runDir), "markdown")).toMatch(
-      /## Agent\n\nThe end of the agent's stderr, from `backend-result\.json`:\n\n```text\nbad \\x1b\[31mthing\ngiving up\n```/,
+      /## Agent\n\nThe end of the agent's stderr, from `backend-result\.json`:\n\n```text\nbad thing \\x9b!\ngiving up\n```/,
     );
   });
 

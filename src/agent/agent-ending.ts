@@ -4,6 +4,7 @@ import { handoffCliInstallDir } from "./executable.js";
 import { classifyProviderError, hintFor } from "../../backends/failures.js";
 import type { StreamVerdict } from "./agent-process.js";
 import type { AgentOutcome } from "./backend.js";
+import { plainText } from "../lib/plain-text.js";
 
 /**
  * How an agent ended: the one place that decides it, for every backend. The rungs, first match wins (like execa's
@@ -191,7 +192,8 @@ function exitStatus(outcome: Failed, facts: AgentEndingFacts): Failed {
 
 /** The stderr line that says why: an `error:`/`fatal:` line if there is one (omp prints its error under a source excerpt), else the first. */
 export function stderrReason(text: string): string {
-  const lines = text
+  // Plain text: a CLI that colours its errors would put escape codes in the summary.
+  const lines = plainText(text)
     .split("\n")
     .map((line) => line.trim())
     .filter((line) => line !== "");

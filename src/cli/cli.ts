@@ -18,6 +18,7 @@ import { listCommand, namedOrLatestRun } from "./list-command.js";
 import { clearCache, listCache, renderCacheClearing, renderCacheListing } from "./cache-report.js";
 import { EnvironmentCache, cacheLimitBytes, defaultCacheDir } from "../environment/cache-store.js";
 import { progressPrinter } from "./progress.js";
+import type { RunResult } from "../verdict/result.js";
 import { onInterrupt } from "./interrupts.js";
 import { seconds, wholeNumber } from "./option-values.js";
 import { type ResumeOverrides, continueRun } from "../repair/continue-run.js";
@@ -256,22 +257,34 @@ async function runAndReport(json: boolean, request: (signal: AbortSignal) => Run
       if (!candidatePrinters.has(k)) candidatePrinters.set(k, progressPrinter(json, `[${k}] `));
       candidatePrinters.get(k)!(event);
     };
-    const runner = new ExternalCodingRunner({ onEvent: progressPrinter(json), onCandidateEvent });
+    // The verdict lines as soon as result.json holds them, before the workspaces are removed; --json waits for the
+    // whole result, the clean-up's timing included.
+    let printed = false;
+    const onDecided = json
+      ? undefined
+      : (decided: RunResult) => {
+          printVerdict(decided);
+          printed = true;
+        };
+    const runner = new ExternalCodingRunner({ onEvent: progressPrinter(json), onCandidateEvent, onDecided });
     const result = await runner.run(options);
     if (json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    else {
-      process.stdout.write(`${result.terminalReason}${result.detail ? ` (${result.detail})` : ""}: ${result.summary}\n`);
-      if (result.hint) process.stdout.write(`hint: ${result.hint}\n`);
-      if (result.candidates)
-        process.stdout.write(
-          `winner: ${result.winner === null || result.winner === undefined ? "none" : `candidate ${result.winner}`} of ${result.candidates.length}\n`,
-        );
-      process.stdout.write(`run directory: ${result.runDir}\n`);
-    }
+    else if (!printed) printVerdict(result);
     return EXIT_CODES[result.terminalReason];
   } finally {
     stopHandling();
   }
+}
+
+/** A run's verdict on stdout: the terminal reason and summary, the hint, the winner of a candidates run, the run directory. */
+function printVerdict(result: RunResult): void {
+  process.stdout.write(`${result.terminalReason}${result.detail ? ` (${result.detail})` : ""}: ${result.summary}\n`);
+  if (result.hint) process.stdout.write(`hint: ${result.hint}\n`);
+  if (result.candidates)
+    process.stdout.write(
+      `winner: ${result.winner === null || result.winner === undefined ? "none" : `candidate ${result.winner}`} of ${result.candidates.length}\n`,
+    );
+  process.stdout.write(`run directory: ${result.runDir}\n`);
 }
 
 /** The `run` options `handoff resume` takes again (the rest come from the earlier run's request.json). */

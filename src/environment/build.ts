@@ -77,7 +77,7 @@ async function buildIn(buildDir: string, request: BuildRequest): Promise<BuildOu
   const commands = await runShellCommands(identity.setup, {
     phase: "setup",
     cwd: tree,
-    env: { ...buildEnvironment({ home, tmp, set: { CI: "true" } }), ...downloadCacheEnv(downloads) },
+    env: { ...buildEnvironment({ home, tmp, set: { CI: "true" } }), ...downloadCacheEnv(downloads, identity.setup) },
     timeoutMs: request.timeoutMs,
     signal,
     log: request.log,

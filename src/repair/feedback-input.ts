@@ -5,7 +5,9 @@ import type { PolicyFinding } from "../patch/rules/findings.js";
 import type { TestEditFacts } from "../verify/test-edits.js";
 import { judgementOf } from "../verify/test-edits.js";
 import type { Verdict } from "../verdict/decide.js";
-import { plainText } from "../lib/plain-text.js";
+import type { CommandRecord } from "../verify/shell-commands.js";
+import { type ExcerptLimits, excerptExtent, failureExcerpt, tailExcerpt } from "../lib/failure-excerpt.js";
+import { commandOutput } from "../review/command-output.js";
 import { FEEDBACK_LOG_BYTES, type FeedbackInput } from "./feedback.js";
 
 /** What a failed attempt left, as the pipeline keeps it. */
@@ -23,44 +25,47 @@ export interface FailedAttempt {
 }
 
 /**
- * The evidence of a failed attempt: its verdict, the command that failed, the end of its log (not when the run has
- * held-out patches), its violations.
+ * The evidence of a failed attempt: its verdict, the command that failed, the part of its output that names the
+ * failure (not when the run has held-out patches), its violations.
  */
 export function feedbackInput(failed: FailedAttempt, attempts: number, log: TestLog, heldOut: boolean): FeedbackInput {
   const { patch, verification } = failed.attempt;
   const testEdits = patch?.inputs.testEdits ?? null;
+  const failure = failedRecord(verification?.held ?? null) ?? failedRecord(verification?.verify ?? null);
   return {
     attempt: failed.number,
     attempts,
     terminalReason: failed.verdict.terminalReason,
     detail: failed.verdict.detail,
     summary: failed.verdict.summary,
-    failedCommand: failedCommand(verification?.held ?? null) ?? failedCommand(verification?.verify ?? null),
+    failedCommand: failure ? { command: failure.command, exitCode: failure.exitCode, timedOut: failure.timedOut } : null,
     // With held-out tests the output would show the agent the tests it must not see: only the command is named.
-    logTail: verification && !heldOut ? tail(log.toBuffer(), FEEDBACK_LOG_BYTES) : "",
+    output: verification && !heldOut ? outputShown(log.toBuffer(), failure) : { text: "", extent: "" },
     outputWithheld: verification !== null && heldOut,
     violations: patch ? [...patch.extraction.violations, ...patch.inputs.violations] : [],
     changedInputs: testEdits ? testEdits.changed.map((input) => ({ path: input.path, judged: judgementOf(testEdits.policy) })) : [],
   };
 }
 
-function failedCommand(outcome: VerificationOutcome | null): FeedbackInput["failedCommand"] {
+function failedRecord(outcome: VerificationOutcome | null): CommandRecord | null {
   if (outcome === null) return null;
   switch (outcome.kind) {
     case "command_failed":
     case "setup_failed":
-      return { command: outcome.failed.command, exitCode: outcome.failed.exitCode, timedOut: outcome.failed.timedOut };
+      return outcome.failed;
     default:
       return null;
   }
 }
 
-/** The last `limit` bytes of the log as plain text (colours and other terminal controls taken out), starting at a line. */
-function tail(bytes: Buffer, limit: number): string {
-  const text = plainText(bytes.toString("utf8"));
-  const whole = Buffer.from(text);
-  if (whole.length <= limit) return text;
-  const cut = whole.subarray(whole.length - limit);
-  const newline = cut.indexOf(0x0a);
-  return `[… ${whole.length - limit} earlier bytes of the log left out]\n${(newline >= 0 ? cut.subarray(newline + 1) : cut).toString("utf8")}`;
+const FEEDBACK_EXCERPT: ExcerptLimits = { lines: 150, lineChars: 300, bytes: FEEDBACK_LOG_BYTES };
+
+/**
+ * What the agent is shown: the failed command's output from where it names the failure (failureExcerpt, as the
+ * reports choose it), or without a failed command the end of the attempt's log.
+ */
+function outputShown(log: Buffer, failed: CommandRecord | null): FeedbackInput["output"] {
+  const own = failed ? commandOutput(log, failed) : null;
+  const shown = own ? failureExcerpt(own.toString("utf8"), FEEDBACK_EXCERPT) : tailExcerpt(log.toString("utf8"), FEEDBACK_EXCERPT);
+  return { text: shown.lines.length > 0 ? `${shown.lines.join("\n")}\n` : "", extent: excerptExtent(shown) };
 }

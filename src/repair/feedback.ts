@@ -12,8 +12,12 @@ export interface FeedbackInput {
   readonly summary: string;
   /** The command that failed in handoff's own checkout (a verify, setup or held-to-base command), or null. */
   readonly failedCommand: { readonly command: string; readonly exitCode: number | null; readonly timedOut: boolean } | null;
-  /** The end of this attempt's test.log, at most FEEDBACK_LOG_BYTES. */
-  readonly logTail: string;
+  /**
+   * The failed command's output as plain text, at most FEEDBACK_LOG_BYTES: from where it names the failure (the
+   * failing tests), else its end; `extent` says which part ("" when all of it). Without a failed command, the end of
+   * the attempt's test.log.
+   */
+  readonly output: { readonly text: string; readonly extent: string };
   /** The run verifies with held-out patches (`--holdout-patch`): the output is not sent, so the hidden tests stay hidden. */
   readonly outputWithheld: boolean;
   /** The patch rules the attempt's patch broke, with their paths. */
@@ -28,7 +32,7 @@ export interface FeedbackInput {
  */
 export type FeedbackWriter = (input: FeedbackInput, handoffMessage: string) => string | Promise<string>;
 
-/** How much of a failed attempt's test.log goes back to the agent: the end, where the failure usually is. */
+/** How much of a failed attempt's output goes back to the agent. */
 export const FEEDBACK_LOG_BYTES = 6 * 1024;
 
 /** The phrase every feedback message of handoff's starts with (the scripted model's tests wait for it). */
@@ -45,7 +49,8 @@ export function handoffFeedback(input: FeedbackInput): string {
     const how = input.failedCommand.timedOut ? "timed out" : `exited ${input.failedCommand.exitCode ?? "on a signal"}`;
     lines.push(`handoff ran \`${input.failedCommand.command}\` on your patch, in a fresh checkout of its own: it ${how}.`);
   }
-  if (input.logTail.trim() !== "") lines.push("The end of its output:", fenced(input.logTail), "");
+  if (input.output.text.trim() !== "")
+    lines.push(`Its output${input.output.extent ? ` (${input.output.extent})` : ""}:`, fenced(input.output.text), "");
   if (input.outputWithheld) lines.push("Its output is not shown: this run verifies with tests you do not see.", "");
   if (input.violations.length > 0) {
     lines.push("Your patch breaks these rules; handoff rejects it until none of them holds:");

@@ -3,6 +3,7 @@ import { type LoadedRun, readRunJson } from "../run-dir/run-lookup.js";
 import { escapeControls } from "../patch/rules/path-names.js";
 import type { RunResult } from "../verdict/result.js";
 import { ownFilesPrefix, tailLines } from "./run-files.js";
+import { plainText } from "../lib/plain-text.js";
 
 const STDERR_TAIL_LINES = 30;
 const STDERR_LINE_CHARS = 240;
@@ -21,7 +22,7 @@ function agentStderrMatters(r: RunResult): boolean {
 }
 
 /**
- * The end of the agent's stderr (backend-result.json `stderrTail`, the last 4 KiB), escaped and cut to its last lines,
+ * The end of the agent's stderr (backend-result.json `stderrTail`, the last 4 KiB), plain text, escaped and cut to its last lines,
  * when the agent failed or the run ended without a verdict-worthy patch; null otherwise, or when it said nothing.
  */
 export function agentStderrTail(run: LoadedRun): { lines: string[]; omitted: number } | null {
@@ -31,7 +32,7 @@ export function agentStderrTail(run: LoadedRun): { lines: string[]; omitted: num
   const parsed = readRunJson(run, `${prefix}backend-result.json`, BackendResultJson, BACKEND_RESULT_MAX_BYTES);
   const said = parsed && "stderrTail" in parsed && typeof parsed.stderrTail === "string" ? parsed.stderrTail : "";
   if (said.trim() === "") return null;
-  const { lines, omitted } = tailLines(said, STDERR_TAIL_LINES, STDERR_LINE_CHARS);
+  const { lines, omitted } = tailLines(plainText(said), STDERR_TAIL_LINES, STDERR_LINE_CHARS);
   return { lines: lines.map(escapeControls), omitted };
 }
 

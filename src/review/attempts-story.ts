@@ -2,6 +2,7 @@ import { type LoadedRun, readRunFile } from "../run-dir/run-lookup.js";
 import { escapeControls } from "../patch/rules/path-names.js";
 import type { RunResult } from "../verdict/result.js";
 import { ms, usageText } from "./format.js";
+import { plainText } from "../lib/plain-text.js";
 
 /** How the report writes: a section heading, a list item (nested by `depth`), inline code, and lines as they are. */
 export interface ReportWriter {
@@ -89,8 +90,7 @@ function writeFeedback(run: LoadedRun, entry: AttemptEntry, path: string, w: Rep
       w.item(`feedback sent: ${w.code(path)} cannot be read (${read.message})`, 1);
       return;
   }
-  const lines = read.bytes
-    .toString("utf8")
+  const lines = plainText(read.bytes.toString("utf8"))
     .replace(/\n$/, "")
     .split("\n")
     .map((line) => escapeControls(line.length > FEEDBACK_LINE_CHARS ? `${line.slice(0, FEEDBACK_LINE_CHARS)}…` : line));

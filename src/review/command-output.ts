@@ -2,18 +2,18 @@ import { type LoadedRun, readRunFile } from "../run-dir/run-lookup.js";
 import { escapeControls } from "../patch/rules/path-names.js";
 import type { RunResult } from "../verdict/result.js";
 import { commandEnding, commandPassed, verificationCommands } from "../verify/shell-commands.js";
-import { ownFilesPrefix, tailLines } from "./run-files.js";
+import { excerptExtent, failureExcerpt, REPORT_EXCERPT } from "../lib/failure-excerpt.js";
+import { ownFilesPrefix } from "./run-files.js";
 
 type CommandEntry = RunResult["verification"]["commands"][number];
 
-/** The output of the first failing setup or verify command, as the reports show it: its last lines from test.log. */
+/**
+ * The output of the first failing setup or verify command, as the reports show it: the part of it from test.log that
+ * names the failure (failureExcerpt), plain text and escaped; `extent` says which part ("" when all of it).
+ */
 export type FailureOutput =
-  | { readonly kind: "lines"; readonly command: CommandEntry; readonly lines: readonly string[]; readonly omitted: number }
+  | { readonly kind: "lines"; readonly command: CommandEntry; readonly lines: readonly string[]; readonly extent: string }
   | { readonly kind: "unavailable"; readonly command: CommandEntry; readonly why: string };
-
-/** How much of the failing command's output a report shows: its end, where the failure usually is. */
-export const FAILURE_TAIL_LINES = 40;
-export const FAILURE_LINE_CHARS = 300;
 /** A test.log larger than this is named, not read (each command's output in it is bounded to 512 KiB). */
 const TEST_LOG_MAX_BYTES = 64 * 1024 * 1024;
 
@@ -41,7 +41,8 @@ export function readTestLog(run: LoadedRun): TestLog {
 
 /**
  * The first command of result.json's verification that failed (the patched run's, then the run held to the base,
- * where a patch that edited the tests fails), and the end of its section of test.log; null when none failed.
+ * where a patch that edited the tests fails), and the part of its section of test.log that names the failure; null
+ * when none failed.
  */
 export function firstFailureOutput(run: LoadedRun): FailureOutput | null {
   const v = run.result.verification;
@@ -51,16 +52,19 @@ export function firstFailureOutput(run: LoadedRun): FailureOutput | null {
   if (log.kind === "unavailable") return { kind: "unavailable", command, why: log.why };
   const output = commandOutput(log.bytes, command);
   if (output === null) return { kind: "unavailable", command, why: "its output is not in test.log" };
-  const { lines, omitted } = tailLines(output.toString("utf8"), FAILURE_TAIL_LINES, FAILURE_LINE_CHARS);
-  return { kind: "lines", command, lines: lines.map(escapeControls), omitted };
+  const excerpt = failureExcerpt(output.toString("utf8"), REPORT_EXCERPT);
+  return { kind: "lines", command, lines: excerpt.lines.map(escapeControls), extent: excerptExtent(excerpt) };
 }
 
 /**
  * A command's output in test.log: between its `$ command    [phase]` line and its `[ending, N ms]` line
  * (src/verify/shell-commands.ts writes both). The last such section: test.log has every attempt's, and the result the
- * last attempt's commands.
+ * last attempt's commands. Takes result.json's entries and the records the pipeline holds alike.
  */
-export function commandOutput(log: Buffer, c: CommandEntry): Buffer | null {
+export function commandOutput(
+  log: Buffer,
+  c: Pick<CommandEntry, "command" | "phase" | "durationMs"> & Parameters<typeof commandEnding>[0],
+): Buffer | null {
   const header = Buffer.from(`$ ${c.command}    [${c.phase ?? "verify"}]\n`);
   const trailer = Buffer.from(`[${commandEnding(c)}, ${c.durationMs} ms]\n`);
   const end = log.lastIndexOf(trailer);

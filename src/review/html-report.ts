@@ -11,6 +11,7 @@ import { STYLES } from "./html/styles.js";
 import { timelineView } from "./html/timeline.js";
 import { verificationView } from "./html/verification-view.js";
 import { summaryView } from "./html/summary-view.js";
+import { plainText } from "../lib/plain-text.js";
 
 /** Nothing is loaded from anywhere: no script, no fetch, no font; styles inline, images only as data: URLs. */
 export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
@@ -50,7 +51,7 @@ function agentView(run: LoadedRun): Html | null {
   const stderr = tail ? tail.lines.join("\n") : "";
   if (!r.agent.finalMessage && !r.agent.claim && !stderr) return null;
   return html`<h2>The agent</h2>
-${r.agent.finalMessage ? html`<p class="muted">Its last word (a claim, not evidence):</p><pre class="task">${r.agent.finalMessage.slice(0, 2000)}</pre>` : null}
+${r.agent.finalMessage ? html`<p class="muted">Its last word (a claim, not evidence):</p><pre class="task">${plainText(r.agent.finalMessage).slice(0, 2000)}</pre>` : null}
 ${
   r.agent.claim &&
   r.verification.ran &&

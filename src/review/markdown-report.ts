@@ -18,7 +18,7 @@ import { groupWarnings, type WarningWeight } from "./warning-groups.js";
 
 /**
  * `handoff show --format markdown`: the report a pull request carries (its body, a comment, the Action's step
- * summary). The verdict first, then the task, the verification with the end of the first failure, the tests, the
+ * summary). The verdict first, then the task, the verification with the first failure's output, the tests, the
  * warnings by weight, the patch as a file list and per-file diffs, and the run's details folded away. It stays under
  * REPORT_LIMIT characters: whole per-file diffs are left out, largest first, and named (docs/report.md).
  */
@@ -131,7 +131,7 @@ function verificationPart(r: RunResult, failure: FailureOutput | null): string {
     const name = codeSpan(escapeControls(failure.command.command));
     if (failure.kind === "unavailable") lines.push("", `Output of ${name}: ${markdownText(failure.why)}.`);
     else {
-      const cut = failure.omitted > 0 ? `its last ${failure.lines.length} lines; ` : "";
+      const cut = failure.extent ? `${failure.extent}; ` : "";
       lines.push("", `Output of the first failing command, ${name} (${cut}all of it in \`test.log\`):`, "", fenced(failure.lines));
     }
   }

@@ -5,6 +5,7 @@ import type { TestEvidence, TestList } from "../verify/test-evidence.js";
 import type { ReportWriter } from "./attempts-story.js";
 import { ms, usageText } from "./format.js";
 import { runnerSummaryLines } from "./summary-lines.js";
+import { plainText } from "../lib/plain-text.js";
 
 /**
  * The sections the text report and the markdown report's details share, each written through a ReportWriter (text
@@ -68,7 +69,8 @@ export function writeAgentFacts(r: RunResult, w: ReportWriter): void {
   w.item(
     `${b.name}${b.version ? ` ${b.version}` : ""}${b.executable ? ` (${escapeControls(b.executable)})` : ""}; session ${b.sessionId ?? "none"}; exit ${b.exitCode ?? (b.signal ? `signal ${b.signal}` : "none")}`,
   );
-  if (r.agent.finalMessage) w.item(`its last word (a claim, not evidence): ${escapeControls(r.agent.finalMessage.slice(0, 500))}`);
+  if (r.agent.finalMessage)
+    w.item(`its last word (a claim, not evidence): ${escapeControls(plainText(r.agent.finalMessage).slice(0, 500))}`);
   if (r.agent.usage) w.item(`usage: ${usageText(r.agent.usage)}`);
 }
 
@@ -110,7 +112,7 @@ export function writeVerification(r: RunResult, w: ReportWriter, { commands = tr
   const claim = r.agent.claim;
   if (claim) {
     const said = claim.tests === "pass" ? "the tests pass" : claim.tests === "fail" ? "the tests fail" : "it did not run the tests";
-    w.item(`the agent claimed ${said}: "${escapeControls(claim.quote)}"`);
+    w.item(`the agent claimed ${said}: "${escapeControls(plainText(claim.quote))}"`);
     if (r.verification.ran && claim.tests !== "not_run" && (claim.tests === "pass") !== (r.verification.passed === true)) {
       w.item(`the claim does NOT match handoff's own verification (${r.verification.passed ? "passed" : "failed"})`);
     }

@@ -64,9 +64,7 @@ export function renderTextReport(run: LoadedRun): string {
   writeVerification(r, w);
   const failure = firstFailureOutput(run);
   if (failure?.kind === "lines") {
-    w.item(
-      `output of ${escapeControls(failure.command.command)}${failure.omitted > 0 ? ` (last ${failure.lines.length} lines)` : ""} (test.log):`,
-    );
+    w.item(`output of ${escapeControls(failure.command.command)}${failure.extent ? ` (${failure.extent})` : ""} (test.log):`);
     w.block(failure.lines);
   } else if (failure) w.item(`output of ${escapeControls(failure.command.command)}: ${failure.why}`);
 

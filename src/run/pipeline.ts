@@ -50,6 +50,12 @@ export interface RunnerHooks {
   readonly onEvent?: (event: RecordedEvent) => void;
   /** A candidates run (src/many/candidates.ts): each candidate's events with its number; without it they go to `onEvent`. */
   readonly onCandidateEvent?: (candidate: number, event: RecordedEvent) => void;
+  /**
+   * The verdict, as soon as result.json holds it: before the workspaces are removed, which can take many seconds after
+   * a big `node_modules` (the CLI prints its verdict line here). `run` still returns after the clean-up, with the
+   * result its timing is added to. Not called when result.json could not be written, nor for a candidates run.
+   */
+  readonly onDecided?: (result: RunResult) => void;
 }
 
 /** What verification is judged against, read before the run: the base's verification inputs and the holdouts. */
@@ -584,7 +590,10 @@ export class PipelineRun {
     const ending = { done: true, terminalReason: result.terminalReason, detail: result.detail };
     // Done, with its clean-up pending until the directories are gone: a crash in between is cleaned up by the next
     // start's sweep, which keeps this verdict (and writes the run.finished event this run did not get to).
-    if (written) dir.checkpoint("finish", { ...ending, cleanup: "pending" });
+    if (written) {
+      dir.checkpoint("finish", { ...ending, cleanup: "pending" });
+      this.#announceDecided(result);
+    }
     // The verdict is on disk; removing the workspaces is timed on its own.
     this.#record.emit({ type: "phase.started", phase: "cleanup" });
     const cleanupStarted = Date.now();
@@ -600,6 +609,15 @@ export class PipelineRun {
       this.#record.emit({ type: "run.finished", terminalReason: result.terminalReason, detail: result.detail });
     }
     return result;
+  }
+
+  /** The verdict on disk, told to the caller before the clean-up; a hook that throws does not stop the clean-up. */
+  #announceDecided(result: RunResult): void {
+    try {
+      this.#setup.hooks.onDecided?.(result);
+    } catch (error) {
+      this.#record.emit({ type: "diagnostic", message: `the onDecided hook failed: ${(error as Error).message}` });
+    }
   }
 
   /** The facts the decider reads, from the gates' results: of the last attempt, or of the one given. */

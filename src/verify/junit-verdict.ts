@@ -83,11 +83,12 @@ function attemptsOutput(r: RunResult): Testcase {
 
 type CommandEntry = RunResult["verification"]["commands"][number];
 
-/** The end of a failing command's output (src/review/command-output.ts reads it from test.log, bounded and escaped). */
+/** The part of a failing command's output that names the failure (src/review/command-output.ts: from test.log, bounded, escaped). */
 export interface CommandOutputTail {
   readonly command: CommandEntry;
   readonly lines: readonly string[];
-  readonly omitted: number;
+  /** Which part of the output the lines are ("" when all of it). */
+  readonly extent: string;
 }
 
 function commandCases(r: RunResult, output: CommandOutputTail | null): Testcase[] {
@@ -96,10 +97,7 @@ function commandCases(r: RunResult, output: CommandOutputTail | null): Testcase[
     const time = seconds(c.durationMs);
     if (commandPassed(c)) return passing(name, "handoff.verification", time);
     const ending = commandEnding(c);
-    const tail =
-      output?.command === c
-        ? ["", `output${output.omitted > 0 ? ` (last ${output.lines.length} lines)` : ""}, from test.log:`, ...output.lines]
-        : [];
+    const tail = output?.command === c ? ["", `output${output.extent ? ` (${output.extent})` : ""}, from test.log:`, ...output.lines] : [];
     return failing(name, "handoff.verification", ending, "verification_command", [`${name}: ${ending}`, ...tail].join("\n"), time);
   });
 }

@@ -113,7 +113,7 @@ async function checkoutBase(
   if (request.downloads && request.setup.length > 0) {
     const downloads = join(root, "downloads");
     await copyDownloads(request.downloads, downloads, signal);
-    setupEnv = downloadCacheEnv(downloads);
+    setupEnv = downloadCacheEnv(downloads, request.setup);
     writable.push(downloads);
   }
   return { dir, indexFile, env: buildEnvironment({ home, tmp, set: { CI: "true" } }), writable, setupEnv };

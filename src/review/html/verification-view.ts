@@ -1,19 +1,18 @@
 import type { LoadedRun } from "../../run-dir/run-lookup.js";
 import { commandOutput, readTestLog } from "../command-output.js";
 import { commandEnding, commandPassed, verificationCommands } from "../../verify/shell-commands.js";
+import { type ExcerptLimits, excerptExtent, failureExcerpt, tailExcerpt } from "../../lib/failure-excerpt.js";
 import { ms } from "../format.js";
 import { type Html, html } from "./escape.js";
 
-/** Bytes of a command's output shown: its start and, where failures usually are, its end. */
-const HEAD_BYTES = 2 * 1024;
-const TAIL_BYTES = 6 * 1024;
+/** What the page shows of each command's output: more lines than the text report, as many bytes. */
+const PAGE_EXCERPT: ExcerptLimits = { lines: 120, lineChars: 300, bytes: 8 * 1024 };
 
-function excerpt(output: Buffer): { text: string; leftOut: number } {
-  if (output.length <= HEAD_BYTES + TAIL_BYTES) return { text: output.toString("utf8"), leftOut: 0 };
-  const head = output.subarray(0, HEAD_BYTES).toString("utf8");
-  const tail = output.subarray(output.length - TAIL_BYTES).toString("utf8");
-  const leftOut = output.length - HEAD_BYTES - TAIL_BYTES;
-  return { text: `${head}\n… ${leftOut} bytes left out here …\n${tail}`, leftOut };
+/** A failing command's output from where it names the failure (failureExcerpt), a passing one's end. */
+function excerpt(output: Buffer, passed: boolean): { text: string; extent: string } {
+  const text = output.toString("utf8");
+  const shown = passed ? tailExcerpt(text, PAGE_EXCERPT) : failureExcerpt(text, PAGE_EXCERPT);
+  return { text: shown.lines.map((line) => `${line}\n`).join(""), extent: excerptExtent(shown) };
 }
 
 /**
@@ -37,9 +36,11 @@ export function verificationView(run: LoadedRun): Html {
   return html`${state}${unread ? html`<p class="muted">${unread}.</p>` : null}${commands.map((c) => {
     const passed = commandPassed(c);
     const output = log.kind === "log" ? commandOutput(log.bytes, c) : null;
-    const shown = output ? excerpt(output) : null;
+    const shown = output ? excerpt(output, passed) : null;
     return html`<details class="command ${passed ? "ok" : "bad"}"${passed ? null : html` open`}><summary><span class="mark">${passed ? "ok" : "FAIL"}</span> <span class="muted">[${c.phase ?? "verify"}]</span> <code>${c.command}</code>: ${commandEnding(c)}, ${ms(c.durationMs)}</summary>${
-      shown ? html`<pre class="log">${shown.text}</pre>` : html`<p class="muted">No output found in test.log.</p>`
+      shown
+        ? html`${shown.extent ? html`<p class="muted">Output: ${shown.extent} (all of it in test.log).</p>` : null}<pre class="log">${shown.text}</pre>`
+        : html`<p class="muted">No output found in test.log.</p>`
     }</details>`;
   })}`;
 }
