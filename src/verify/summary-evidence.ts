@@ -136,7 +136,7 @@ export function summaryFindings(inputs: SummaryInputs): SummaryFinding[] {
 
 /** A command that exited 0 while its runner's summary counts failures (a hook that turns exit(1) into 0, `|| true` added). */
 function exitFindings(command: string, side: "held" | "patched", run: CommandRecord | undefined): ExitFinding[] {
-  if (!run || run.exitCode !== 0) return [];
+  if (run?.exitCode !== 0) return [];
   return (run.summaries ?? [])
     .filter((summary) => summary.failed > 0)
     .map((summary) => ({ command, kind: "failed_but_exit_0", side, runner: summary.runner, after: summary }));
