@@ -132,7 +132,7 @@ describe("tampering with how verification runs is held to the base, with default
     const outcome = await run(agentCmd);
     expect(outcome.result.terminalReason, outcome.result.summary).toBe("verification_failed");
     expect(outcome.result.verification.testEdits?.changed.map((input) => input.path)).toEqual(
-      expect.arrayContaining([".gitignore", "node_modules/checker/index.js", "package.json"]),
+      expect.arrayContaining(["node_modules/checker/index.js", "package.json"]),
     );
   });
 });

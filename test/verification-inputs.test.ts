@@ -309,6 +309,8 @@ describe("configuration held by kind, wherever it is and whatever names it", () 
       "src/crc.js": "",
       "README.md": "",
       ".changeset/brave-fox.md": "",
+      ".gitignore": "",
+      "sub/.gitattributes": "",
     };
     expect(reasons([], files)).toEqual({
       ".npmrc": "configuration",

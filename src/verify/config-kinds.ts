@@ -49,6 +49,9 @@ const CONFIG_NAME_SHAPES: readonly RegExp[] = [
   /^[^.][^/]*rc\.(json|ya?ml|toml|ini)$/u,
 ];
 
+/** Git's own dotfiles: they decide what git tracks and shows, not how a tool runs (holding .gitignore would make a build's outputs look like changes). */
+const GIT_DOTFILES = new Set([".gitignore", ".gitattributes", ".mailmap", ".git-blame-ignore-revs", ".gitkeep", ".keep"]);
+
 /** Documentation in a dot-directory (`.changeset/x.md`, `.github/PULL_REQUEST_TEMPLATE.md`) configures nothing. */
 const DOCUMENTATION = /\.(md|markdown|txt|rst)$/u;
 
@@ -67,7 +70,8 @@ export function configKind(path: string): ConfigKind | null {
   const name = segments.at(-1) ?? "";
   if (segments.includes("node_modules")) return "dependency_tree";
   const dotted = segments.findIndex((segment) => segment.startsWith(".") && segment !== "." && segment !== "..");
-  if (dotted !== -1 && !(dotted < segments.length - 1 && DOCUMENTATION.test(name))) return "dotfile";
+  const gitOwn = GIT_DOTFILES.has(name) && dotted === segments.length - 1;
+  if (dotted !== -1 && !gitOwn && !(dotted < segments.length - 1 && DOCUMENTATION.test(name))) return "dotfile";
   if (TOOL_CONFIG_NAMES.has(name)) return "tool_config";
   if (CONFIG_NAME_SHAPES.some((shape) => shape.test(name))) return "tool_config";
   return null;
