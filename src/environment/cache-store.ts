@@ -133,6 +133,7 @@ export class EnvironmentCache {
     }
     const now = new Date();
     touch(join(buildDir, "last-used"), now);
+    waitPastCtime(join(buildDir, "last-used"), lstatOrNull(join(buildDir, "environment.json"), true)?.ctimeNs ?? 0n, now);
     const target = join(this.subdir("environments", true), key);
     // Twice at most: a first loser finds a corrupt winner, which find removes; the second rename then lands.
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -462,6 +463,21 @@ function touch(path: string, time: Date): void {
     try {
       writeFileSync(path, "", { mode: 0o600 });
     } catch {}
+  }
+}
+
+/**
+ * Waits (1 ms at a time, a few ms in all: the kernel's timestamps advance by its tick) until a ctime set now is later
+ * than `after`: the commit's rename then dates the environment strictly after its last write (environment.ts,
+ * checkEnvironment), and a write in the same tick as the commit cannot pass for one before it.
+ */
+function waitPastCtime(probe: string, after: bigint, time: Date): void {
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; attempt < 1000; attempt++) {
+    touch(probe, time);
+    const ctime = lstatOrNull(probe, true)?.ctimeNs;
+    if (ctime === undefined || ctime > after) return;
+    Atomics.wait(sleeper, 0, 0, 1);
   }
 }
 

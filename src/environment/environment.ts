@@ -123,7 +123,8 @@ export function checkEnvironment(
   } catch (error) {
     return { kind: "unsound", why: `${named} cannot be read whole (${(error as NodeJS.ErrnoException).code ?? "error"})` };
   }
-  if (newest > seal.sealedNs) return { kind: "unsound", why: `${named} was modified after it was built` };
+  // Strictly older: the commit waits for the clock to pass its last write (cache-store.ts), so a write in the commit's own tick shows.
+  if (newest >= seal.sealedNs) return { kind: "unsound", why: `${named} was modified after it was built` };
   if (hash.digest("hex") !== record.fingerprint) return { kind: "unsound", why: `${named} was modified after it was built` };
   return { kind: "sound", seal };
 }
