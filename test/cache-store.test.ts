@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
 import { EnvironmentCache, cacheLimitBytes, defaultCacheDir } from "../src/environment/cache-store.js";
+import { checkEnvironment, fingerprintEnvironment } from "../src/environment/environment.js";
 import { UsageError } from "../src/lib/errors.js";
 import { cachedEnvironment, deadPid, environmentRecord, keyOf, setLastUsed, writeBuild } from "./helpers/environments.js";
 import { tempDir } from "./helpers/repo.js";
@@ -155,15 +156,27 @@ describe("EnvironmentCache", () => {
     expect(existsSync(environment.dir)).toBe(false);
   });
 
-  test("a half-written directory in use by a live process is not removed by find", () => {
-    const cache = makeCache();
-    const environment = cachedEnvironment(cache, "spoilt-in-use");
-    rmSync(join(environment.dir, "environment.json"));
-    const release = cache.use(environment.key);
-    expect(cache.find(environment.key)).toBeNull();
-    expect(existsSync(environment.dir)).toBe(true);
-    release();
-  });
+  test.each(["environment.json", "tree"])(
+    "an environment without its %s, its key in use (every run marks it before it looks): retired, kept whole while in use, and the key builds again",
+    (part) => {
+      const cache = makeCache();
+      const environment = cachedEnvironment(cache, `spoilt-${part}`);
+      rmSync(join(environment.dir, part), { recursive: true });
+      const release = cache.use(environment.key);
+      expect(cache.find(environment.key)).toBeNull();
+      expect(existsSync(environment.dir)).toBe(false);
+      // A run that still has a view of it keeps what is left: removed once nobody uses the key.
+      const [retired] = readdirSync(join(cache.root, "retired"));
+      expect(retired?.startsWith(`${environment.key}.`)).toBe(true);
+      expect(existsSync(join(cache.root, "retired", retired!, "index"))).toBe(true);
+      const build = cache.startBuild();
+      writeBuild(build, environmentRecord(environment.key));
+      expect(cache.commit(build, environment.key).dir).toBe(environment.dir);
+      expect(cache.find(environment.key)?.record.key).toBe(environment.key);
+      release();
+      expect(readdirSync(join(cache.root, "retired"))).toEqual([]);
+    },
+  );
 
   test("a link planted as an environment is removed, never followed: its target stays whole", () => {
     const cache = makeCache();
@@ -267,6 +280,20 @@ describe("EnvironmentCache", () => {
     expect(existsSync(downloads)).toBe(false);
   });
 
+  test("clear removes the download caches of runs without the sandbox too (unsandboxed/downloads), unless keepDownloads", () => {
+    const cache = makeCache();
+    const theirs = new EnvironmentCache(
+      join(cache.root, "unsandboxed", "123-0123456789abcdef"),
+      0,
+      join(cache.root, "unsandboxed", "downloads"),
+    );
+    writeFileSync(join(theirs.downloadsDir(), "npm-tarball"), "x");
+    expect(cache.clear({ keepDownloads: true }).downloadsRemoved).toBe(false);
+    expect(existsSync(join(cache.root, "unsandboxed", "downloads", "npm-tarball"))).toBe(true);
+    expect(cache.clear().downloadsRemoved).toBe(true);
+    expect(existsSync(join(cache.root, "unsandboxed", "downloads"))).toBe(false);
+  });
+
   test("an empty or missing cache: nothing to list, evict or clear, and nothing is created", () => {
     const cache = makeCache(0);
     expect(cache.list()).toEqual([]);
@@ -290,5 +317,68 @@ describe("EnvironmentCache", () => {
     const when = new Date("2026-01-02T03:04:05.000Z");
     setLastUsed(environment, when);
     expect(cache.list()[0]?.lastUsedAt.toISOString()).toBe(when.toISOString());
+  });
+});
+
+describe("an environment proves it is the one that was built (checkEnvironment)", () => {
+  /** An environment committed as a build commits it: its fingerprint in its record. */
+  function sealedEnvironment(cache: EnvironmentCache, name: string) {
+    const key = keyOf(name);
+    const build = cache.startBuild();
+    writeBuild(build, environmentRecord(key));
+    mkdirSync(join(build, "home"));
+    const record = environmentRecord(key, { fingerprint: fingerprintEnvironment(build).fingerprint });
+    writeFileSync(join(build, "environment.json"), JSON.stringify(record));
+    return cache.commit(build, key);
+  }
+
+  test("sound as built; a file written after the commit, its fingerprint recomputed into environment.json, is not", () => {
+    const cache = makeCache();
+    const trustedAfter = cache.trustedAfter();
+    const environment = sealedEnvironment(cache, "sealed");
+    const checked = checkEnvironment(environment.dir, environment.record, { trustedAfter });
+    expect(checked.kind).toBe("sound");
+    writeFileSync(join(environment.tree, "node_modules", "left-pad", "index.js"), "module.exports = () => 'forged';\n");
+    const forged = environmentRecord(environment.key, { fingerprint: fingerprintEnvironment(environment.dir).fingerprint });
+    writeFileSync(join(environment.dir, "environment.json"), JSON.stringify(forged));
+    expect(checkEnvironment(environment.dir, forged, { trustedAfter })).toMatchObject({
+      kind: "unsound",
+      why: expect.stringContaining("modified after it was built"),
+    });
+    // The run that took it holds its seal: the same write shows against it too.
+    if (checked.kind === "sound") expect(checkEnvironment(environment.dir, forged, { seal: checked.seal }).kind).toBe("unsound");
+  });
+
+  test("no environment committed before a run without the sandbox ended is trusted, nor any while one is in progress; one committed after is", () => {
+    const cache = makeCache();
+    cache.trustedAfter();
+    const before = sealedEnvironment(cache, "before");
+    const end = cache.markExposure();
+    expect(cache.trustedAfter()).toBeNull();
+    expect(checkEnvironment(before.dir, before.record, { trustedAfter: cache.trustedAfter() })).toMatchObject({
+      kind: "unsound",
+      why: expect.stringContaining("while a run without the sandbox is in progress"),
+    });
+    end();
+    expect(checkEnvironment(before.dir, before.record, { trustedAfter: cache.trustedAfter() })).toMatchObject({
+      kind: "unsound",
+      why: expect.stringContaining("committed before a run without the sandbox ended"),
+    });
+    const after = sealedEnvironment(cache, "after");
+    expect(checkEnvironment(after.dir, after.record, { trustedAfter: cache.trustedAfter() }).kind).toBe("sound");
+  });
+
+  test("an exposure whose run is gone (killed) counts as ended now; the exposures directory removed or replaced by a link dates it now too", () => {
+    const cache = makeCache();
+    cache.trustedAfter();
+    const environment = sealedEnvironment(cache, "left");
+    writeFileSync(join(cache.root, "exposures", `${deadPid()}-0123456789abcdef`), "");
+    expect(checkEnvironment(environment.dir, environment.record, { trustedAfter: cache.trustedAfter() }).kind).toBe("unsound");
+    expect(readdirSync(join(cache.root, "exposures"))).toEqual([]);
+    const fresh = sealedEnvironment(cache, "fresh");
+    expect(checkEnvironment(fresh.dir, fresh.record, { trustedAfter: cache.trustedAfter() }).kind).toBe("sound");
+    rmSync(join(cache.root, "exposures"), { recursive: true });
+    symlinkSync(tempDir("old"), join(cache.root, "exposures"));
+    expect(checkEnvironment(fresh.dir, fresh.record, { trustedAfter: cache.trustedAfter() }).kind).toBe("unsound");
   });
 });

@@ -1,8 +1,10 @@
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
 import { mountPoints, overlayUnavailable } from "../src/environment/overlay.js";
+import { probeBubblewrap } from "../src/containment/sandbox.js";
 import { runCli, commandRunArgs } from "./helpers/cli.js";
 import { makeRepo, tempDir } from "./helpers/repo.js";
 import { delegate, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
@@ -17,6 +19,8 @@ const overlay = (await overlayUnavailable(tmpdir())) === null;
 // CI runs as root on a kernel with overlayfs: there these tests must not skip their overlay half.
 if (!overlay && process.env.HANDOFF_OVERLAY_TESTS === "required") throw new Error("overlay mounts are required here");
 const MODES = overlay ? (["overlay", "copy"] as const) : (["copy"] as const);
+const bwrap = await probeBubblewrap();
+if (!bwrap.ok && process.env.HANDOFF_SANDBOX_TESTS === "required") throw new Error(`bubblewrap is required here: ${bwrap.reason}`);
 
 /** A project whose test passes only once setup has made node_modules/dep (and add() adds). */
 const PROJECT = {
@@ -28,6 +32,9 @@ const PROJECT = {
 };
 const SETUP = "mkdir -p node_modules/dep && echo 'export default 1' > node_modules/dep/index.js";
 const FIX = "sed -i 's/a - b/a + b/' math.js";
+/** node_modules/dep/check.sh fails on the base: only a poisoned environment makes `sh node_modules/dep/check.sh` pass. */
+const CHECKED_SETUP = `${SETUP} && printf 'exit 1\\n' > node_modules/dep/check.sh`;
+const CHECK = "sh node_modules/dep/check.sh";
 
 function setupRecords(result: RunResult): number {
   const all = [...result.verification.commands, ...(result.verification.baseline?.commands ?? [])];
@@ -137,16 +144,17 @@ describe.each(MODES)("a base environment, workspaces as %s", (mode) => {
 });
 
 describe("the environment is handoff's, not the agent's", () => {
-  test("an agent without the sandbox that rewrites the cached environment: verification sets up its own checkout, and the cache drops it", async () => {
+  test("an agent without the sandbox that rewrites its run's own environment: verification sets up its own checkout, and nothing of it outlives the run", async () => {
     const repo = await makeRepo(PROJECT);
     const cacheDir = tempDir("handoff-cache");
     // node_modules/dep/check.sh fails on the base; the agent makes the environment's copy pass instead of fixing anything.
-    const setup = `${SETUP} && printf 'exit 1\\n' > node_modules/dep/check.sh`;
-    const agentCmd = `for f in ${cacheDir}/environments/*/tree/node_modules/dep/check.sh; do printf 'exit 0\\n' > "$f"; done; echo '// looked' >> math.js`;
-    const run = await delegateWithoutSandbox(repo, agentCmd, { setup: [setup], verify: ["sh node_modules/dep/check.sh"], cacheDir });
+    // A run without the sandbox builds its own environment, under unsandboxed/<pid>-<r>/, never in environments/.
+    const agentCmd = `for f in ${cacheDir}/unsandboxed/*/environments/*/tree/node_modules/dep/check.sh; do printf 'exit 0\\n' > "$f"; done; echo '// looked' >> math.js`;
+    const run = await delegateWithoutSandbox(repo, agentCmd, { setup: [CHECKED_SETUP], verify: [CHECK], cacheDir });
     expect(run.result.terminalReason).toBe("verification_failed");
     expect(run.result.policy.warnings.map((w) => w.rule)).toContain("environment_modified");
-    expect(readdirSync(join(cacheDir, "environments"))).toEqual([]);
+    expect(existsSync(join(cacheDir, "environments"))).toBe(false);
+    expect(readdirSync(join(cacheDir, "unsandboxed"))).toEqual(["downloads"]);
   });
 
   test("no view stays mounted after a run, whatever its verdict", async () => {
@@ -234,4 +242,144 @@ test("a same-size edit made the moment the workspace exists, from handoff's own 
       expect(run.patch).toContain("+  return a + b;");
     }
   }
+});
+
+/**
+ * An agent without the sandbox runs as you: it can write the cache, and compute a fingerprint with handoff's own
+ * function. This one makes node_modules/dep/check.sh of every cached environment pass, either in place (the file
+ * rewritten, environment.json given the new fingerprint) or whole (a copy edited, fingerprinted and renamed into the
+ * environment's place, so that every entry is older than the directory).
+ */
+function forgingAgent(cacheDir: string, style: "in place" | "whole"): { readonly command: string; readonly poisoned: string } {
+  const dir = tempDir("forger");
+  const script = join(dir, "forge.mjs");
+  const poisoned = join(dir, "poisoned");
+  const environmentModule = resolve("dist/src/environment/environment.js");
+  writeFileSync(
+    script,
+    `import { cpSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+const { fingerprintEnvironment } = await import(${JSON.stringify(environmentModule)});
+const root = join(${JSON.stringify(cacheDir)}, "environments");
+for (const key of readdirSync(root)) {
+  const dir = join(root, key);
+  const work = ${JSON.stringify(style)} === "whole" ? dir + ".forged" : dir;
+  if (work !== dir) cpSync(dir, work, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
+  writeFileSync(join(work, "tree/node_modules/dep/check.sh"), "exit 0\\n");
+  const record = JSON.parse(readFileSync(join(work, "environment.json"), "utf8"));
+  record.fingerprint = fingerprintEnvironment(work).fingerprint;
+  writeFileSync(join(work, "environment.json"), JSON.stringify(record));
+  if (work !== dir) { renameSync(dir, dir + ".old"); renameSync(work, dir); rmSync(dir + ".old", { recursive: true }); }
+  writeFileSync(${JSON.stringify(poisoned)}, key);
+}
+`,
+  );
+  return { command: `node ${script} && echo '// looked' >> math.js`, poisoned };
+}
+
+describe.skipIf(!bwrap.ok)("the cache is checked, not believed (issue 26)", () => {
+  test.each(["in place", "whole"] as const)(
+    "an agent without the sandbox rewrites a cached environment (%s) and recomputes its fingerprint: a later sandboxed run never verifies a wrong fix",
+    async (style) => {
+      const repo = await makeRepo(PROJECT);
+      const cacheDir = tempDir("handoff-cache");
+      const options = { setup: [CHECKED_SETUP], verify: [CHECK], cacheDir };
+      const first = await delegate(repo, "echo '// looked' >> math.js", options);
+      expect(first.result.terminalReason).toBe("verification_failed");
+      expect(first.result.environment?.source).toBe("built");
+
+      // The forging run has no setup: it uses no environment itself, so nothing of its own run looks at the one it poisons.
+      const forging = forgingAgent(cacheDir, style);
+      await delegateWithoutSandbox(repo, forging.command, { verify: ["true"], workspaceMode: "copy", cacheDir });
+      expect(readFileSync(forging.poisoned, "utf8")).toBe(first.result.environment?.key);
+
+      const later = await delegate(repo, "echo '// looked again' >> math.js", options);
+      expect(later.result.terminalReason, later.result.summary).toBe("verification_failed");
+      // Not taken from the cache: built again, on the base.
+      expect(later.result.environment?.source).toBe("built");
+    },
+  );
+
+  test("a run without the sandbox that writes and would evict the environment a sandboxed run is using: that run never verifies a wrong fix, never loses its lower tree", async () => {
+    const repo = await makeRepo(PROJECT);
+    const cacheDir = tempDir("handoff-cache");
+    let concurrent: Awaited<ReturnType<typeof delegateWithoutSandbox>> | null = null;
+    const forging = forgingAgent(cacheDir, "in place");
+    // The sandboxed run's agent: while it works, a run without the sandbox (cache limit 0: it would evict anything
+    // not in use) poisons the environment; then the agent makes a change that fixes nothing.
+    const backend: ExternalAgentBackend = {
+      name: "slow",
+      async run(_task, context) {
+        const limit = process.env.HANDOFF_CACHE_LIMIT;
+        process.env.HANDOFF_CACHE_LIMIT = "0";
+        try {
+          concurrent = await delegateWithoutSandbox(repo, forging.command, { setup: [CHECKED_SETUP], verify: [CHECK], cacheDir });
+        } finally {
+          if (limit === undefined) delete process.env.HANDOFF_CACHE_LIMIT;
+          else process.env.HANDOFF_CACHE_LIMIT = limit;
+        }
+        writeFileSync(join(context.cwd, "math.js"), `${PROJECT["math.js"]}// looked\n`);
+        const base = { executable: null, version: null, exitCode: 0, signal: null, usage: null, stderrTail: "", durationMs: 0 };
+        return { ...base, outcome: { kind: "finished" }, sessionId: null, finalMessage: null };
+      },
+    };
+    const run = await delegate(repo, "", { backend, setup: [CHECKED_SETUP], verify: [CHECK], cacheDir });
+    expect(existsSync(forging.poisoned)).toBe(true);
+    expect(concurrent!.result.terminalReason).toBe("verification_failed");
+    expect(run.result.terminalReason, run.result.summary).toBe("verification_failed");
+    expect(run.result.patch?.files.map((file) => file.path)).toEqual(["math.js"]);
+    expect(run.result.policy.warnings.map((w) => w.rule)).toContain("environment_modified");
+  });
+});
+
+test("a run without the sandbox never writes the download caches sandboxed runs' setups use, nor their environments", async () => {
+  const repo = await makeRepo(PROJECT);
+  const cacheDir = tempDir("handoff-cache");
+  // What an agent could leave in the npm cache for a later build to install: here, setup itself writes there.
+  const setup = `${SETUP} && echo planted > "$npm_config_cache/planted"`;
+  const run = await delegateWithoutSandbox(repo, FIX, { setup: [setup], verify: ["npm test"], cacheDir });
+  expect(run.result.terminalReason, run.result.summary).toBe("verified");
+  expect(existsSync(join(cacheDir, "downloads", "npm", "planted"))).toBe(false);
+  expect(readFileSync(join(cacheDir, "unsandboxed", "downloads", "npm", "planted"), "utf8")).toBe("planted\n");
+  expect(existsSync(join(cacheDir, "environments"))).toBe(false);
+});
+
+describe("an environment that cannot be used is built again, never a dead key", () => {
+  test("a cached environment whose tree/ is gone: the next run builds it again and verifies", async () => {
+    const repo = await makeRepo(PROJECT);
+    const cacheDir = tempDir("handoff-cache");
+    const options = { setup: [SETUP], verify: ["npm test"], cacheDir };
+    const first = await delegate(repo, FIX, options);
+    expect(first.result.terminalReason, first.result.summary).toBe("verified");
+    rmSync(join(cacheDir, "environments", first.result.environment!.key!, "tree"), { recursive: true });
+    for (const round of [1, 2]) {
+      const again = await delegate(repo, FIX, options);
+      expect(again.result.terminalReason, `round ${round}: ${again.result.summary}`).toBe("verified");
+      expect(again.result.environment?.source).toBe(round === 1 ? "built" : "reused");
+    }
+  });
+
+  test("a build lock planted under the key, naming a live process that is no handoff build: broken, with a warning, and the run verifies", async () => {
+    const repo = await makeRepo(PROJECT);
+    const options = { setup: [SETUP], verify: ["npm test"] };
+    const probe = await delegate(repo, FIX, { ...options, cacheDir: tempDir("c") });
+    const key = probe.result.environment!.key!;
+    const cacheDir = tempDir("handoff-cache");
+    const sleeper = spawn("sleep", ["600"], { stdio: "ignore" });
+    try {
+      mkdirSync(join(cacheDir, "locks"), { recursive: true });
+      const lock = join(cacheDir, "locks", key);
+      writeFileSync(lock, `${sleeper.pid}\n`);
+      // Planted a minute ago: past the bounded wait for a lock that names no build.
+      const minuteAgo = new Date(Date.now() - 60_000);
+      utimesSync(lock, minuteAgo, minuteAgo);
+      const run = await delegate(repo, FIX, { ...options, cacheDir });
+      expect(run.result.terminalReason, run.result.summary).toBe("verified");
+      const warning = run.result.policy.warnings.find((w) => w.rule === "build_lock_broken");
+      expect(warning?.message).toContain("names no handoff build of it");
+      expect(existsSync(lock)).toBe(false);
+    } finally {
+      sleeper.kill();
+    }
+  });
 });

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import type { ExternalAgentBackend, ExternalAgentResult, SessionToResume } from "../src/agent/backend.js";
 import { continueRun } from "../src/repair/continue-run.js";
+import { collectKeptSessions } from "../src/repair/session-gc.js";
 import { ExternalCodingRunner } from "../src/run/runner.js";
 import { type CliOutcome, expectUsageError, runCli } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, commitFile, makeRepo, tempDir } from "./helpers/repo.js";
@@ -201,6 +202,32 @@ describe("handoff resume", () => {
       });
       expect(second.terminalReason).toBe("external_agent_error");
       expect(second.detail).toBe("cannot_resume");
+    });
+
+    test("handoff gc --all between resume's check and its agent turn: gc takes the home first, and the resume ends external_agent_error / cannot_resume saying so", async () => {
+      const state = makeState();
+      const repo = await makeRepo(FAILING_ADD_PROJECT);
+      const backend = sessionBackend([]);
+      const dirs = { runsDir: state.runsDir, workspacesDir: state.wsDir, cliHomesDir: state.homesDir };
+      const runner = new ExternalCodingRunner();
+      const first = await runner.run({
+        repo,
+        task: "fix add()",
+        backend,
+        verify: ["npm test"],
+        yes: true,
+        runId: "first",
+        keepSession: true,
+        ...dirs,
+      });
+      const options = continueRun("first", "also add sub()", { runsDir: state.runsDir, yes: true });
+      const collected = collectKeptSessions(state.runsDir, { all: true });
+      expect(collected.removed.map((entry) => entry.home)).toEqual([first.session!.home]);
+      const second = await runner.run({ ...options, backend });
+      expect(second.terminalReason).toBe("external_agent_error");
+      expect(second.detail).toBe("cannot_resume");
+      expect(second.summary).toContain(`its kept session ${first.session!.home} was taken after this resume checked it`);
+      expect(listOrEmpty(state.homesDir)).toEqual([]);
     });
   });
 

@@ -23,14 +23,28 @@ export class SessionHome {
     this.#movedIn = movedIn;
   }
 
-  /** The home's path, made (or moved in) by the first call; recorded in the checkpoint before it exists. */
-  open(): string {
+  /**
+   * The home's path, made (or moved in) by the first call; recorded in the checkpoint before it exists. The move is
+   * the claim: `handoff gc` removes a kept home only by renaming it away first, so whichever renames it first has it.
+   * A kept home gone by then (gc, or another resume, took it first) is `{ gone }` when the session needs it, and a
+   * new empty home when it does not (the command backend keeps no session).
+   */
+  open(sessionNeeded = true): string | { readonly gone: string } {
     if (this.#path !== null) return this.#path;
     const path = join(this.#homesDir, runNames(this.#dir.runId, this.#dir.nonce).cliHome);
     this.#dir.track({ cliHome: path });
     mkdirSync(this.#homesDir, { recursive: true, mode: 0o700 });
-    if (this.#movedIn) renameSync(this.#movedIn, path);
-    else mkdirSync(path, { mode: 0o700 });
+    let moved = false;
+    if (this.#movedIn) {
+      try {
+        renameSync(this.#movedIn, path);
+        moved = true;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        if (sessionNeeded) return { gone: this.#movedIn };
+      }
+    }
+    if (!moved) mkdirSync(path, { mode: 0o700 });
     this.#path = path;
     return path;
   }

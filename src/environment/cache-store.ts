@@ -1,4 +1,16 @@
-import { type Stats, lstatSync, mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, lutimesSync, writeFileSync } from "node:fs";
+import {
+  type BigIntStats,
+  type Stats,
+  lstatSync,
+  lutimesSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { removeTree } from "../clone/workspace.js";
@@ -14,6 +26,10 @@ import { EnvironmentRecord } from "./record.js";
  *   building/<pid>-<r>/   a build in progress, renamed to environments/<key>/ when it is complete
  *   in-use/<key>/<pid>-<r>  a use marker: while its process lives, the environment is never removed
  *   removing/<pid>-<r>/   an environment on its way out (renamed here first, so no reader ever sees half of one)
+ *   retired/<key>.<pid>-<r>/  an environment no run may take again (modified, incomplete, or committed before a run
+ *                         without the sandbox ended), removed once no process uses its key: a mounted view keeps its lower tree
+ *   exposures/            one file per run without the sandbox in progress; the directory's ctime is when the last one
+ *                         ended (environment.ts, trustedAfter)
  *   downloads/            the package managers' persistent download caches
  * A directory named for a pid that is gone is stale, and the next evict or clear removes it.
  */
@@ -73,18 +89,26 @@ export class EnvironmentCache {
   readonly root: string;
   readonly limitBytes: number;
 
-  constructor(root: string, limitBytes: number = cacheLimitBytes()) {
+  readonly #downloads: string | null;
+
+  /** `downloads`: where the download caches are, when not `<root>/downloads` (a run's private cache shares one). */
+  constructor(root: string, limitBytes: number = cacheLimitBytes(), downloads: string | null = null) {
     this.root = resolve(root);
     this.limitBytes = limitBytes;
+    this.#downloads = downloads === null ? null : resolve(downloads);
   }
 
-  /** The environment under this key, or null. A directory without a readable, valid environment.json whose key matches (half-written, foreign, corrupt) is removed and null returned. Touches last-used (LRU). */
+  /**
+   * The environment under this key, or null. A directory that is not a complete environment of this key (half-written,
+   * foreign, corrupt, its tree/ gone) is retired, whoever uses it, so that the next build can take its place: never a
+   * key that stays dead. Touches last-used (LRU).
+   */
   find(key: string): CachedEnvironment | null {
     assertKey(key);
     const environments = this.subdir("environments", false);
     if (environments === null) return null;
     const read = this.read(key);
-    if (read.kind === "invalid" && read.why !== "absent" && !this.inUse(key)) this.remove(join(environments, key));
+    if (read.kind === "invalid" && read.why !== "absent") this.retire(key);
     if (read.kind !== "valid") return null;
     const now = new Date();
     touch(join(read.environment.dir, "last-used"), now);
@@ -109,6 +133,7 @@ export class EnvironmentCache {
     }
     const now = new Date();
     touch(join(buildDir, "last-used"), now);
+    waitPastCtime(join(buildDir, "last-used"), lstatOrNull(join(buildDir, "environment.json"), true)?.ctimeNs ?? 0n, now);
     const target = join(this.subdir("environments", true), key);
     // Twice at most: a first loser finds a corrupt winner, which find removes; the second rename then lands.
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -157,6 +182,8 @@ export class EnvironmentCache {
       released = true;
       rmSync(marker, { force: true });
       removeIfEmpty(keyDir);
+      // The last user of a retired environment removes it.
+      this.sweepRetired();
     };
   }
 
@@ -167,7 +194,8 @@ export class EnvironmentCache {
     for (const name of this.names("environments")) {
       const read = KEY.test(name) ? this.read(name) : ({ kind: "invalid", why: "not a key" } as const);
       if (read.kind === "valid") valid.push(read.environment);
-      else if (read.kind === "invalid" && !(KEY.test(name) && this.inUse(name))) this.remove(join(this.root, "environments", name));
+      else if (read.kind === "invalid" && KEY.test(name)) this.retire(name);
+      else if (read.kind === "invalid") this.remove(join(this.root, "environments", name));
     }
     valid.sort((a, b) => a.lastUsedAt.getTime() - b.lastUsedAt.getTime());
     let total = valid.reduce((sum, environment) => sum + environment.record.sizeBytes, 0);
@@ -218,24 +246,84 @@ export class EnvironmentCache {
       removed++;
       freedBytes += read.environment.record.sizeBytes;
     }
-    const downloadsRemoved =
-      !options.keepDownloads && this.subdir("downloads", false) !== null && this.remove(join(this.root, "downloads"));
+    let downloadsRemoved = false;
+    if (!options.keepDownloads) {
+      downloadsRemoved = this.subdir("downloads", false) !== null && this.remove(join(this.root, "downloads"));
+      // Those of the runs without the sandbox too (their private caches are theirs: removed with each run).
+      const unsandboxed = this.subdir("unsandboxed", false);
+      if (unsandboxed !== null && realDirectory(join(unsandboxed, "downloads")))
+        downloadsRemoved = this.remove(join(unsandboxed, "downloads")) || downloadsRemoved;
+    }
     return { removed, freedBytes, skippedInUse, downloadsRemoved };
   }
 
   /**
-   * Takes an environment out of the cache whatever uses it (one found modified after its build): renamed away at
-   * once, so no run finds it again, then removed.
+   * Takes an environment out of the cache whatever uses it (one found modified, incomplete or untrusted): renamed into
+   * retired/ at once, so no run finds it again, and removed there once no process uses its key (a run's mounted view
+   * keeps its lower tree). With `inode`, only the directory with that inode: a newer build under the same key stays.
    */
-  removeEnvironment(key: string): void {
+  retire(key: string, inode?: bigint): void {
     assertKey(key);
-    const environments = this.subdir("environments", false);
-    if (environments !== null) this.remove(join(environments, key));
+    const path = join(this.root, "environments", key);
+    if (inode !== undefined && lstatOrNull(path, true)?.ino !== inode) return;
+    if (lstatOrNull(path) === null) return;
+    try {
+      renameSync(path, join(this.subdir("retired", true), `${key}.${ownedName()}`));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    this.sweepRetired();
   }
 
-  /** <root>/downloads: the persistent package-manager download caches (made 0700 on first call). */
+  /** <root>/downloads (or the one given): the persistent package-manager download caches (made 0700 on first call). */
   downloadsDir(): string {
-    return this.subdir("downloads", true);
+    if (this.#downloads === null) return this.subdir("downloads", true);
+    mkdirSync(this.#downloads, { recursive: true, mode: 0o700 });
+    if (!realDirectory(this.#downloads))
+      throw new UsageError("cache_untrusted", `${this.#downloads} in the handoff cache is not a directory`);
+    return this.#downloads;
+  }
+
+  /**
+   * A run whose agent runs without the sandbox, from now until the returned function runs: a file in exposures/ while
+   * it lasts, then the directory's ctime set to the moment it ended (a ctime only the kernel sets, and only forward).
+   * Such an agent can write this cache (it runs as you), so no environment committed before that moment is taken again.
+   */
+  markExposure(): () => void {
+    const dir = this.exposuresDir();
+    const marker = join(dir, ownedName());
+    writeFileSync(marker, `${process.pid}\n`, { flag: "wx", mode: 0o600 });
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      rmSync(marker, { force: true });
+      const now = new Date();
+      // The agent may have removed or replaced the directory: made again, its ctime is now all the same.
+      utimesSync(this.exposuresDir(), now, now);
+    };
+  }
+
+  /**
+   * The ctime (ns) after which an environment must have been committed to be trusted: when the last run without the
+   * sandbox ended. Null while one is in progress (nothing can be trusted then). A marker whose process is gone is
+   * removed, which sets the ctime to now: that run's end is unknown.
+   */
+  trustedAfter(): bigint | null {
+    const dir = this.exposuresDir();
+    let live = false;
+    for (const name of this.names("exposures")) {
+      if (ownerGone(name)) rmSync(join(dir, name), { recursive: true, force: true });
+      else live = true;
+    }
+    return live ? null : (lstatOrNull(dir, true)?.ctimeNs ?? null);
+  }
+
+  /** <root>/exposures, a real directory: anything else there (a link, a file) is replaced, which dates it now. */
+  private exposuresDir(): string {
+    const dir = join(this.root, "exposures");
+    if (!realDirectory(dir)) rmSync(dir, { recursive: true, force: true });
+    return this.subdir("exposures", true);
   }
 
   private read(key: string): EnvironmentRead {
@@ -248,8 +336,17 @@ export class EnvironmentCache {
     return this.names(join("in-use", key)).some((name) => !ownerGone(name));
   }
 
-  /** Removes what dead processes left: builds, half-removed environments, use markers. */
+  /** Removes the retired environments whose key no live process uses. */
+  private sweepRetired(): void {
+    for (const name of this.names("retired")) {
+      const key = name.split(".")[0]!;
+      if (!(KEY.test(key) && this.inUse(key))) removeTree(join(this.root, "retired", name));
+    }
+  }
+
+  /** Removes what dead processes left: builds, half-removed environments, use markers, retired environments. */
   private sweep(): void {
+    this.sweepRetired();
     for (const kind of ["building", "removing"]) {
       for (const name of this.names(kind)) if (ownerGone(name)) removeTree(join(this.root, kind, name));
     }
@@ -342,9 +439,11 @@ function assertKey(key: string): void {
   if (!KEY.test(key)) throw new Error(`not an environment key (64 lowercase hex digits): ${JSON.stringify(key)}`);
 }
 
-function lstatOrNull(path: string): Stats | null {
+function lstatOrNull(path: string): Stats | null;
+function lstatOrNull(path: string, bigint: true): BigIntStats | null;
+function lstatOrNull(path: string, bigint = false): Stats | BigIntStats | null {
   try {
-    return lstatSync(path);
+    return bigint ? lstatSync(path, { bigint: true }) : lstatSync(path);
   } catch {
     return null;
   }
@@ -364,6 +463,21 @@ function touch(path: string, time: Date): void {
     try {
       writeFileSync(path, "", { mode: 0o600 });
     } catch {}
+  }
+}
+
+/**
+ * Waits (1 ms at a time, a few ms in all: the kernel's timestamps advance by its tick) until a ctime set now is later
+ * than `after`: the commit's rename then dates the environment strictly after its last write (environment.ts,
+ * checkEnvironment), and a write in the same tick as the commit cannot pass for one before it.
+ */
+function waitPastCtime(probe: string, after: bigint, time: Date): void {
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  for (let attempt = 0; attempt < 1000; attempt++) {
+    touch(probe, time);
+    const ctime = lstatOrNull(probe, true)?.ctimeNs;
+    if (ctime === undefined || ctime > after) return;
+    Atomics.wait(sleeper, 0, 0, 1);
   }
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { type BigIntStats, lstatSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { hashLstatTree } from "../lib/fs-walk.js";
 import type { EnvironmentRecord } from "./record.js";
@@ -59,9 +59,72 @@ export function fingerprintEnvironment(dir: string): {
   return { fingerprint: hash.digest("hex"), sizeBytes, entries };
 }
 
-/** Why the environment can no longer be trusted (something wrote to it after its build), or null. */
-export function environmentTampered(environment: BaseEnvironment): string | null {
-  return fingerprintEnvironment(environment.dir).fingerprint === environment.record.fingerprint
-    ? null
-    : `the base environment ${environment.key.slice(0, 12)} was modified after it was built`;
+/**
+ * What a run knows of its environment from the moment it took it, held in memory where no agent can write: the
+ * environment directory's inode and ctime (set by the commit's rename, and by nothing else a build does after it).
+ */
+export interface EnvironmentSeal {
+  readonly inode: bigint;
+  readonly sealedNs: bigint;
+}
+
+/** The check of an environment: the seal it was found with, or why it cannot be used. */
+export type EnvironmentCheck =
+  | { readonly kind: "sound"; readonly seal: EnvironmentSeal }
+  | { readonly kind: "unsound"; readonly why: string };
+
+/**
+ * Whether an environment is the one that was built. Its directory's ctime is the moment its build was committed (the
+ * rename into the cache sets it; nothing after it adds or removes an entry there). Every entry of tree/ and home/,
+ * the index and environment.json must be older than that: a write, a chmod, a rename or a link sets an inode's ctime
+ * to now, and no process can set it back. So an environment found with a newer entry was written after its commit.
+ * An environment re-made whole (copied, edited, its fingerprint recomputed, renamed into place) has a newer commit
+ * time instead, so it must also be newer than `trustedAfter`, the end of the last run without the sandbox (whose agent
+ * could write the cache: cache-store.ts, trustedAfter), and, when the run took it already, match the seal the run
+ * holds in memory. One lstat walk, the one the fingerprint needs (0.3 s warm for 20,000 entries: docs/environment.md).
+ */
+export function checkEnvironment(
+  dir: string,
+  record: EnvironmentRecord,
+  against: { readonly trustedAfter: bigint | null } | { readonly seal: EnvironmentSeal },
+): EnvironmentCheck {
+  const named = `the base environment ${record.key.slice(0, 12)}`;
+  let root: BigIntStats;
+  try {
+    root = lstatSync(dir, { bigint: true });
+  } catch {
+    return { kind: "unsound", why: `${named} is gone from the cache` };
+  }
+  const seal = { inode: root.ino, sealedNs: root.ctimeNs };
+  if ("seal" in against && (seal.inode !== against.seal.inode || seal.sealedNs !== against.seal.sealedNs))
+    return { kind: "unsound", why: `${named} was replaced or written after this run took it` };
+  if ("trustedAfter" in against) {
+    if (against.trustedAfter === null)
+      return {
+        kind: "unsound",
+        why: `${named} cannot be trusted while a run without the sandbox is in progress (its agent can write the cache)`,
+      };
+    if (seal.sealedNs <= against.trustedAfter)
+      return { kind: "unsound", why: `${named} was committed before a run without the sandbox ended (its agent could write the cache)` };
+  }
+  let newest = 0n;
+  const hash = createHash("sha256");
+  try {
+    for (const part of [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]) {
+      hash.update(`${part}\n`);
+      hashLstatTree(hash, join(dir, part), (stats) => {
+        if (stats.ctimeNs > newest) newest = stats.ctimeNs;
+      });
+    }
+    for (const file of [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home, ENVIRONMENT_FILES.index, ENVIRONMENT_FILES.record]) {
+      const stats = lstatSync(join(dir, file), { bigint: true });
+      if (stats.ctimeNs > newest) newest = stats.ctimeNs;
+    }
+  } catch (error) {
+    return { kind: "unsound", why: `${named} cannot be read whole (${(error as NodeJS.ErrnoException).code ?? "error"})` };
+  }
+  // Strictly older: the commit waits for the clock to pass its last write (cache-store.ts), so a write in the commit's own tick shows.
+  if (newest >= seal.sealedNs) return { kind: "unsound", why: `${named} was modified after it was built` };
+  if (hash.digest("hex") !== record.fingerprint) return { kind: "unsound", why: `${named} was modified after it was built` };
+  return { kind: "sound", seal };
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 
 /**
  * The names the cache gives what a process owns for a while (a build directory, a use marker, a directory on its
@@ -29,4 +30,21 @@ export function pidAlive(pid: number): boolean {
 export function ownerGone(name: string): boolean {
   const pid = ownerPid(name);
   return pid === null || !pidAlive(pid);
+}
+
+/**
+ * When process `pid` started (field 22 of /proc/<pid>/stat, clock ticks since boot), or null when it is gone or
+ * /proc cannot say. A pid is reused; a pid with its start time names one process for good.
+ */
+export function processStart(pid: number): string | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return null;
+  }
+  // The command name (field 2) is in parentheses and may hold spaces or ')': the fields after it follow the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const start = fields[19];
+  return start !== undefined && /^[0-9]+$/.test(start) ? start : null;
 }

@@ -8,8 +8,12 @@ import type { RunResult } from "../verdict/result.js";
 import type { CommandRecord, TestLog } from "../verify/shell-commands.js";
 import { buildBaseEnvironment } from "./build.js";
 import { acquireBuildLock } from "./build-lock.js";
+import { readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { removeTree } from "../clone/workspace.js";
 import { EnvironmentCache } from "./cache-store.js";
-import { type BaseEnvironment, environmentTampered, loadEnvironment } from "./environment.js";
+import { type BaseEnvironment, type EnvironmentSeal, checkEnvironment, loadEnvironment } from "./environment.js";
+import { ownedName, ownerGone } from "./owner-pid.js";
 import { type EnvironmentIdentity, environmentIdentity } from "./environment-key.js";
 import { type SetupInputs, setupInputs } from "./setup-inputs.js";
 import type { WorkspaceMode } from "./view.js";
@@ -36,22 +40,43 @@ export type EnvironmentPrepared =
 export class RunEnvironment {
   readonly #options: ResolvedOptions;
   readonly #mode: WorkspaceModeChoice;
-  readonly #sandboxed: boolean;
   readonly #cache: EnvironmentCache;
+  /** A run without the sandbox: its own cache, removed with it (`<cacheDir>/unsandboxed/<pid>-<r>`); null in the sandbox. */
+  readonly #privateRoot: string | null = null;
+  /** Ends this run's exposure (a run without the sandbox: cache-store.ts, markExposure). */
+  #endExposure: (() => void) | null = null;
   #environment: BaseEnvironment | null = null;
+  /** What the environment was when this run took it, kept in memory: checked again before verification. */
+  #seal: EnvironmentSeal | null = null;
+  /** Why a build lock this run found was broken (build-lock.ts), said once the run can warn. */
+  #brokenLock: string | null = null;
   #source: "reused" | "built" | "none" = "none";
   #noneReason: string | null = null;
   #inputs: SetupInputs | null = null;
   #verificationSetup: { ran: boolean; reason: string } | null = null;
   #release: (() => void) | null = null;
   /** Held while this run builds the environment (src/environment/build-lock.ts). */
-  #buildLock: (() => void) | null = null;
+  #buildLock: { readonly release: () => void } | null = null;
 
   constructor(options: ResolvedOptions, mode: WorkspaceModeChoice, sandboxed: boolean) {
     this.#options = options;
     this.#mode = mode;
-    this.#sandboxed = sandboxed;
-    this.#cache = new EnvironmentCache(options.cacheDir, options.cacheLimitBytes);
+    const shared = new EnvironmentCache(options.cacheDir, options.cacheLimitBytes);
+    if (sandboxed) {
+      this.#cache = shared;
+      return;
+    }
+    // Its agent runs as you and can write the cache: it never builds, takes or evicts what sandboxed runs use. Sandboxed
+    // runs are told (markExposure) before the agent exists; this run builds its own environment, removed with it.
+    try {
+      this.#endExposure = shared.markExposure();
+    } catch {
+      // A cache directory this run cannot write, the agent cannot write either.
+    }
+    const parent = join(shared.root, "unsandboxed");
+    sweepPrivateRoots(parent);
+    this.#privateRoot = join(parent, ownedName());
+    this.#cache = new EnvironmentCache(this.#privateRoot, Number.MAX_SAFE_INTEGER, join(parent, "downloads"));
   }
 
   /** The environment the workspaces are made from; null when setup runs in each checkout, as before there was one. */
@@ -94,12 +119,13 @@ export class RunEnvironment {
       // A signal that came during the lookup's synchronous part is read in the event loop's next poll: two turns of the
       // loop let it be handled before a build could start.
       for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
+      if (this.#brokenLock !== null) hooks.warn({ path: "", rule: "build_lock_broken", message: this.#brokenLock });
       if (!found || options.signal?.aborted) return { kind: "stopped", setupCommands: [] };
       if (found.environment) return this.#use(found.environment, [], hooks);
       return await this.#build(found.identity, source, pristine, scratch, runId, hooks);
     } finally {
       // Whatever happened, the next run with the same setup may build it now (or find what this one built).
-      this.#buildLock?.();
+      this.#buildLock?.release();
       this.#buildLock = null;
     }
   }
@@ -131,6 +157,16 @@ export class RunEnvironment {
     if (!built) return { kind: "stopped", setupCommands: [] };
     if (built.kind !== "built") return { kind: "stopped", setupCommands: built.commands };
     this.#cache.evict();
+    // Another run's build may have been committed first (then that one is returned): checked as any found one is.
+    const own = built.environment.record.builtBy === runId;
+    const checked = checkEnvironment(built.environment.dir, built.environment.record, {
+      trustedAfter: own || this.#privateRoot !== null ? -1n : this.#cache.trustedAfter(),
+    });
+    if (checked.kind === "unsound") {
+      this.#noneReason = `${checked.why}: setup runs in each checkout`;
+      return { kind: "ready", setupCommands: built.commands };
+    }
+    this.#seal = checked.seal;
     return this.#use(built.environment, built.commands, hooks);
   }
 
@@ -142,27 +178,37 @@ export class RunEnvironment {
     const identity = await environmentIdentity(pristine.path, source.baseCommit, this.#options.setup, inputs, this.#options.signal);
     // Marked in use before it is looked up, so that another run's eviction cannot remove it in between.
     this.#release = this.#cache.use(identity.key);
+    // A run's own cache (without the sandbox) holds nothing yet: it builds.
+    if (this.#privateRoot !== null) return { identity, environment: null };
     // Within the size limit, least recently used first; a crashed run's half-built environment goes too.
     this.#cache.evict();
+    // Made before any build of this run, so that what it commits is newer than the exposures' directory.
+    this.#cache.trustedAfter();
     const cached = this.#lookUp(identity.key);
     if (cached) return { identity, environment: cached };
     // Not there: this run builds it, unless another run with the same setup is building it now; then it waits for that
     // build and takes what it made (the candidates of one best-of-N run share one build). prepare() releases the lock.
-    this.#buildLock = await acquireBuildLock(this.#cache.root, identity.key, this.#options.signal);
-    return { identity, environment: this.#buildLock ? this.#lookUp(identity.key) : null };
+    const setupMs = this.#options.verifyTimeoutMs * Math.max(1, this.#options.setup.length);
+    const lock = await acquireBuildLock(this.#cache.root, identity.key, { signal: this.#options.signal, maxWaitMs: setupMs });
+    this.#buildLock = lock;
+    this.#brokenLock = lock?.broke ?? null;
+    return { identity, environment: lock ? this.#lookUp(identity.key) : null };
   }
 
-  /** The cached environment of `key`, checked unmodified; null when there is none (or it was modified). */
+  /**
+   * The cached environment of `key`, checked to be the one that was built (environment.ts, checkEnvironment); null
+   * when there is none, or it fails the check: then it is retired, and this run builds it again.
+   */
   #lookUp(key: string): BaseEnvironment | null {
     const cached = this.#cache.find(key);
     if (!cached) return null;
-    const environment = loadEnvironment(cached.dir, cached.record, true);
-    if (cached.record.pathBound.length === 0 && environmentTampered(environment)) {
-      // Written after its build (only a run without the sandbox could reach it): never used again.
-      this.#cache.removeEnvironment(key);
+    const checked = checkEnvironment(cached.dir, cached.record, { trustedAfter: this.#cache.trustedAfter() });
+    if (checked.kind === "unsound") {
+      this.#cache.retire(key);
       return null;
     }
-    return environment;
+    this.#seal = checked.seal;
+    return loadEnvironment(cached.dir, cached.record, true);
   }
 
   /** The environment found or built, unless its setup wrote its own path into it (then setup runs in each checkout). */
@@ -194,13 +240,14 @@ export class RunEnvironment {
    */
   forVerification(warn: (finding: PolicyFinding) => void): WorkspaceFrom | null {
     const environment = this.#environment;
-    if (!environment) return null;
-    const tampered = this.#sandboxed ? null : environmentTampered(environment);
-    if (tampered === null) return { environment, mode: this.mode };
-    warn({ path: "", rule: "environment_modified", message: `${tampered}: verification set up its own checkout instead` });
-    this.#cache.removeEnvironment(environment.key);
+    if (!environment || !this.#seal) return null;
+    // In the sandbox too: a run without it, at the same time, can write the cache.
+    const checked = checkEnvironment(environment.dir, environment.record, { seal: this.#seal });
+    if (checked.kind === "sound") return { environment, mode: this.mode };
+    warn({ path: "", rule: "environment_modified", message: `${checked.why}: verification set up its own checkout instead` });
+    this.#cache.retire(environment.key, this.#seal.inode);
     this.#environment = null;
-    this.#noneReason = tampered;
+    this.#noneReason = checked.why;
     return null;
   }
 
@@ -229,6 +276,15 @@ export class RunEnvironment {
   release(): void {
     this.#release?.();
     this.#release = null;
+    if (this.#privateRoot !== null) {
+      try {
+        removeTree(this.#privateRoot);
+      } catch {
+        // the next run without the sandbox removes it (sweepPrivateRoots)
+      }
+    }
+    this.#endExposure?.();
+    this.#endExposure = null;
   }
 
   /** result.json's `environment`. */
@@ -248,5 +304,23 @@ export class RunEnvironment {
       setupChanges: record ? [...record.setupChanges] : [],
       verificationSetup: this.#verificationSetup,
     };
+  }
+}
+
+/** Removes the own caches of runs without the sandbox whose process is gone. */
+function sweepPrivateRoots(parent: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (name === "downloads" || !ownerGone(name)) continue;
+    try {
+      removeTree(join(parent, name));
+    } catch {
+      rmSync(join(parent, name), { force: true });
+    }
   }
 }

@@ -63,3 +63,8 @@ export function hasExpired(keptUntil: string | null, now = Date.now()): boolean 
   const until = keptUntil === null ? Number.NaN : Date.parse(keptUntil);
   return Number.isNaN(until) || until <= now;
 }
+
+/** Why a resume did not get the kept home it checked: gc (or another resume) took it in between. */
+export function keptHomeTaken(home: string): string {
+  return `its kept session ${home} was taken after this resume checked it: handoff gc removed it, or another handoff resume continued it first`;
+}

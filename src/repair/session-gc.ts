@@ -1,7 +1,8 @@
-import { type Dirent, lstatSync, readdirSync } from "node:fs";
+import { type Dirent, lstatSync, readdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { removeTree } from "../clone/workspace.js";
+import { ownedName } from "../environment/owner-pid.js";
 import { lexists } from "../lib/paths.js";
 import { readArtifactJson } from "../run-dir/artifact-file.js";
 import { isSafeRunId } from "../run-dir/run-dir.js";
@@ -78,8 +79,12 @@ export function collectKeptSessions(
       case "kept": {
         const record = { runId: entry.name, runDir, home: found.home, keptUntil: found.keptUntil };
         if (!found.expired && !all) collection.kept.push(record);
-        else if (remove(found.home)) collection.removed.push(record);
-        else collection.leftAlone.push({ ...record, why: "it could not be removed" });
+        else {
+          const removed = remove(found.home);
+          if (removed === "removed") collection.removed.push(record);
+          else if (removed === "taken") collection.leftAlone.push({ ...record, why: "handoff resume took it first" });
+          else collection.leftAlone.push({ ...record, why: "it could not be removed" });
+        }
         break;
       }
     }
@@ -100,12 +105,22 @@ function readSessionFacts(runDir: string): z.infer<typeof SessionFacts> | null {
   return readArtifactJson(join(runDir, "result.json"), SessionFacts, MAX_RESULT_BYTES);
 }
 
-/** rm never follows a link: a link the agent left inside the home is removed, not its target. */
-function remove(home: string): boolean {
+/**
+ * Claimed first, by a rename to a name no run uses (`<home>.gc-<pid>-<r>`), then removed: `handoff resume` moves a
+ * kept home into its run with a rename too, so whichever renames it first has it, and the other says so. rm never
+ * follows a link: a link the agent left inside the home is removed, not its target.
+ */
+function remove(home: string): "removed" | "taken" | "failed" {
+  const claimed = `${home}.gc-${ownedName()}`;
   try {
-    removeTree(home);
+    renameSync(home, claimed);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT" ? "taken" : "failed";
+  }
+  try {
+    removeTree(claimed);
   } catch {
     // reported by what is still there
   }
-  return !lexists(home);
+  return lexists(claimed) ? "failed" : "removed";
 }

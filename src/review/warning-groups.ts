@@ -22,6 +22,7 @@ const WEIGHT: Readonly<Record<WarningRule, Exclude<WarningWeight, "routine">>> =
   leftover_process_alive: "review",
   backend_outside_sandbox: "review",
   git_config_file: "know",
+  build_lock_broken: "know",
   windows_unsafe_name: "know",
   ignored_files_added: "know",
   dirty_source_not_cloned: "know",

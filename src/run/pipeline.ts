@@ -27,7 +27,7 @@ import { type RunFacts, type Verdict, decideOutcome } from "../verdict/decide.js
 import { git } from "../process/git.js";
 import { feedbackInput } from "../repair/feedback-input.js";
 import { handoffFeedback } from "../repair/feedback.js";
-import { KEPT_SESSION_MS } from "../repair/kept-home.js";
+import { KEPT_SESSION_MS, keptHomeTaken } from "../repair/kept-home.js";
 import { repairable } from "../repair/repairable.js";
 import { minimalResult } from "../verdict/minimal-result.js";
 import type { RunResult } from "../verdict/result.js";
@@ -401,7 +401,8 @@ export class PipelineRun {
     });
     const turnDeadline = Math.min(Date.now() + options.timeoutMs, this.#run.totalDeadline ?? Number.POSITIVE_INFINITY);
     const outcome = await this.#record.phase("agent", async () => {
-      const cliHome = this.#home.open();
+      const cliHome = this.#home.open(backend.name !== "command");
+      if (typeof cliHome !== "string") return { kind: "cannot_resume" as const, reason: keptHomeTaken(cliHome.gone) };
       const jail = this.#jail(clone, "agent", backend.name, [cliHome]);
       try {
         return await runAgentSafely(backend, turn, {

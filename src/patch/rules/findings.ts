@@ -52,6 +52,8 @@ export type WarningRule =
   | "setup_changed_tree"
   /** The base environment changed after it was built: verification did not use it (docs/environment.md). */
   | "environment_modified"
+  /** A build lock of the base environment named no live handoff build of it, or one past its setup's timeout: broken. */
+  | "build_lock_broken"
   /** Tracked files under one of the source's own filters looked modified with the filter off (source-filters.ts). */
   | "filtered_source_unverified"
   /** The agent CLI replaced a linked login file (e.g. refreshed a token): the new one went away with its private home. */
