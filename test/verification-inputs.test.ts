@@ -10,6 +10,7 @@ import { riskWarnings } from "../src/patch/rules/risk-paths.js";
 import { simpleCommands } from "../src/verify/command-words.js";
 import { type InputReason, MAX_LISTED_INPUTS, findVerificationInputs, inputFor, inputsRecord, mentionOf } from "../src/verify/inputs.js";
 import { holdManifest, manifestChanges } from "../src/verify/manifest.js";
+import { whatItDid } from "../src/verify/edit-words.js";
 
 /**
  * Issues 12 and 26: which files decide how verification runs. An agent that edits one of them can write its own
@@ -460,5 +461,30 @@ describe("--protect on the command line and in .handoff.json", () => {
     expect(resolveOptions({ ...options, protect: ["golden/"] }, { protect: ["fixtures/"] }, tempDir()).protect).toEqual(["golden/"]);
     expect(resolveOptions(options, {}, tempDir()).protect).toEqual([]);
     expect(() => resolveOptions(options, { protect: ["[z-a]"] }, tempDir())).toThrow(/--protect '\[z-a\]' is not a valid pattern/);
+  });
+});
+
+describe("what the patch did, in a reviewer's words", () => {
+  const lines = (added: string[], removed: string[] = []) => ({ added, removed });
+  test.each([
+    [
+      { path: "test/splat.js", reason: "test_file", change: "modified" },
+      lines(["  it.skip('splat %c', () => {"]),
+      "skips `splat %c` (it.skip) in test/splat.js",
+    ],
+    [
+      { path: "tests/main.js", reason: "named_by_command", change: "modified" },
+      lines(["t.skip('expands', (t) => {"]),
+      "skips `expands` (t.skip) in tests/main.js",
+    ],
+    [{ path: "test/a.py", reason: "test_file", change: "modified" }, lines([], ["def test_add():"]), "removes `test_add` from test/a.py"],
+    [{ path: "test/a.test.js", reason: "test_file", change: "deleted" }, null, "deletes test/a.test.js"],
+    [
+      { path: ".npmrc", reason: "configuration", change: "added" },
+      lines(["script-shell=/bin/true"]),
+      "adds .npmrc, which makes npm run scripts with /bin/true",
+    ],
+  ] as const)("%j", (input, fileLines, words) => {
+    expect(whatItDid({ ...input, why: "x" }, fileLines)).toBe(words);
   });
 });

@@ -14,7 +14,7 @@ export function whatItDid(input: ChangedInput, lines: FileLines | null): string 
     return `${input.change === "added" ? "adds" : "changes"} ${path}${effect ? `, which ${effect}` : ""}`;
   }
   if (input.entries?.length) return `changes ${path}'s ${input.entries.join(", ")}${manifestEffect(input.entries)}`;
-  if (input.reason === "test_file" && lines) {
+  if ((input.reason === "test_file" || input.reason === "named_by_command" || input.reason === "protected") && lines) {
     const skipped = skippedTests(lines.added);
     if (skipped.length > 0) return `skips ${listed(skipped)} in ${path}`;
     const removed = testNames(lines.removed).filter((test) => !testNames(lines.added).includes(test));
