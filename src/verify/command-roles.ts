@@ -1,4 +1,4 @@
-import type { SimpleCommand } from "./command-words.js";
+import { SHELLS, type SimpleCommand } from "./command-words.js";
 
 /**
  * What each word of a simple command does with the file it names (issue 26 item 1). Only a word that names what is
@@ -20,7 +20,6 @@ export interface CommandRoles {
   readonly inner: readonly string[] | null;
 }
 
-const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh"]);
 const SOURCE = new Set([".", "source"]);
 const INTERPRETERS = new Set([
   "node",

@@ -24,7 +24,8 @@ export interface SimpleCommand {
 /** How deep `sh -c '…'` and `eval '…'` strings are read inside one another. */
 export const MAX_NESTED_DEPTH = 8;
 
-const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh"]);
+/** The shells whose `-c` string is a command and whose first operand is a script. */
+export const SHELLS: ReadonlySet<string> = new Set(["sh", "bash", "dash", "zsh", "ksh", "ash", "mksh"]);
 const KEYWORDS = new Set([
   "if",
   "then",
