@@ -347,11 +347,12 @@ describe("configuration held by kind, wherever it is and whatever names it", () 
   });
 
   test("--protect globs make the base files they match inputs; the first reason in order wins", () => {
-    const files = { "fixtures/golden.json": "", "fixtures/more/x.json": "", "test/a.test.js": "", "src/a.js": "" };
-    expect(reasons([], files, ["fixtures/", "test/*.js"])).toEqual({
-      "fixtures/golden.json": "protected",
-      "fixtures/more/x.json": "protected",
+    const files = { "golden/a.json": "", "golden/more/x.json": "", "test/a.test.js": "", "src/a.js": "", "__mocks__/dep.js": "" };
+    expect(reasons([], files, ["golden/", "test/*.js"])).toEqual({
+      "golden/a.json": "protected",
+      "golden/more/x.json": "protected",
       "test/a.test.js": "test_file",
+      "__mocks__/dep.js": "test_file",
     });
     const inputs = inputsOf(["sh check.sh"], { "check.sh": "" }, ["golden/"]);
     expect(inputFor(inputs, "golden/out.txt", "added")).toMatchObject({ reason: "protected" });
@@ -431,6 +432,24 @@ describe("package.json held to the base whole, but its dependencies", () => {
     ).toEqual([]);
     expect(manifestChanges(base, Buffer.from("{ not json"))).toEqual(["(not JSON)"]);
     expect(holdManifest(base, Buffer.from("{ not json"))).toBe(base);
+  });
+
+  test("a dependency the patch points at the repository itself (file:, link:, ./) is held like any field: the base's spec, or none", () => {
+    const patched = Buffer.from(
+      JSON.stringify({
+        name: "p",
+        scripts: { test: "node test.js" },
+        jest: { bail: true },
+        dependencies: { a: "file:./fake-a", b: "2.0.0" },
+      }),
+    );
+    expect(manifestChanges(base, patched)).toEqual(["dependencies.a"]);
+    expect(JSON.parse(holdManifest(base, patched).toString("utf8")).dependencies).toEqual({ a: "1.0.0", b: "2.0.0" });
+    const added = Buffer.from(
+      JSON.stringify({ name: "p", scripts: { test: "node test.js" }, jest: { bail: true }, devDependencies: { c: "link:../c" } }),
+    );
+    expect(manifestChanges(base, added)).toEqual(["devDependencies.c"]);
+    expect(JSON.parse(holdManifest(base, added).toString("utf8")).devDependencies).toEqual({});
   });
 
   test('a "__proto__" key in the patch\'s dependencies stays a key and never becomes the prototype', () => {

@@ -11,6 +11,41 @@ export const DEPENDENCY_KEYS: readonly string[] = ["dependencies", "devDependenc
 
 type Json = Record<string, unknown>;
 
+/** A dependency installed from the repository itself (`file:./fake`, `link:`, `./x`): the patch's own code, not a dependency. */
+const LOCAL_SPEC = /^\s*(file:|link:|portal:|\.{0,2}\/|~\/)/u;
+
+/** `dependencies.x` for each dependency the patch points at a local path that the base did not: held like any field. */
+function localDependencyChanges(before: Json, after: Json): string[] {
+  const changed: string[] = [];
+  for (const key of DEPENDENCY_KEYS) {
+    const now = ownValue(after, key);
+    if (typeof now !== "object" || now === null || Array.isArray(now)) continue;
+    const was = ownValue(before, key);
+    for (const [name, spec] of Object.entries(now as Json)) {
+      const old = typeof was === "object" && was !== null ? ownValue(was as Json, name) : undefined;
+      if (typeof spec === "string" && LOCAL_SPEC.test(spec) && spec !== old) changed.push(`${key}.${name}`);
+    }
+  }
+  return changed;
+}
+
+/** The patch's dependency section with its local-path entries put back to the base's (removed where the base had none). */
+function heldDependencies(before: Json, after: Json, key: string): unknown {
+  const now = ownValue(after, key);
+  if (typeof now !== "object" || now === null || Array.isArray(now)) return now;
+  const was = ownValue(before, key);
+  const entries: [string, unknown][] = [];
+  for (const [name, spec] of Object.entries(now as Json)) {
+    const old = typeof was === "object" && was !== null ? ownValue(was as Json, name) : undefined;
+    if (typeof spec === "string" && LOCAL_SPEC.test(spec) && spec !== old) {
+      if (old !== undefined) entries.push([name, old]);
+    } else {
+      entries.push([name, spec]);
+    }
+  }
+  return Object.fromEntries(entries);
+}
+
 /** The object a package.json holds, or null when it is not JSON or not an object (npm cannot read it either). */
 export function parsePackageJson(bytes: Buffer): Json | null {
   try {
@@ -53,6 +88,7 @@ export function manifestChanges(base: Buffer, patched: Buffer): string[] {
   if (before === null || after === null) return ["(not JSON)"];
   const keys = [...new Set([...Object.keys(after), ...Object.keys(before)])].filter((key) => !DEPENDENCY_KEYS.includes(key));
   const changed: string[] = [];
+  changed.push(...localDependencyChanges(before, after));
   for (const key of keys) {
     if (same(ownValue(before, key), ownValue(after, key))) continue;
     if (key !== "scripts") {
@@ -79,15 +115,16 @@ export function holdManifest(base: Buffer, patched: Buffer): Buffer {
   const before = parsePackageJson(base);
   const after = parsePackageJson(patched);
   if (before === null || after === null) return base;
-  if (DEPENDENCY_KEYS.every((key) => same(ownValue(before, key), ownValue(after, key)))) return base;
+  const dependencies = (key: string) => heldDependencies(before, after, key);
+  if (DEPENDENCY_KEYS.every((key) => same(ownValue(before, key), dependencies(key)))) return base;
   try {
     const entries: [string, unknown][] = [];
     for (const key of Object.keys(before)) {
       if (!DEPENDENCY_KEYS.includes(key)) entries.push([key, before[key]]);
-      else if (ownValue(after, key) !== undefined) entries.push([key, after[key]]);
+      else if (ownValue(after, key) !== undefined) entries.push([key, dependencies(key)]);
     }
     for (const key of DEPENDENCY_KEYS) {
-      if (ownValue(before, key) === undefined && ownValue(after, key) !== undefined) entries.push([key, after[key]]);
+      if (ownValue(before, key) === undefined && ownValue(after, key) !== undefined) entries.push([key, dependencies(key)]);
     }
     const text = base.toString("utf8");
     // Object.fromEntries defines own properties, so a "__proto__" key stays a key and never becomes a prototype.

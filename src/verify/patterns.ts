@@ -24,6 +24,9 @@ export const RUNNER_CONFIG_GLOBS: readonly string[] = [
 /** Test files: existing tests whose edit or deletion can make verification pass vacuously. */
 export const TEST_FILE_PATTERNS: readonly RegExp[] = [
   /(^|\/)(tests?|__tests__|spec|specs)\//u,
+  // What the tests are checked against or replaced with: mocks (jest uses a root __mocks__/x.js for the module x),
+  // snapshots, fixtures and Go's testdata.
+  /(^|\/)(__mocks__|__snapshots__|__fixtures__|fixtures|testdata)\//u,
   /(^|\/)tests?\.[^/]+$/u,
   /\.(test|spec)\.[^/]+$/u,
   /(^|\/)test_[^/]+\.py$/u,
