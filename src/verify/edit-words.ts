@@ -117,6 +117,7 @@ function manifestEffect(entries: readonly string[]): string {
   if (entries.includes("name") && (entries.includes("exports") || entries.includes("main")))
     return " (the package then resolves its own name before node_modules)";
   if (entries.includes("imports")) return " (what `#` imports resolve to)";
+  if (entries.includes("main") || entries.includes("exports")) return " (what loading the package by its name gives)";
   if (entries.some((entry) => entry.startsWith("scripts."))) return " (what the scripts run)";
   return "";
 }
