@@ -1,4 +1,4 @@
-import { plainText } from "./plain-text.js";
+import { shownLine } from "./plain-text.js";
 
 /**
  * What a reader is shown of a command's output: a window of its lines, as plain text (no colours, no terminal
@@ -49,12 +49,6 @@ const FAILURE_LINE = [
   /^\s*(Uncaught )?([A-Z]\w*)?Error\b/,
   /\bFAIL(ED)?\b/,
 ];
-
-/** A line as a terminal shows it: what follows the last carriage return, without terminal controls. */
-function shownLine(line: string): string {
-  const cr = line.replace(/\r+$/, "").lastIndexOf("\r");
-  return plainText(cr >= 0 ? line.slice(cr + 1) : line);
-}
 
 function firstMatch(lines: readonly string[], patterns: readonly RegExp[]): number {
   return lines.findIndex((line) => patterns.some((pattern) => pattern.test(line)));

@@ -1,3 +1,4 @@
+import { shownLine } from "../lib/plain-text.js";
 /**
  * The closing summary a test runner prints (docs/verification.md, "Runner summaries"), read from a command's captured
  * output (stdout and stderr as one stream, as test.log keeps it): how many tests passed, failed, were skipped and left
@@ -21,18 +22,9 @@ export type RunnerSummary = {
 type Counts = Omit<RunnerSummary, "runner">;
 const ZERO: Counts = { passed: 0, failed: 0, skipped: 0, todo: 0 };
 
-// CSI sequences (colours, cursor moves), OSC sequences (titles, links), and the rest: `ESC ( B` (cargo's), `ESC 7`…
-const ANSI = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -/]*[0-~])/gu;
-
-/** The output as lines without colour codes; a carriage return inside a line keeps what a terminal would show, its end. */
+/** The output as lines a terminal shows (src/lib/plain-text.ts): no colour codes, a carriage-return redraw's end. */
 export function plainLines(output: string): string[] {
-  return output
-    .replace(ANSI, "")
-    .split("\n")
-    .map((line) => {
-      const trimmed = line.endsWith("\r") ? line.slice(0, -1) : line;
-      return trimmed.slice(trimmed.lastIndexOf("\r") + 1);
-    });
+  return output.split("\n").map(shownLine);
 }
 
 /** `2 passed, 1 failed` or `2 passed | 1 failed`: each count by its word (the first word after the number). */
