@@ -4,7 +4,7 @@ import type { PolicyFinding } from "../patch/rules/findings.js";
 import type { CommandRecord } from "../verify/shell-commands.js";
 import type { BaselineOutcome, VerificationOutcome } from "../verify/verify.js";
 import { type CommandTransition, commandTransitions } from "../verify/command-transitions.js";
-import { type ChangedInput, type TestEditFacts, heldInputsText, isAddedTest, judgedText } from "../verify/test-edits.js";
+import { type ChangedInput, type TestEditFacts, heldWhatText, judgedText } from "../verify/test-edits.js";
 import type { TestEvidence } from "../verify/test-evidence.js";
 import { type SummaryFinding, summaryFindingText, summaryFindings } from "../verify/summary-evidence.js";
 
@@ -441,17 +441,9 @@ function failedHeldToBase(facts: RunFacts, what: string): Verdict {
   return verdict(
     "verification_failed",
     "failed_held_to_base",
-    `the patch passed as patched, but not held to the base's ${heldWhat(edits.changed)}: ${what}`,
+    `the patch passed as patched, but not held to the base's ${heldWhatText(edits.changed)}: ${what}`,
     heldHint(edits.changed),
   );
-}
-
-/** "check.sh", or "own tests (without the test file it adds)" when the patch only added tests. */
-function heldWhat(changed: readonly ChangedInput[]): string {
-  const others = changed.filter((input) => !isAddedTest(input));
-  const added = changed.length - others.length;
-  const without = added > 0 ? ` (without the ${added === 1 ? "test file" : `${added} test files`} it adds)` : "";
-  return others.length > 0 ? `${heldInputsText(others)}${without}` : `own tests${without}`;
 }
 
 /**

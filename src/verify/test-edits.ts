@@ -63,12 +63,11 @@ export function isAddedTest(input: ChangedInput): boolean {
 
 /** The clause a verified run's summary carries when the patch changed verification inputs; null when there is none to say. */
 export function judgedText(facts: TestEditFacts, heldPassed: boolean): string | null {
-  const changed = facts.changed.filter((input) => !isAddedTest(input));
-  const added = facts.changed.length - changed.length;
+  const { changed, added } = withoutAddedTests(facts.changed);
   const inputs = heldInputsText(changed);
   switch (facts.policy) {
     case "base": {
-      const without = added > 0 ? `, without the ${added === 1 ? "test file" : `${added} test files`} it adds,` : "";
+      const without = added > 0 ? `, without the ${testFiles(added)} it adds,` : "";
       if (changed.length === 0) return heldPassed ? `the base's own tests${without} passed too` : null;
       return heldPassed ? `it changed ${inputs}, and held to the base's ${inputs}${without} it passed too` : `it changed ${inputs}`;
     }
@@ -78,6 +77,21 @@ export function judgedText(facts: TestEditFacts, heldPassed: boolean): string | 
       return changed.length > 0 ? `it changed ${inputs}` : null;
   }
 }
+
+/** What the run held to the base put back: "check.sh", or "own tests (without the test file it adds)" when the patch only added tests. */
+export function heldWhatText(all: readonly ChangedInput[]): string {
+  const { changed, added } = withoutAddedTests(all);
+  const without = added > 0 ? ` (without the ${testFiles(added)} it adds)` : "";
+  return changed.length > 0 ? `${heldInputsText(changed)}${without}` : `own tests${without}`;
+}
+
+/** The changed inputs but the test files the patch adds, and how many those are. */
+function withoutAddedTests(all: readonly ChangedInput[]): { changed: ChangedInput[]; added: number } {
+  const changed = all.filter((input) => !isAddedTest(input));
+  return { changed, added: all.length - changed.length };
+}
+
+const testFiles = (count: number) => (count === 1 ? "test file" : `${count} test files`);
 
 /** `--test-edits reject`: each changed input is a violation (a test file the patch adds is not). */
 export function inputViolations(changed: readonly ChangedInput[]): PolicyFinding[] {
