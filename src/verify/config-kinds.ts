@@ -58,6 +58,11 @@ const DOCUMENTATION = /\.(md|markdown|txt|rst)$/u;
 /** The manifest is held field by field (manifest.ts), not here. */
 export const MANIFEST = "package.json";
 
+/** A package.json at any depth. */
+export function isManifest(path: string): boolean {
+  return path === MANIFEST || path.endsWith(`/${MANIFEST}`);
+}
+
 export type ConfigKind = "dotfile" | "tool_config" | "dependency_tree";
 
 /**

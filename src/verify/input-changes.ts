@@ -1,7 +1,7 @@
 import type { Extraction } from "../patch/extract.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
 import { type ManifestSides, blobAt, changedInputs, stagedBlob } from "./changed-inputs.js";
-import { MANIFEST } from "./config-kinds.js";
+import { isManifest } from "./config-kinds.js";
 import { linesByFile, whatItDid } from "./edit-words.js";
 import type { VerificationInputs } from "./inputs.js";
 import { holdManifest } from "./manifest.js";
@@ -15,8 +15,6 @@ export interface InputChanges {
   /** Each changed package.json as the run held to the base gets it: the base's, with the patch's dependencies. */
   readonly heldManifests: ReadonlyMap<string, Buffer>;
 }
-
-const isManifest = (path: string) => path === MANIFEST || path.endsWith(`/${MANIFEST}`);
 
 export async function judgeInputChanges(
   baseCommit: string,

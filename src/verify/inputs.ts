@@ -1,7 +1,7 @@
 import { globToRegExp, matchesAnyGlob } from "../patch/rules/glob.js";
 import { type WordRole, commandRoles } from "./command-roles.js";
 import { type SimpleCommand, repoPath, simpleCommands } from "./command-words.js";
-import { MANIFEST, configKind, configKindWhy } from "./config-kinds.js";
+import { MANIFEST, configKind, configKindWhy, isManifest } from "./config-kinds.js";
 import { parsePackageJson, scriptBody, scriptNames } from "./manifest.js";
 import { isTestFile } from "./patterns.js";
 
@@ -74,7 +74,6 @@ const MAX_MENTIONS = 2000;
 /** Longest command shown in a `why`. */
 const SHOWN_COMMAND = 80;
 
-const PACKAGE_JSON = "package.json";
 const INSTALL_SCRIPTS = ["preinstall", "install", "postinstall", "prepublish", "preprepare", "prepare", "postprepare"];
 const MAKEFILES = ["GNUmakefile", "makefile", "Makefile"];
 /** Package-manager options that take the next word as their value. */
@@ -89,7 +88,7 @@ export function findVerificationInputs(request: InputsRequest): VerificationInpu
     const existing = found.get(path);
     if (!existing || INPUT_REASONS.indexOf(reason) < INPUT_REASONS.indexOf(existing.reason)) found.set(path, { path, reason, why });
   };
-  const pkg = base.has(PACKAGE_JSON) ? readPackage(request.readBase) : null;
+  const pkg = base.has(MANIFEST) ? readPackage(request.readBase) : null;
   const reader = new CommandReader(request.basePaths, base, pkg, request.readBase, add);
   for (const command of request.commands) reader.read(command, { label: `"${shorten(command)}"`, depth: 0 });
 
@@ -99,10 +98,10 @@ export function findVerificationInputs(request: InputsRequest): VerificationInpu
     const input = kindOf(path, protect);
     if (input !== null) add(path, input.reason, input.why);
   }
-  if (found.has(PACKAGE_JSON) && scripts.length > 0) {
+  if (found.has(MANIFEST) && scripts.length > 0) {
     const shown = scripts.length > 10 ? `${scripts.slice(0, 10).join(", ")}, … (${scripts.length} in all)` : scripts.join(", ");
-    found.set(PACKAGE_JSON, {
-      path: PACKAGE_JSON,
+    found.set(MANIFEST, {
+      path: MANIFEST,
       reason: "manifest",
       why: `the package manifest (its scripts ${shown} run by ${reader.firstScriptCommand})`,
     });
@@ -123,7 +122,7 @@ export function findVerificationInputs(request: InputsRequest): VerificationInpu
 
 /** A path's input by kind alone (no command needed): the manifest, a configuration file, a test file, or --protect. */
 function kindOf(path: string, protect: readonly RegExp[]): VerificationInput | null {
-  if (baseName(path) === MANIFEST) return { path, reason: "manifest", why: "the package manifest (held whole but its dependencies)" };
+  if (isManifest(path)) return { path, reason: "manifest", why: "the package manifest (held whole but its dependencies)" };
   const kind = configKind(path);
   if (kind !== null) return { path, reason: "configuration", why: configKindWhy(kind) };
   if (isTestFile(path)) return { path, reason: "test_file", why: "a test file" };
@@ -177,7 +176,7 @@ export function inputsRecord(inputs: VerificationInputs): {
 }
 
 function readPackage(readBase: (path: string) => Buffer | null): Record<string, unknown> | null {
-  const bytes = readBase(PACKAGE_JSON);
+  const bytes = readBase(MANIFEST);
   return bytes === null ? null : parsePackageJson(bytes);
 }
 
