@@ -391,6 +391,32 @@ describe.skipIf(!redisServer.ok)("handoff worker on a real Redis", () => {
     await expect(submitting).rejects.not.toThrow(/s3cret/);
   }, 30_000);
 
+  test("a worker started while Redis is down says it waits, then connects when Redis comes back and runs the batch", async () => {
+    const redis = await withRedis();
+    await redis.shutdown();
+    const repo = await makeRepo({ "README.md": "queue\n" });
+    const worker = startWorker(redis, "qw", join(tempDir("handoff-workers"), "w"));
+    await worker.waitFor(/waiting for Redis at redis:\/\/127\.0\.0\.1:\d+ \(.*\); retrying for \d+ s/);
+    await redis.restart();
+    await worker.waitFor(/on queue 'qw'/);
+    const executor = await executorFor(redis, "qw", 1);
+    const [record] = await recordsWithin(runAll(executor, "bw", [specOf(repo, "late", 1, WORKS)]).records, [worker]);
+    expect(record, worker.stderr()).toMatchObject({ id: "late", outcome: "verified" });
+    worker.child.kill("SIGTERM");
+    expect((await worker.done).code, worker.stderr()).toBe(0);
+  }, 60_000);
+
+  test("SIGTERM to a worker still waiting for Redis stops it at once with exit 0", async () => {
+    const redis = await withRedis();
+    await redis.shutdown();
+    const worker = startWorker(redis, "qs", join(tempDir("handoff-workers"), "w"));
+    await worker.waitFor(/waiting for Redis/);
+    worker.child.kill("SIGTERM");
+    const outcome = await worker.done;
+    expect(outcome.code, outcome.stderr).toBe(0);
+    expect(outcome.stderr).toMatch(/stopping: never connected, no job taken\n.*stopped\n$/);
+  }, 30_000);
+
   test("Redis lost while a worker waits for jobs: it retries, then gives up after the retry period with exit 69", async () => {
     const redis = await withRedis();
     const worker = startWorker(redis, "ql", join(tempDir("handoff-workers"), "w"), [], { HANDOFF_REDIS_RETRY_SECONDS: "2" });

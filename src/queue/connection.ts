@@ -33,10 +33,33 @@ export class RedisWatch {
     this.#down();
   }
 
-  /** Connects; rejects with a QueueUnavailableError when Redis does not answer within the retry period. */
-  async connect(): Promise<void> {
-    const connected = this.client.connect().catch(() => this.unavailable);
-    await Promise.race([connected, this.unavailable]);
+  /**
+   * Connects: resolves once Redis is ready, however many attempts that takes (a first attempt refused while Redis
+   * restarts is retried); rejects with a QueueUnavailableError when it is not ready within the retry period, or
+   * resolves early when `stop` aborts. `waiting` hears once when the first attempt fails.
+   */
+  async connect(stop?: AbortSignal, waiting?: (line: string) => void): Promise<void> {
+    if (this.client.status === "ready") return;
+    let done = () => {};
+    const ready = new Promise<void>((resolve) => {
+      done = resolve;
+      this.client.once("ready", resolve);
+      stop?.addEventListener("abort", () => resolve(), { once: true });
+    });
+    // ioredis retries a failed first attempt by itself; its rejection of connect() is not the end, `ready` or the
+    // retry period is.
+    this.client
+      .connect()
+      .catch((error: Error) =>
+        waiting?.(
+          `waiting for Redis at ${this.#target.shown} (${this.#lastError || oneLine(error.message)}); retrying for ${this.#retryMs / 1000} s`,
+        ),
+      );
+    try {
+      await Promise.race([ready, this.unavailable]);
+    } finally {
+      this.client.off("ready", done);
+    }
   }
 
   async close(): Promise<void> {

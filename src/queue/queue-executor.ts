@@ -41,7 +41,12 @@ export async function queueExecutor(options: QueueExecutorOptions): Promise<Task
   const name = options.queue ?? DEFAULT_QUEUE;
   const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
   const watch = new RedisWatch(target, options.retryMs ?? redisRetryMs());
-  await watch.connect();
+  try {
+    await watch.connect();
+  } catch (error) {
+    await watch.close();
+    throw error;
+  }
   const queue = new Queue(name, { connection: target.options });
   const events = new QueueEvents(name, { connection: target.options });
   // Connection errors repeat on every retry; the watch is what gives up, with one clear error.

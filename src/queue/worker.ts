@@ -64,7 +64,18 @@ export async function runWorker(options: TaskWorkerOptions, stop: AbortSignal): 
       `swept crashed run ${run.runDir}${run.resultKept ? " (its result was already written)" : ": user_cancelled (runner_crashed)"}`,
     );
   const watch = new RedisWatch(options.redis, options.retryMs);
-  await watch.connect();
+  try {
+    await watch.connect(stop, options.log);
+  } catch (error) {
+    await watch.close();
+    throw error;
+  }
+  // Stopped before Redis answered: nothing was taken, nothing to drain.
+  if (stop.aborted) {
+    await watch.close();
+    options.log("stopping: never connected, no job taken");
+    return;
+  }
   let graceOver = false;
   let redisGone = false;
   const running = new Map<string, Job>();
