@@ -22,6 +22,7 @@ const CONTRACT_EXIT_CODES: Record<TerminalReason, number> = {
   policy_or_artifact_error: 4,
   source_repository_changed: 5,
   external_agent_error: 6,
+  environment_unavailable: 7,
   timeout: 124,
   user_cancelled: 130,
 };
@@ -37,6 +38,7 @@ const CONTRACT_STATUS: Record<TerminalReason, RunStatus> = {
   policy_or_artifact_error: "failed",
   source_repository_changed: "failed",
   external_agent_error: "failed",
+  environment_unavailable: "failed",
   timeout: "failed",
   user_cancelled: "cancelled",
 };

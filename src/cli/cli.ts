@@ -143,6 +143,7 @@ export const RUN_OPTIONS = {
   deny: { type: "string", multiple: true },
   protect: { type: "string", multiple: true },
   "allow-config": { type: "string", multiple: true },
+  expose: { type: "string", multiple: true },
   env: { type: "string", multiple: true },
   "runs-dir": { type: "string" },
   "run-id": { type: "string" },
@@ -218,6 +219,7 @@ async function runCommand(args: readonly string[]): Promise<number> {
     deny: values.deny,
     protect: values.protect,
     allowConfig: values["allow-config"],
+    expose: values.expose,
     workspacesDir: values["workspace-dir"],
     cliHomesDir: values["cli-home-dir"],
     sandbox: values.sandbox as SandboxMode | undefined, // checked with the other options in resolveOptions

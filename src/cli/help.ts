@@ -69,6 +69,7 @@ const RUN_OPTIONS = `Run options:
       --deny GLOB         no changed path may match (repeatable)
       --protect GLOB      files that also decide what verification runs, judged like the tests (repeatable)
       --allow-config PATH a configuration file the task must change: never held to the base (repeatable)
+      --expose PATH       a host path the sandbox shows read-only (a toolchain handoff did not find; repeatable)
       --env NAME          pass this environment variable through to the agent (repeatable)
       --runs-dir DIR      parent of run directories (default: $XDG_STATE_HOME/handoff/runs)
       --run-id ID         name of this run's directory
@@ -92,7 +93,7 @@ const RUN_OPTIONS = `Run options:
 `;
 
 const RUN_EXIT_CODES = `Exit codes: 0 verified, 1 verification_failed, 2 usage error, 3 no_changes, 4 policy_or_artifact_error,
-5 source_repository_changed, 6 external_agent_error, 124 timeout, 130 user_cancelled.
+5 source_repository_changed, 6 external_agent_error, 7 environment_unavailable, 124 timeout, 130 user_cancelled.
 `;
 
 const APPLY_EXIT_CODES = `handoff apply: 0 applied, 1 refused (says why), 2 usage error (also: no run named and no finished run of the repository).
@@ -136,7 +137,7 @@ const BATCH_OPTIONS_AND_EXIT_CODES = `Batch options:
 
 Exit codes: 0 every task verified; otherwise the code of the most severe outcome, in this order:
 source_repository_changed 5, user_cancelled 130, not_started 130, internal_error 70, invalid_task 2,
-policy_or_artifact_error 4, external_agent_error 6, timeout 124, verification_failed 1, no_changes 3.
+environment_unavailable 7, policy_or_artifact_error 4, external_agent_error 6, timeout 124, verification_failed 1, no_changes 3.
 2 also for a usage error (nothing run): a bad option, an unreadable or empty file, no valid task, no approval.
 69 with --redis: Redis could not be reached for $HANDOFF_REDIS_RETRY_SECONDS (default 60).
 `;

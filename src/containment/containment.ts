@@ -14,6 +14,7 @@ import { existingRealPath, isInside } from "../lib/paths.js";
 import { RUN_MARKER_VARIABLE, runNames } from "../run-dir/run-names.js";
 import { type Bind, bwrapArgs } from "./sandbox-profile.js";
 import { hiddenPathsNamed } from "./hidden-paths.js";
+import { type HomeExposure, NO_TOOLCHAINS, type Toolchains } from "./toolchains.js";
 import { type SurvivorReason, findSurvivors, killSurvivors, uniqueSurvivors } from "./survivors.js";
 
 /**
@@ -40,6 +41,8 @@ export interface ContainmentSettings {
   readonly scratch: string;
   /** handoff's own PATH: its directories stay readable inside (the node, git and CLIs the commands call). */
   readonly path: string;
+  /** The user's toolchains in the home (and `--expose`): shown read-only, their credentials masked, their roots named. */
+  readonly toolchains?: Toolchains;
   /** Told of the run's cgroup just before it is made, so a later handoff start can clean up after a crash (checkpoint.json). */
   readonly onCgroup?: (dirs: readonly string[]) => void;
 }
@@ -101,6 +104,10 @@ export type ContainmentSummary = {
   readonly network: { readonly agent: boolean; readonly setup: boolean; readonly verify: boolean };
   readonly caps: ResourceCaps & { readonly enforcedBy: "cgroup_v1" | "cgroup_v2" | null; readonly reason: string | null };
   readonly events: readonly ContainmentEvent[];
+  /** What every contained process saw of the hidden home, read-only, and why (toolchains, `--expose`). */
+  readonly fromHome: readonly HomeExposure[];
+  /** Credential files and places inside those, shown empty. */
+  readonly masked: readonly string[];
   /** What handoff could not contain in this run, in words. Empty with the sandbox. */
   readonly uncontained: readonly string[];
 };
@@ -132,6 +139,10 @@ export class Containment {
   constructor(settings: ContainmentSettings, cgroups: CgroupSupport = detectCgroupSupport()) {
     this.settings = settings;
     this.#cgroups = cgroups;
+  }
+
+  get #toolchains(): Toolchains {
+    return this.settings.toolchains ?? NO_TOOLCHAINS;
   }
 
   get sandboxed(): boolean {
@@ -168,7 +179,7 @@ export class Containment {
           for (const bind of binds) mountPoints.add(bind.dest);
           if (spec.role === "agent") for (const bind of binds) this.#agentBinds.add(bind.dest);
           const prefix = bwrapArgs({
-            hide: settings.hidden,
+            hide: [...settings.hidden, ...this.#toolchains.masked],
             binds,
             traps: trap ? [{ path: existingRealPath(settings.sourceRoot) ?? settings.sourceRoot, hostDir: trap }] : [],
             network: this.network(spec.role),
@@ -179,7 +190,12 @@ export class Containment {
           args = [...prefix, file, ...args];
           file = choice.executable;
         }
-        const env: Record<string, string> = { HANDOFF_RUN_ID: settings.runId, [RUN_MARKER_VARIABLE]: settings.nonce };
+        // The toolchains' root variables, sandbox or not: every process gets a private HOME, where rustup would look.
+        const env: Record<string, string> = {
+          ...this.#toolchains.env,
+          HANDOFF_RUN_ID: settings.runId,
+          [RUN_MARKER_VARIABLE]: settings.nonce,
+        };
         if (cgroup) {
           ({ file, args } = cgroup.wrap(file, args));
           env.HANDOFF_CGROUP_PROCS = cgroup.procsFiles;
@@ -257,6 +273,7 @@ export class Containment {
       return real !== null && hidden.some((root) => isInside(root, real));
     };
     for (const dir of this.settings.path.split(delimiter)) if (!revealsHidden(dir)) add(dir, false);
+    for (const { path } of this.#toolchains.exposed) if (!revealsHidden(path)) add(path, false);
     for (const path of spec.readOnly ?? []) add(path, false);
     for (const path of extra.readOnly ?? []) if (!revealsHidden(path)) add(path, false);
     // A program named by path: its directory (its helpers sit beside it), or the file alone where that would reveal.
@@ -287,6 +304,8 @@ export class Containment {
         reason: cgroups.kind === "unavailable" ? cgroups.reason : null,
       },
       events: [...this.#events],
+      fromHome: choice.kind === "bwrap" ? [...this.#toolchains.exposed] : [],
+      masked: choice.kind === "bwrap" ? [...this.#toolchains.masked] : [],
       uncontained: choice.kind === "bwrap" ? [] : [...UNCONTAINED_WITHOUT_SANDBOX, escapeRoute(cgroups)],
     };
   }

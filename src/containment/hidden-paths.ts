@@ -12,9 +12,14 @@ export interface HiddenPlaces {
   readonly holdouts: readonly string[];
 }
 
+/** The user's home: $HOME when it is absolute, else the account's. */
+export function userHome(): string {
+  return process.env.HOME?.startsWith("/") ? process.env.HOME : homedir();
+}
+
 /** What no process of a run may see: the source, handoff's own dirs, the user's home, /tmp, sockets, holdouts. */
 export function hiddenPaths(places: HiddenPlaces): string[] {
-  const home = process.env.HOME?.startsWith("/") ? process.env.HOME : homedir();
+  const home = userHome();
   const hidden = [
     home,
     places.sourceTop,

@@ -68,6 +68,7 @@ export function taskRunOptions(spec: TaskSpec, runsDir: string, defaults: BatchR
     deny: task.deny,
     protect: task.protect,
     allowConfig: task.allowConfig,
+    expose: task.expose,
     junit: task.junit,
     testEdits: task.testEdits as TestEditPolicy | undefined, // checked with the other options in resolveOptions
     workspaceMode: task.workspaceMode as WorkspaceModeOption | undefined, // likewise

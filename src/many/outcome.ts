@@ -34,6 +34,7 @@ export const SEVERITY: readonly TaskOutcome[] = [
   "not_started",
   "internal_error",
   "invalid_task",
+  "environment_unavailable",
   "policy_or_artifact_error",
   "external_agent_error",
   "timeout",
@@ -65,6 +66,7 @@ export function junitKind(outcome: TaskOutcome): "passed" | "failure" | "error" 
     case "source_repository_changed":
     case "external_agent_error":
     case "policy_or_artifact_error":
+    case "environment_unavailable":
     case "timeout":
     case "invalid_task":
     case "internal_error":

@@ -158,6 +158,7 @@ function inheritedOptions(request: RequestJson): Omit<RunOptions, "task"> {
     sandbox: containment?.sandbox,
     verifyNetwork: containment?.verifyNetwork,
     caps: containment?.caps,
+    expose: containment?.expose,
     env: request.env,
     allowDirty: request.allowDirty,
     workspacesDir: request.workspacesDir,

@@ -14,6 +14,7 @@ export const HandoffConfig = z.strictObject({
   deny: z.array(z.string().min(1)).optional(),
   protect: z.array(z.string().min(1)).optional(),
   allowConfig: z.array(z.string().min(1)).optional(),
+  expose: z.array(z.string().min(1)).optional(),
   timeout: z.number().positive().optional(),
   idleTimeout: z.number().positive().optional(),
   verifyTimeout: z.number().positive().optional(),

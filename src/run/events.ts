@@ -8,6 +8,8 @@ export type Phase =
   | "clone"
   /** The base environment looked up in the cache (and checked unmodified). */
   | "environment"
+  /** The programs the setup and verify commands start, found and started in the sandbox before the agent. */
+  | "program-check"
   | "setup"
   | "agent"
   | "extract"
@@ -28,6 +30,17 @@ export type GateEvent =
   | { readonly type: "phase.started"; readonly phase: Phase }
   | { readonly type: "phase.finished"; readonly phase: Phase; readonly durationMs: number; readonly ok: boolean; readonly note?: string }
   | { readonly type: "command.started"; readonly phase: string; readonly command: string }
+  /** A program the commands start cannot be found or started in the sandbox: the run ends environment_unavailable. */
+  | {
+      readonly type: "program.unavailable";
+      readonly phase: "setup" | "verify";
+      readonly command: string;
+      readonly program: string;
+      readonly resolved: string | null;
+      readonly problem: "not_found" | "cannot_start";
+      readonly said: string;
+      readonly tried?: readonly string[];
+    }
   | { readonly type: "source.changed"; readonly when: "after_agent" | "at_end"; readonly changed: readonly string[] }
   /** `--attempts`: an attempt begins (`resumed`: the session continues with handoff's feedback) and ends with its own verdict. */
   | { readonly type: "attempt.started"; readonly attempt: number; readonly resumed: boolean }

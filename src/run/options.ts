@@ -10,7 +10,9 @@ import { isValidEnvName } from "./env.js";
 import { globToRegExp } from "../patch/rules/glob.js";
 import { MAX_MEMORY_MIB, MAX_PROCESSES, MAX_TIMEOUT_SECONDS, PATH_MAX, checkArgument, checkTask } from "./input-limits.js";
 import { escapeControls } from "../patch/rules/path-names.js";
-import { isInside, realPathOrAncestor } from "../lib/paths.js";
+import { existingRealPath, isInside, realPathOrAncestor } from "../lib/paths.js";
+import { secretPlaceTouched } from "../containment/secret-places.js";
+import { userHome } from "../containment/hidden-paths.js";
 import { type PatchLimits, resolveLimits } from "./limits.js";
 import type { PatchPolicy } from "../patch/rules/policy.js";
 import type { ResourceCaps } from "../containment/cgroup.js";
@@ -64,6 +66,8 @@ export interface RunOptions {
   readonly protect?: readonly string[];
   /** Files the task must change that are held to the base by kind (`--allow-config`): never held, named in the report. */
   readonly allowConfig?: readonly string[];
+  /** Paths of the host shown read-only to every contained process (`--expose`): a toolchain handoff did not find. */
+  readonly expose?: readonly string[];
   /** Patch and workspace limits, sizes in bytes (`--max-files`, `--max-file-size`, … on the command line). */
   readonly limits?: Partial<PatchLimits>;
   readonly runsDir?: string;
@@ -223,6 +227,8 @@ export interface ResolvedOptions {
   readonly policy: PatchPolicy;
   readonly protect: readonly string[];
   readonly allowConfig: readonly string[];
+  /** Real paths, checked: never a credential place, the home whole, or a place of handoff's or the source's. */
+  readonly expose: readonly string[];
   readonly runsDir: string;
   readonly workspacesDir: string;
   readonly cliHomesDir: string;
@@ -392,6 +398,9 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     policy: { allow, deny, ...resolveLimits(options.limits, config) },
     protect,
     allowConfig,
+    expose: (options.expose ?? config.expose ?? []).map((path) =>
+      exposedPath(path, [sourceTop, runsDir, workspacesDir, cliHomesDir, cacheDir]),
+    ),
     runsDir,
     workspacesDir,
     cliHomesDir,
@@ -441,6 +450,23 @@ function checkJunitPath(what: string, path: string): string {
 }
 
 /** An `--allow-config` path: a file of the repository, from its top (`./.npmrc` is `.npmrc`), never a glob. */
+/** An `--expose` path: an existing one, by real path, that shows no credentials and none of handoff's places. */
+function exposedPath(path: string, handoffPlaces: readonly string[]): string {
+  const shown = escapeControls(path);
+  const real = existingRealPath(resolve(path));
+  if (real === null) throw new UsageError("bad_expose", `--expose '${shown}' does not exist`);
+  const home = existingRealPath(userHome()) ?? userHome();
+  if (real === "/" || isInside(home, real))
+    throw new UsageError("bad_expose", `--expose '${shown}' would show your whole home; name the directory the tool needs`);
+  const secret = secretPlaceTouched(real, home);
+  if (secret !== null)
+    throw new UsageError("bad_expose", `--expose '${shown}' would show ${escapeControls(secret)}, which holds credentials`);
+  const place = handoffPlaces.find((dir) => isInside(real, dir) || isInside(dir, real));
+  if (place !== undefined)
+    throw new UsageError("bad_expose", `--expose '${shown}' would show ${escapeControls(place)} (the source or handoff's own state)`);
+  return real;
+}
+
 function allowedConfigPath(path: string): string {
   const normal = repoPath("", path);
   if (normal === null || /[*?[\]{}]/u.test(path))

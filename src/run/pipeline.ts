@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import type { BackendResultJson } from "../run-dir/artifacts/backend-result.js";
 import type { ExternalAgentBackend, ExternalAgentResult } from "../agent/backend.js";
@@ -13,7 +13,10 @@ import { RunEnvironment } from "../environment/run-environment.js";
 import type { WorkspaceModeChoice } from "../environment/workspace-mode.js";
 import { Containment, type ContainmentSummary, type ProcessJail } from "../containment/containment.js";
 import { containmentFindings } from "../containment/findings.js";
-import { hiddenPaths } from "../containment/hidden-paths.js";
+import { hiddenPaths, userHome } from "../containment/hidden-paths.js";
+import { findToolchains } from "../containment/toolchains.js";
+import { checkPrograms } from "../verify/check-programs.js";
+import type { ProgramUnavailable } from "../verify/program-check.js";
 import type { SandboxChoice } from "../containment/sandbox.js";
 import { MAX_CHANGED_PATHS } from "../patch/changed-paths.js";
 import { type Extraction, extractPatch } from "../patch/extract.js";
@@ -142,6 +145,8 @@ export class PipelineRun {
     totalDeadline: null as number | null,
     /** The private CLI home was kept for `handoff resume`. */
     sessionKept: false,
+    /** A program the commands start that the sandbox cannot find or start (checked before the agent). */
+    programUnavailable: null as ProgramUnavailable | null,
   };
   /** What the run made and must remove (or keep, with --keep-workspace). */
   readonly #made = { scratch: null as string | null, containment: null as Containment | null };
@@ -197,7 +202,7 @@ export class PipelineRun {
     if (!before) return this.#finish(null);
     try {
       const clone = await this.#clone();
-      if (clone && (await this.#runSetup(clone))) await this.#attempts(clone, before);
+      if (clone && (await this.#runSetup(clone)) && (await this.#checkVerifyPrograms(clone))) await this.#attempts(clone, before);
     } finally {
       if (this.#record.cancelled) this.#run.cancelled ??= "interrupted";
     }
@@ -236,6 +241,9 @@ export class PipelineRun {
     );
     if (!started || this.#record.halted) return null;
     this.#containment(started.scratch);
+    // The setup commands' programs before anything is built; the verify commands' too when no setup could add any.
+    const early = options.setup.length > 0 ? { setup: options.setup } : { verify: options.verify };
+    if (!(await this.#checkPrograms(early, started.scratch, null))) return null;
     const prepared = await this.#env.prepare(source, started.pristine, started.scratch, dir.runId, {
       phase: (name, body) => this.#record.phase(name, body),
       emit: (event) => this.#record.emit(event),
@@ -268,6 +276,46 @@ export class PipelineRun {
       if (!applied || this.#record.halted) return null;
     }
     return clone;
+  }
+
+  /**
+   * Whether every program the commands start can be found and started in the sandbox (check-programs.ts), in `cwd`
+   * (null: an empty directory); false when one cannot (the run ends environment_unavailable) or the run halted.
+   */
+  async #checkPrograms(
+    commands: { readonly setup?: readonly string[]; readonly verify?: readonly string[] },
+    scratch: string,
+    cwd: string | null,
+  ): Promise<boolean> {
+    const { options } = this.#setup;
+    for (const phase of ["setup", "verify"] as const) {
+      const list = commands[phase] ?? [];
+      if (list.length === 0) continue;
+      const dir = cwd ?? mkdtempSync(join(scratch, "program-check-cwd-"));
+      const unavailable = await this.#record.phase("program-check", () =>
+        checkPrograms({
+          phase,
+          commands: list,
+          cwd: dir,
+          scratch,
+          containment: this.#made.containment!,
+          envNames: options.envNames,
+          signal: options.signal,
+        }),
+      );
+      if (unavailable) {
+        this.#run.programUnavailable = unavailable;
+        this.#record.emit({ type: "program.unavailable", ...unavailable });
+      }
+      if (unavailable !== null || this.#record.halted) return false;
+    }
+    return true;
+  }
+
+  /** The verify commands' programs, checked in the workspace once setup has run there (it could add a program). */
+  async #checkVerifyPrograms(clone: DisposableClone): Promise<boolean> {
+    if (this.#setup.options.setup.length === 0) return true;
+    return this.#checkPrograms({ verify: this.#setup.options.verify }, clone.scratch, clone.workspace.workTree);
   }
 
   /** The setup commands in the agent's workspace, when there is no base environment; false when one failed or the run halted. */
@@ -641,6 +689,7 @@ export class PipelineRun {
       tests: verification?.tests ?? null,
       noVerify: options.noVerify ? { configVerifySkipped: options.configVerifySkipped } : null,
       setupFailed: this.#gates.setup.find((record) => !commandPassed(record)) ?? null,
+      programUnavailable: this.#run.programUnavailable,
     };
   }
 
@@ -720,6 +769,7 @@ export class PipelineRun {
       sourceRoot: source.topLevel,
       scratch: scratch ?? "",
       path: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+      toolchains: findToolchains(process.env.PATH ?? "", userHome(), options.expose),
       onCgroup: (dirs) => dir.track({ cgroups: [...dirs] }),
     });
     return this.#made.containment;

@@ -37,7 +37,7 @@ export function requestRecord(run: {
     limits: { timeoutMs: o.timeoutMs, idleTimeoutMs: o.idleTimeoutMs, verifyTimeoutMs: o.verifyTimeoutMs },
     policy: o.policy,
     verificationInputs: inputsRecord(run.inputs),
-    containment: { sandbox: o.sandbox, verifyNetwork: o.verifyNetwork, caps: o.caps },
+    containment: { sandbox: o.sandbox, verifyNetwork: o.verifyNetwork, caps: o.caps, expose: o.expose },
     env: o.envNames,
     allowDirty: o.allowDirty,
     keepWorkspace: o.keepWorkspace,

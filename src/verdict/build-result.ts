@@ -97,6 +97,7 @@ function commandEntry(record: CommandRecord) {
     durationMs: record.durationMs,
     limitHit: record.limitHit ?? null,
     spawnError: record.spawnError ?? null,
+    startFailure: record.startFailure ?? null,
   };
 }
 
@@ -206,7 +207,13 @@ export function buildRunResult(inputs: ResultInputs): RunResult {
     },
     workspace: inputs.workspace,
     containment: inputs.containment
-      ? { ...inputs.containment, events: [...inputs.containment.events], uncontained: [...inputs.containment.uncontained] }
+      ? {
+          ...inputs.containment,
+          events: [...inputs.containment.events],
+          fromHome: inputs.containment.fromHome.map((entry) => ({ ...entry })),
+          masked: [...inputs.containment.masked],
+          uncontained: [...inputs.containment.uncontained],
+        }
       : null,
     ...(inputs.attempts
       ? {

@@ -2,6 +2,7 @@ import { assertNever } from "../lib/assert-never.js";
 import type { ExternalAgentResult } from "../agent/backend.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
 import type { CommandRecord } from "../verify/shell-commands.js";
+import type { ProgramUnavailable } from "../verify/program-check.js";
 import type { BaselineOutcome, VerificationOutcome } from "../verify/verify.js";
 import { type CommandTransition, commandTransitions } from "../verify/command-transitions.js";
 import { type ChangedInput, type TestEditFacts, heldWhatText, judgedText } from "../verify/test-edits.js";
@@ -15,6 +16,7 @@ export const TERMINAL_REASONS = [
   "source_repository_changed",
   "external_agent_error",
   "policy_or_artifact_error",
+  "environment_unavailable",
   "timeout",
   "user_cancelled",
 ] as const;
@@ -48,6 +50,8 @@ export interface RunFacts {
   readonly noVerify: { readonly configVerifySkipped: number } | null;
   /** A setup command failed in the agent's workspace, before the agent started. */
   readonly setupFailed: CommandRecord | null;
+  /** A program a setup or verify command starts could not be found or started in the sandbox, before the agent. */
+  readonly programUnavailable?: ProgramUnavailable | null;
   /** The run's handoff died and a later start swept the run (src/run-dir/crash-result.ts); absent for a run that ended itself. */
   readonly crashed?: CrashFacts | null;
 }
@@ -101,6 +105,7 @@ export const EXIT_CODES: Readonly<Record<TerminalReason, number>> = {
   policy_or_artifact_error: 4,
   source_repository_changed: 5,
   external_agent_error: 6,
+  environment_unavailable: 7,
   timeout: 124,
   user_cancelled: 130,
 };
@@ -120,6 +125,7 @@ export function statusOf(reason: TerminalReason): RunStatus {
     case "source_repository_changed":
     case "external_agent_error":
     case "policy_or_artifact_error":
+    case "environment_unavailable":
     case "timeout":
       return "failed";
     default:
@@ -156,6 +162,8 @@ export function decideOutcome(facts: RunFacts): Verdict {
       ? verdict("user_cancelled", "approval_declined", "approval declined: the agent did not run")
       : verdict("user_cancelled", "interrupted", "handoff was interrupted; the run stopped and its artifacts were kept");
   }
+  if (facts.programUnavailable) return programUnavailableVerdict(facts.programUnavailable);
+  if (facts.setupFailed?.startFailure) return startFailedVerdict(facts.setupFailed, facts.setupFailed.startFailure);
   if (facts.setupFailed?.spawnError) return commandNotStarted(facts.setupFailed);
   if (facts.setupFailed) {
     return verdict(
@@ -254,6 +262,38 @@ function commandNotStarted(failed: CommandRecord): Verdict {
     `${failed.phase} command \`${failed.command.slice(0, 200)}\` could not be started: ${failed.spawnError}`,
     "see test.log; a command must be under 128 KiB and hold no NUL byte",
   );
+}
+
+/** The sandbox cannot start a program the commands need, found before the agent ran: nothing was judged. */
+function programUnavailableVerdict(unavailable: ProgramUnavailable): Verdict {
+  const where = `${unavailable.phase} command \`${unavailable.command.slice(0, 200)}\``;
+  const what =
+    unavailable.problem === "not_found"
+      ? `\`${unavailable.program}\` (in ${where}) is not found on the PATH the sandbox sees`
+      : `\`${unavailable.program}\` (in ${where}, found at ${unavailable.resolved}) cannot start in the sandbox: ${unavailable.said}`;
+  return verdict(
+    "environment_unavailable",
+    `${unavailable.phase}_command_unavailable`,
+    `${what}; the agent did not run`,
+    exposeHint(unavailable.tried ?? []),
+  );
+}
+
+/** A command's own program could not start (exit 126/127 in its shell's words): the environment, not the patch. */
+function startFailedVerdict(record: CommandRecord, failure: { readonly program: string; readonly said: string }): Verdict {
+  const phase = record.phase.includes("setup") ? "setup" : "verify";
+  return verdict(
+    "environment_unavailable",
+    `${phase}_command_unavailable`,
+    `\`${failure.program}\` could not start in ${phase} command \`${record.command.slice(0, 200)}\` (exit ${record.exitCode}: ${failure.said.slice(0, 300)}): the environment could not run it, which says nothing about the patch`,
+    exposeHint([]),
+  );
+}
+
+function exposeHint(tried: readonly string[]): string {
+  return tried.length > 0
+    ? `it needs ${tried.slice(0, 3).join(", ")}, hidden in the sandbox: \`--expose ${tried[0]}\` shows it read-only (or \`expose\` in .handoff.json); see docs/containment.md`
+    : "install the program where the sandbox sees it, or show its directory with `--expose PATH` (read-only; see docs/containment.md); `--sandbox none` runs without the sandbox";
 }
 
 /** Tests a report listed on one side; null when no report was read there. */
@@ -364,6 +404,7 @@ function failedVerification(outcome: Exclude<VerificationOutcome, { kind: "passe
     case "command_failed": {
       const failed = outcome.failed;
       if (failed.spawnError) return commandNotStarted(failed);
+      if (failed.startFailure) return startFailedVerdict(failed, failed.startFailure);
       if (failed.timedOut)
         return verdict(
           "verification_failed",
@@ -386,6 +427,7 @@ function failedVerification(outcome: Exclude<VerificationOutcome, { kind: "passe
     }
     case "setup_failed":
       if (outcome.failed.spawnError) return commandNotStarted(outcome.failed);
+      if (outcome.failed.startFailure) return startFailedVerdict(outcome.failed, outcome.failed.startFailure);
       if (run === "held") return failedHeldToBase(facts, `setup command \`${outcome.failed.command}\` failed`);
       if (facts.baseline?.setupFailed) {
         return verdict(

@@ -14,6 +14,8 @@ const Command = z.looseObject({
   durationMs: z.number(),
   limitHit: z.enum(["processes", "memory"]).nullable().optional(),
   spawnError: z.string().nullable().optional(),
+  /** Exit 126/127 because the command's own program could not start: the environment's failure, not the patch's. */
+  startFailure: z.looseObject({ program: z.string(), said: z.string() }).nullable().optional(),
 });
 
 const CommandState = z.enum(["green", "red", "not_run"]);
@@ -170,6 +172,10 @@ export const RunResult = z.looseObject({
         reason: z.string().nullable(),
       }),
       events: z.array(ContainmentEvent),
+      /** What the sandbox showed of the hidden home, read-only, and why (toolchains, `--expose`); absent before issue 27. */
+      fromHome: z.array(z.looseObject({ path: z.string(), why: z.string() })).optional(),
+      /** Credential files and places inside those, shown empty. */
+      masked: z.array(z.string()).optional(),
       uncontained: z.array(z.string()),
     })
     .nullable()

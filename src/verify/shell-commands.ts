@@ -3,6 +3,7 @@ import type { ProcessJail } from "../containment/containment.js";
 import { HeadTailBuffer } from "../process/head-tail.js";
 import { runProcess } from "../process/process.js";
 import { type RunnerSummary, readRunnerSummaries } from "./runner-summary.js";
+import { startFailure } from "./program-check.js";
 
 /** One setup or verification command as handoff ran it. */
 export interface CommandRecord {
@@ -18,6 +19,8 @@ export interface CommandRecord {
   readonly spawnError?: string | null;
   /** The test runners' summaries in a verify command's output (runner-summary.ts); absent for setup commands. */
   readonly summaries?: readonly RunnerSummary[];
+  /** Exit 126/127 because the command's own program could not start (program-check.ts): the environment's failure. */
+  readonly startFailure?: { readonly program: string; readonly said: string } | null;
 }
 
 /** The bounded transcript behind test.log: head and tail of each command's output. */
@@ -90,6 +93,7 @@ export async function runShellCommands(commands: readonly string[], options: She
       limitHit: contained?.limitsHit[0] ?? null,
       spawnError: outcome.spawnError ? `${outcome.spawnError.code}: ${outcome.spawnError.message}` : null,
       ...(SUMMARY_PHASES.has(options.phase) ? { summaries: readRunnerSummaries(output.toBuffer()) } : {}),
+      startFailure: startFailure(command, outcome.exitCode, output.toBuffer().toString("utf8")),
     };
     records.push(record);
     const status = commandEnding({ ...record, cancelled: outcome.cancelled });

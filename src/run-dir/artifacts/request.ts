@@ -62,6 +62,8 @@ export const RequestJson = z.looseObject({
       sandbox: z.enum(["auto", "bwrap", "none"]),
       verifyNetwork: z.boolean(),
       caps: z.looseObject({ processes: z.number(), memoryBytes: z.number() }),
+      /** `--expose`, by real path; absent before issue 27. */
+      expose: z.array(z.string()).optional(),
     })
     .optional(),
   /** The names passed with `--env`; their values are never written. */
