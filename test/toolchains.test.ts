@@ -36,6 +36,7 @@ function shimManager(home: string): string {
 function proxyManager(home: string): void {
   script(join(home, ".rustup/toolchains/stable/bin/greet"), "#!/bin/sh\necho hello from the stable toolchain\n");
   // Its text names no path: like the real binary, it knows its toolchains only through $RUSTUP_HOME (or $HOME/.rustup).
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, expanded by sh
   script(join(home, ".cargo/bin/rustup"), '#!/bin/sh\nexec "${RUSTUP_HOME:-$HOME/.rustup}/toolchains/stable/bin/${0##*/}" "$@"\n');
   symlinkSync("rustup", join(home, ".cargo/bin/greet"));
   writeFileSync(join(home, ".cargo/credentials.toml"), "token = 'cargo-secret'\n");
@@ -135,6 +136,7 @@ describe.skipIf(!bwrap.ok)("the user's toolchains in the sandbox", () => {
     const manager = join(home, ".hidden-mgr");
     script(join(manager, "greet"), "#!/bin/sh\necho hello\n");
     // The shim reaches its manager through a path built at run time: nothing to follow without running it.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell text, expanded by sh
     script(join(home, ".tools/bin/greet"), '#!/bin/sh\nexec "${0%/*}/../../.hidden-mgr/greet" "$@"\n');
     const args = ["--verify", "greet"];
     const first = await runIn(home, [join(home, ".tools/bin")], args);
