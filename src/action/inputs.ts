@@ -25,6 +25,7 @@ export const RUN_OPTION_INPUTS = [
   { input: "deny", flag: "--deny", kind: "list" },
   { input: "protect", flag: "--protect", kind: "list" },
   { input: "allow-config", flag: "--allow-config", kind: "list" },
+  { input: "expose", flag: "--expose", kind: "list" },
   { input: "junit", flag: "--junit", kind: "list" },
   { input: "baseline", flag: "--baseline", kind: "switch" },
   { input: "env", flag: "--env", kind: "list" },
