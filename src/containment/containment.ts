@@ -1,4 +1,4 @@
-import { lstatSync, mkdtempSync, readdirSync } from "node:fs";
+import { cpSync, lstatSync, mkdtempSync, readdirSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, relative } from "node:path";
 import {
   type CgroupSupport,
@@ -274,6 +274,12 @@ export class Containment {
     };
     for (const dir of this.settings.path.split(delimiter)) if (!revealsHidden(dir)) add(dir, false);
     for (const { path } of this.#toolchains.exposed) if (!revealsHidden(path)) add(path, false);
+    // A manager's directory it writes in ordinary use (pyenv's shims): a copy of its own, thrown away with the run.
+    for (const dir of this.#toolchains.scratchCopies) {
+      const copy = mkdtempSync(join(this.settings.scratch, "toolchain-"));
+      cpSync(dir, copy, { recursive: true, verbatimSymlinks: true });
+      binds.push({ source: copy, dest: dir, writable: true });
+    }
     for (const path of spec.readOnly ?? []) add(path, false);
     for (const path of extra.readOnly ?? []) if (!revealsHidden(path)) add(path, false);
     // A program named by path: its directory (its helpers sit beside it), or the file alone where that would reveal.

@@ -12,15 +12,20 @@ export interface ToolchainManager {
   readonly defaultRoot: string;
   /** A binary whose proxies (hard or symbolic links to it) find their toolchains through `variable`. */
   readonly program?: string;
+  /**
+   * Directories of the root the manager writes in ordinary use (pyenv rehashes its shims after every `pip install`,
+   * and fails when it cannot): each process gets a throw-away copy of its own, writable.
+   */
+  readonly scratch?: readonly string[];
 }
 
 export const TOOLCHAIN_MANAGERS: readonly ToolchainManager[] = [
   { name: "rustup", variable: "RUSTUP_HOME", defaultRoot: ".rustup", program: "rustup" },
-  { name: "pyenv", variable: "PYENV_ROOT", defaultRoot: ".pyenv" },
-  { name: "rbenv", variable: "RBENV_ROOT", defaultRoot: ".rbenv" },
-  { name: "goenv", variable: "GOENV_ROOT", defaultRoot: ".goenv" },
-  { name: "nodenv", variable: "NODENV_ROOT", defaultRoot: ".nodenv" },
-  { name: "asdf", variable: "ASDF_DATA_DIR", defaultRoot: ".asdf" },
+  { name: "pyenv", variable: "PYENV_ROOT", defaultRoot: ".pyenv", scratch: ["shims"] },
+  { name: "rbenv", variable: "RBENV_ROOT", defaultRoot: ".rbenv", scratch: ["shims"] },
+  { name: "goenv", variable: "GOENV_ROOT", defaultRoot: ".goenv", scratch: ["shims"] },
+  { name: "nodenv", variable: "NODENV_ROOT", defaultRoot: ".nodenv", scratch: ["shims"] },
+  { name: "asdf", variable: "ASDF_DATA_DIR", defaultRoot: ".asdf", scratch: ["shims"] },
   { name: "mise", variable: "MISE_DATA_DIR", defaultRoot: ".local/share/mise", program: "mise" },
   { name: "volta", variable: "VOLTA_HOME", defaultRoot: ".volta", program: "volta-shim" },
   { name: "nvm", variable: "NVM_DIR", defaultRoot: ".nvm" },

@@ -23,9 +23,11 @@ export interface Toolchains {
   readonly masked: readonly string[];
   /** The managers' root variables, for processes whose HOME is private. */
   readonly env: Readonly<Record<string, string>>;
+  /** Directories inside what is exposed that each process gets as a writable throw-away copy (pyenv's shims). */
+  readonly scratchCopies: readonly string[];
 }
 
-export const NO_TOOLCHAINS: Toolchains = { exposed: [], masked: [], env: {} };
+export const NO_TOOLCHAINS: Toolchains = { exposed: [], masked: [], env: {}, scratchCopies: [] };
 
 /** Bounds on what is read to find them: a PATH with thousands of entries costs milliseconds, not a walk of the home. */
 const MAX_ENTRIES_PER_DIR = 4_000;
@@ -41,6 +43,7 @@ export function findToolchains(pathVariable: string, home: string, expose: reado
   const realHome = existingRealPath(home) ?? home;
   const exposed = new Map<string, string>();
   const env: Record<string, string> = {};
+  const scratchCopies = new Set<string>();
   const inHome = (path: string) => isInside(path, realHome) && path !== realHome;
   const shared = new Set(SHARED_DIRS.map((dir) => (dir ? join(realHome, dir) : realHome)));
   const managers = TOOLCHAIN_MANAGERS.map((manager) => {
@@ -54,6 +57,7 @@ export function findToolchains(pathVariable: string, home: string, expose: reado
       if (!root || !(isInside(path, root) || byProgram)) continue;
       if (!exposed.has(root)) exposed.set(root, `${manager.name} (${why})`);
       env[manager.variable] = root;
+      for (const dir of manager.scratch ?? []) if (lexistsDir(join(root, dir))) scratchCopies.add(join(root, dir));
       return true;
     }
     return false;
@@ -111,7 +115,7 @@ export function findToolchains(pathVariable: string, home: string, expose: reado
     if (real) exposed.set(real, "--expose");
   }
   const list = [...exposed].map(([path, why]) => ({ path, why }));
-  return { exposed: list, masked: secretsInside(list, realHome), env };
+  return { exposed: list, masked: secretsInside(list, realHome), env, scratchCopies: [...scratchCopies] };
 }
 
 /** The text of a script (`#!` first), bounded; null for a binary, a directory or an unreadable file. */

@@ -299,7 +299,6 @@ export class PipelineRun {
           cwd: dir,
           scratch,
           containment: this.#made.containment!,
-          envNames: options.envNames,
           signal: options.signal,
         }),
       );

@@ -15,7 +15,6 @@ export interface ProgramCheckRequest {
   /** A directory for the check's private HOME and TMPDIR. */
   readonly scratch: string;
   readonly containment: Containment;
-  readonly envNames: readonly string[];
   readonly signal?: AbortSignal;
 }
 
@@ -36,7 +35,8 @@ export async function checkPrograms(request: ProgramCheckRequest): Promise<Progr
   const home = join(root, "home");
   const tmp = join(root, "tmp");
   for (const dir of [home, tmp]) mkdirSync(dir, { mode: 0o700 });
-  const env = buildEnvironment({ home, tmp, extraNames: request.envNames });
+  // The environment the commands get: the allowlist, no --env names (those are the agent's).
+  const env = buildEnvironment({ home, tmp, set: { CI: "true" } });
   const role: JailRole = request.phase;
   const run = async (label: string, file: string, args: readonly string[]) => {
     const jail = request.containment.jail({ role, label, cwd: request.cwd, writable: [home, tmp], readOnly: [request.cwd] });
