@@ -258,6 +258,34 @@ describe.skipIf(unavailable !== null)("extraction from an overlay's upper dir", 
     ]);
   });
 
+  test("tool caches (__pycache__/, *.pyc, .pytest_cache/, node_modules/.cache/) are left out and named apart; a tracked .pyc edited stays in the patch", async () => {
+    const ov = await overlayWorkspace({ ...FILES, ".gitignore": "*.log\n", "src/__pycache__/kept.pyc": "tracked\n" });
+    agentDoes(
+      ov,
+      [
+        "echo y > src/kept.js",
+        "printf 'x\\0y' > src/__pycache__/app.cpython-311.pyc",
+        "echo tracked-too >> src/__pycache__/kept.pyc",
+        "mkdir -p lib/__pycache__ && printf '\\0' > lib/__pycache__/m.pyc && printf '\\0' > legacy.pyc",
+        "mkdir -p .pytest_cache/v && echo '{}' > .pytest_cache/v/lastfailed",
+        "mkdir -p node_modules/.cache/babel && echo c > node_modules/.cache/babel/x.json",
+        "echo log > debug.log",
+      ].join(" && "),
+    );
+    const { extraction } = await extractBothWays(ov);
+    expect(patchFiles(extraction)).toEqual(["added src/kept.js", "modified src/__pycache__/kept.pyc"]);
+    expect(extraction.violations).toEqual([]);
+    expect(extraction.warnings).toEqual([
+      { path: "", rule: "ignored_files_added", message: "ignored files are in the workspace and not in the patch: debug.log" },
+      {
+        path: "",
+        rule: "tool_caches_left_out",
+        message:
+          "bytecode and test-runner caches are in the workspace and not in the patch (never part of one): .pytest_cache/, legacy.pyc, lib/__pycache__/, node_modules/.cache/, src/__pycache__/app.cpython-311.pyc",
+      },
+    ]);
+  });
+
   test("setup outputs in lower (an ignored node_modules/): a file added inside it and one deleted are no change", async () => {
     const ov = await overlayWorkspace(FILES, {
       lower: (lower) => {

@@ -131,7 +131,7 @@ describe("markdown report", () => {
     const markdown = renderReport(loadRun(runDir), "markdown");
     expect(markdown).toMatch(/\*\*Needs review\*\* \(1\)\n\n- `test_file_changed` `test\.js`: /);
     expect(markdown).toMatch(
-      /<details><summary>Routine \(what a setup leaves behind, such as node_modules\/\) \(1\)<\/summary>\n\n- `ignored_files_added`/,
+      /<details><summary>Routine \(what a setup or the tests leave behind, such as node_modules\/ or __pycache__\/\) \(1\)<\/summary>\n\n- `ignored_files_added`/,
     );
   });
 });

@@ -385,7 +385,39 @@ describe("decideOutcome on verification", () => {
   test("setup failing in the fresh checkout is setup_failed; verification editing tracked files is verification_changed_patch", () => {
     const setup = command({ phase: "setup", command: "npm ci", exitCode: 1 });
     expectVerdict(verified({ kind: "setup_failed", commands: [setup], failed: setup }), "verification_failed", "setup_failed");
-    expectVerdict(verified({ kind: "patch_changed", commands: [command()] }), "verification_failed", "verification_changed_patch");
+    expectVerdict(
+      verified({ kind: "patch_changed", commands: [command()], changes: null }),
+      "verification_failed",
+      "verification_changed_patch",
+    );
+  });
+
+  test("verification_changed_patch says whether the commands rewrote files of the tested tree or left new untracked ones, naming them", () => {
+    const none = { count: 0, names: [] };
+    const rewrote = expectVerdict(
+      verified({
+        kind: "patch_changed",
+        commands: [command()],
+        changes: { modified: { count: 1, names: ["src/a.py"] }, deleted: none, added: none },
+      }),
+      "verification_failed",
+      "verification_changed_patch",
+    );
+    expect(rewrote.summary).toContain("changed 1 tracked file (src/a.py)");
+    expect(rewrote.summary).not.toContain("untracked");
+    expect(rewrote.hint).toContain("read-only");
+    const left = expectVerdict(
+      verified({
+        kind: "patch_changed",
+        commands: [command()],
+        changes: { modified: none, deleted: none, added: { count: 12, names: ["out/report.txt", "out/\\x1b[31m"] } },
+      }),
+      "verification_failed",
+      "verification_changed_patch",
+    );
+    expect(left.summary).toContain("wrote 12 new untracked files (out/report.txt, out/\\x1b[31m, and 10 more) that no .gitignore covers");
+    expect(left.summary).not.toContain("tracked file (");
+    expect(left.hint).toContain(".gitignore");
   });
 
   test("a patch that does not round-trip is handoff's artifact error, not a verification failure", () => {

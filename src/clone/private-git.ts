@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { git } from "../process/git.js";
+import { TOOL_CACHE_PATTERNS } from "../patch/tool-caches.js";
 import type { SourceRepo } from "./source-repo.js";
 
 /**
@@ -19,7 +20,10 @@ export async function createPrivateGitDir(
   objectsFrom: string,
   parent: string,
   label: string,
-  /** Paths (relative, a directory ending in `/`) git must treat as ignored: what setup left that .gitignore does not cover. */
+  /**
+   * Paths (relative, a directory ending in `/`) git must treat as ignored besides the tool caches (which always
+   * are): what setup left that .gitignore does not cover.
+   */
   ignored: readonly string[] = [],
 ): Promise<PrivateGitDir> {
   const path = mkdtempSync(join(parent, `${label}-`));
@@ -28,7 +32,9 @@ export async function createPrivateGitDir(
   // In-tree `.gitattributes` may mark text as binary (`-diff`) to hide code from review: let content decide.
   mkdirSync(join(path, "info"), { recursive: true });
   writeFileSync(join(path, "info", "attributes"), "* !diff\n");
-  if (ignored.length > 0) writeFileSync(join(path, "info", "exclude"), ignored.map((entry) => `${literalPattern(entry)}\n`).join(""));
+  // Bytecode and test-runner caches are never a change: not the agent's, not the verify commands' (tool-caches.ts).
+  const exclude = [...TOOL_CACHE_PATTERNS, ...ignored.map(literalPattern)];
+  writeFileSync(join(path, "info", "exclude"), exclude.map((pattern) => `${pattern}\n`).join(""));
   return { path };
 }
 

@@ -49,7 +49,9 @@ export async function listIgnoredAmong(target: GitTarget, paths: readonly Buffer
 /**
  * The changed paths `git add` may be given: none that is ignored (git fails on a pathspec naming an ignored file),
  * at or below a path staging leaves out, or gone from the work tree and unknown to the base index (a deleted
- * untracked file: git fails on a pathspec that matches nothing).
+ * untracked file: git fails on a pathspec that matches nothing). Those the base tracks as files, and that are no
+ * directory now, are `force`d: git stages a tracked file whatever ignores it, but fails a pathspec that leads into
+ * an ignored directory (a committed file under `__pycache__/`, or under a gitignored `build/`).
  */
 export function pathsToStage(
   changed: readonly Buffer[],
@@ -59,27 +61,31 @@ export function pathsToStage(
     readonly base: BaseTree;
     readonly workTree: string;
   },
-): Buffer[] {
+): { readonly paths: Buffer[]; readonly force: Buffer[] } {
   // Both sets in `ls-files --directory` form (a directory ends with "/"): a path is at or below an entry when it
   // is, with a "/" added, below one, or it is one as it is (an ignored file).
   const excluded = new Set(context.exclude.map((path) => `${path.toString("latin1")}/`));
   const root = Buffer.from(`${context.workTree}/`);
-  return changed.filter((path) => {
+  const paths: Buffer[] = [];
+  const force: Buffer[] = [];
+  for (const path of changed) {
     const asDirectory = Buffer.concat([path, SLASH]);
-    if (isUnderIgnored(path, context.ignored) || isUnderIgnored(asDirectory, context.ignored)) return false;
-    if (isUnderIgnored(asDirectory, excluded)) return false;
-    return exists(Buffer.concat([root, path])) || context.base.tracks(path);
-  });
+    if (isUnderIgnored(path, context.ignored) || isUnderIgnored(asDirectory, context.ignored)) continue;
+    if (isUnderIgnored(asDirectory, excluded)) continue;
+    const type = typeAt(Buffer.concat([root, path]));
+    if (context.base.tracks(path) && !context.base.hasDirectory(path) && type !== "directory") force.push(path);
+    else if (type !== "missing" || context.base.tracks(path)) paths.push(path);
+  }
+  return { paths, force };
 }
 
 const SLASH = Buffer.from("/");
 
-function exists(path: Buffer): boolean {
+function typeAt(path: Buffer): "directory" | "other" | "missing" {
   try {
-    lstatSync(path);
-    return true;
+    return lstatSync(path).isDirectory() ? "directory" : "other";
   } catch {
-    return false;
+    return "missing";
   }
 }
 

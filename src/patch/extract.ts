@@ -15,6 +15,7 @@ import { GIT_OUTPUT_CAP, type RawChange, listingPaths, stageWorkTree } from "./s
 import { listIgnoredAmong, restrictable, pathsToStage } from "./changed-paths.js";
 import { type StagingPreflight, preflightStaging } from "./staging-preflight.js";
 import { isUnderIgnored, scanWorkspace } from "./workspace-scan.js";
+import { isToolCache } from "./tool-caches.js";
 import { type PristineStore, type Workspace, gitfileTampered, pristineTampered } from "../clone/workspace.js";
 
 /**
@@ -95,14 +96,15 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     changed
       ? listIgnoredAmong(target, changed, signal)
       : splitNul((await git(target, ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"], { signal })).stdout);
-  const stage = (exclude: readonly Buffer[], signal?: AbortSignal, paths?: readonly Buffer[]) =>
+  const stage = (exclude: readonly Buffer[], signal?: AbortSignal, paths?: { paths: readonly Buffer[]; force: readonly Buffer[] }) =>
     stageWorkTree({
       gitDir: privateGit.path,
       workTree: workspace.workTree,
       indexFile,
       baseCommit: source.baseCommit,
       exclude,
-      paths,
+      paths: paths?.paths,
+      force: paths?.force,
       cwd: privateGit.path,
       maxPatchBytes: keptPatchBytes(policy),
       signal,
@@ -178,14 +180,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     violations.push({ path: finding.path, rule: finding.rule, message: finding.message });
     if (finding.excludeFromStaging) exclude.push(finding.rawPath);
   }
-  if (ignoredList.length > 0) {
-    const shown = ignoredList.slice(0, 20).map((path) => printablePath(path));
-    warnings.push({
-      path: "",
-      rule: "ignored_files_added",
-      message: `ignored files are in the workspace and not in the patch: ${shown.join(", ")}${ignoredList.length > 20 ? ", …" : ""}`,
-    });
-  }
+  warnings.push(...leftOutWarnings(ignoredList));
 
   const paths = changed ? pathsToStage(changed, { ignored, exclude, base, workTree: workspace.workTree }) : undefined;
   const staged = stagedEarly ?? (await stage(exclude, cancelled, paths));
@@ -229,6 +224,39 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     listing: staged.listing,
     privateGitDir: privateGit.path,
   };
+}
+
+/**
+ * What git's list of ignored files (`ls-files --others --ignored --directory`, sorted) leaves out of the patch, in
+ * two warnings: the tool caches (tool-caches.ts) and the rest, up to 20 named in each. git also lists a directory
+ * holding nothing but ignored files, then what it holds: such a directory is named by what is below it.
+ */
+function leftOutWarnings(ignoredList: readonly Buffer[]): PolicyFinding[] {
+  const named = ignoredList.filter((path, index) => {
+    const next = ignoredList[index + 1];
+    return !(path.at(-1) === 0x2f && next !== undefined && next.length > path.length && next.subarray(0, path.length).equals(path));
+  });
+  const caches = named.filter((path) => isToolCache(path));
+  const others = named.filter((path) => !isToolCache(path));
+  const list = (paths: readonly Buffer[]) =>
+    `${paths
+      .slice(0, 20)
+      .map((path) => printablePath(path))
+      .join(", ")}${paths.length > 20 ? ", …" : ""}`;
+  const warnings: PolicyFinding[] = [];
+  if (others.length > 0)
+    warnings.push({
+      path: "",
+      rule: "ignored_files_added",
+      message: `ignored files are in the workspace and not in the patch: ${list(others)}`,
+    });
+  if (caches.length > 0)
+    warnings.push({
+      path: "",
+      rule: "tool_caches_left_out",
+      message: `bytecode and test-runner caches are in the workspace and not in the patch (never part of one): ${list(caches)}`,
+    });
+  return warnings;
 }
 
 type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };

@@ -20,6 +20,11 @@ export interface StageRequest {
    * then lstat's nothing else. Absent: the whole work tree. Empty: nothing is staged (the diff is the index's).
    */
   readonly paths?: readonly Buffer[];
+  /**
+   * Paths (bytes, literal) the base tracks as files, staged with `add -A -f` after the rest: git stages a tracked
+   * file whatever ignores it, but fails a pathspec leading into an ignored directory (pathsToStage).
+   */
+  readonly force?: readonly Buffer[];
   /** Where git runs: outside the work tree. */
   readonly cwd: string;
   /** Most bytes of patch to take from git (default 256 MiB): a bigger patch is not read (`overflow: "patch"`). */
@@ -79,6 +84,13 @@ export async function stageWorkTree(request: StageRequest): Promise<StagedTree> 
     const pathspecs = [...include, ...exclude.map((path) => Buffer.concat([Buffer.from(":(exclude,literal)"), path]))];
     await git(target, [...add, "--pathspec-from-file=-", "--pathspec-file-nul"], {
       input: Buffer.concat(pathspecs.flatMap((spec) => [spec, NUL])),
+      signal: request.signal,
+    });
+  }
+  const force = request.force ?? [];
+  if (force.length > 0) {
+    await git(target, [...add, "-f", "--pathspec-from-file=-", "--pathspec-file-nul"], {
+      input: Buffer.concat(force.flatMap((path) => [LITERAL, path, NUL])),
       signal: request.signal,
     });
   }

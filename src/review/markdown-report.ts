@@ -165,7 +165,7 @@ function findingLine(finding: RunResult["policy"]["warnings"][number]): string {
 const GROUP_TITLE: Readonly<Record<WarningWeight, string>> = {
   review: "Needs review",
   know: "Worth knowing",
-  routine: "Routine (what a setup leaves behind, such as `node_modules/`)",
+  routine: "Routine (what a setup or the tests leave behind, such as `node_modules/` or `__pycache__/`)",
 };
 
 function warningsPart(r: RunResult): string {

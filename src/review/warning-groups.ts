@@ -4,11 +4,12 @@ import type { RunResult } from "../verdict/result.js";
 /**
  * How much a warning matters to a reviewer, decided here and nowhere else (docs/report.md#warnings): `review` is a
  * change or an event to look at before merging, `know` is worth knowing, `routine` is what every run with a setup
- * says (a setup's `node_modules/`), folded away in the markdown report so the rest is read.
+ * or tests says (a setup's `node_modules/`, the tests' `__pycache__/`), folded away in the markdown report so the
+ * rest is read.
  */
 export type WarningWeight = "review" | "know" | "routine";
 
-const WEIGHT: Readonly<Record<WarningRule, Exclude<WarningWeight, "routine">>> = {
+const WEIGHT: Readonly<Record<WarningRule, WarningWeight>> = {
   ci_config: "review",
   agent_instructions: "review",
   package_manifest: "review",
@@ -25,6 +26,7 @@ const WEIGHT: Readonly<Record<WarningRule, Exclude<WarningWeight, "routine">>> =
   build_lock_broken: "know",
   windows_unsafe_name: "know",
   ignored_files_added: "know",
+  tool_caches_left_out: "routine",
   dirty_source_not_cloned: "know",
   setup_changed_tree: "know",
   cli_login_replaced: "know",

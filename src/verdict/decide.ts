@@ -7,6 +7,7 @@ import type { BaselineOutcome, VerificationOutcome } from "../verify/verify.js";
 import { type CommandTransition, commandTransitions } from "../verify/command-transitions.js";
 import { type ChangedInput, type TestEditFacts, heldWhatText, judgedText } from "../verify/test-edits.js";
 import type { TestEvidence } from "../verify/test-evidence.js";
+import { treeChangesText } from "../verify/tree-changes.js";
 import { type SummaryFinding, summaryFindingText, summaryFindings } from "../verify/summary-evidence.js";
 
 export const TERMINAL_REASONS = [
@@ -450,13 +451,10 @@ function failedVerification(outcome: Exclude<VerificationOutcome, { kind: "passe
         `the held-out patch ${outcome.source} does not apply on top of the agent's patch${run === "held" ? " held to the base" : ""}: ${outcome.message}`,
         "the agent's patch changes the lines the held-out checks touch; see result.json verification.holdouts for the files they cover",
       );
-    case "patch_changed":
-      return verdict(
-        "verification_failed",
-        "verification_changed_patch",
-        "the verification commands changed tracked files: the tested tree is not the patch",
-        "make verification read-only (no formatters or generators in --verify)",
-      );
+    case "patch_changed": {
+      const { message, hint } = treeChangesText(outcome.changes);
+      return verdict("verification_failed", "verification_changed_patch", message, hint);
+    }
     case "apply_failed":
       return verdict(
         "policy_or_artifact_error",

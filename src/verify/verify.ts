@@ -14,6 +14,7 @@ import { type HoldStep, holdToBase } from "./hold-to-base.js";
 import { type Holdout, applyHoldouts } from "./holdouts.js";
 import { type JunitEvidence, readJunitEvidence } from "./junit.js";
 import { takeJunitFiles } from "./junit-files.js";
+import { type TreeChanges, compareListings } from "./tree-changes.js";
 
 /**
  * Gate 4: verification owned by handoff. A fresh checkout of the base commit, the extracted patch applied with
@@ -33,7 +34,12 @@ export type VerificationOutcome =
   | { readonly kind: "setup_failed"; readonly commands: readonly CommandRecord[]; readonly failed: CommandRecord }
   | { readonly kind: "apply_failed"; readonly message: string }
   | { readonly kind: "round_trip_mismatch"; readonly message: string }
-  | { readonly kind: "patch_changed"; readonly commands: readonly CommandRecord[] }
+  | {
+      readonly kind: "patch_changed";
+      readonly commands: readonly CommandRecord[];
+      /** What changed; null when git's answer was too big to read. */
+      readonly changes: TreeChanges | null;
+    }
   | { readonly kind: "holdout_failed"; readonly source: string; readonly message: string }
   | { readonly kind: "cancelled"; readonly commands: readonly CommandRecord[] };
 
@@ -179,7 +185,9 @@ export async function runVerification(request: VerificationRequest): Promise<Ver
     cwd: checkout.dir,
     signal: request.signal,
   });
-  if (again.overflow !== null || !again.listing.equals(prepared)) return { kind: "patch_changed", commands };
+  if (again.overflow === "changes") return { kind: "patch_changed", commands, changes: null };
+  if (!again.listing.equals(prepared)) return { kind: "patch_changed", commands, changes: compareListings(prepared, again.listing) };
+  if (again.overflow !== null) return { kind: "patch_changed", commands, changes: null };
   return { kind: "passed", commands, tests };
 }
 

@@ -47,6 +47,8 @@ export type WarningRule =
   | "executable_bit"
   | "windows_unsafe_name"
   | "ignored_files_added"
+  /** Untracked bytecode and test-runner caches (`__pycache__/`, `.pytest_cache/`…) the workspace holds: never part of a patch (tool-caches.ts). */
+  | "tool_caches_left_out"
   | "dirty_source_not_cloned"
   /** A setup command changed tracked files or left files .gitignore does not cover: put back or left out, never the agent's. */
   | "setup_changed_tree"
