@@ -337,6 +337,17 @@ describe("configuration held by kind, wherever it is and whatever names it", () 
     expect(riskWarnings("packages/a/jest.config.js", "modified").map((finding) => finding.rule)).toEqual(["verification_config"]);
   });
 
+  test("Cargo's manifest and a build script, which decide which Rust tests build and run, are held; a Rust source is not", () => {
+    const inputs = inputsOf(["cargo test"], { "Cargo.toml": "", "crates/a/Cargo.toml": "", "src/lib.rs": "", "tests/lib.rs": "" });
+    for (const path of ["Cargo.toml", "crates/a/Cargo.toml"])
+      expect(inputFor(inputs, path, "modified"), path).toMatchObject({ reason: "configuration" });
+    // `[lib] test = false` or `autotests = false` leaves the failing tests unbuilt; an added build.rs can set a cfg they read.
+    expect(inputFor(inputs, "build.rs", "added")).toMatchObject({ reason: "configuration" });
+    expect(inputFor(inputs, "crates/a/build.rs", "added")).toMatchObject({ reason: "configuration" });
+    expect(inputFor(inputs, "tests/lib.rs", "modified")).toMatchObject({ reason: "test_file" });
+    expect(inputFor(inputs, "src/lib.rs", "modified")).toBeNull();
+  });
+
   test("inputFor: an added configuration file, test file, package.json or node_modules file is one; an added source file is not", () => {
     const inputs = inputsOf(["npm test"], { "package.json": pkg({ test: "mocha" }), "src/a.js": "" });
     for (const path of [".npmrc", ".taprc", "test/.mocharc.yml", "vitest.config.mts", "lib/package.json", "node_modules/helper/index.js"])

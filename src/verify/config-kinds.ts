@@ -16,6 +16,10 @@ const TOOL_CONFIG_NAMES = new Set([
   "conftest.py",
   "noxfile.py",
   "pyproject.toml",
+  // Cargo's manifest decides which tests build and run (`[lib] test = false`, `autotests = false`, `[[test]]
+  // harness = false`), and a build script runs before every `cargo test` and can set cfgs the tests read.
+  "Cargo.toml",
+  "build.rs",
   "sitecustomize.py",
   "usercustomize.py",
   "jsconfig.json",
