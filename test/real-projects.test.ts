@@ -59,14 +59,24 @@ describe.skipIf(!haveCargo)("strsim (cargo test): the one-character Jaro fix, an
     expect(run.result.verification.testEdits?.changed.length).toBeGreaterThan(0);
   });
 
-  // Open: an inline #[cfg(test)] module lives in the very file the fix changes (src/lib.rs), which is no verification
-  // input, so nothing holds it and without --baseline nothing compares. These pass once the held run puts the base's
-  // test modules back into the patched source (docs/verification.md, "What is still open").
-  test.fails.each([
-    ["#[ignore] on the failing inline tests in src/lib.rs", "ignore-inline"],
-    ["the failing inline tests deleted from src/lib.rs", "delete-inline"],
-  ])("%s is refused", async (_name, kind) => {
+  test("the upstream fix with a test of its own added to src/lib.rs's mod tests verifies, held to the base's tests", async () => {
+    const run = await runAgent(await realProjectRepo("strsim"), "strsim", "fix-with-test", RUST);
+    expectVerified(run);
+    expect(run.result.verification.testEdits?.changed).toEqual([
+      expect.objectContaining({ path: "src/lib.rs", reason: "test_file", why: "its inline tests (#[cfg(test)] mod tests)" }),
+    ]);
+  });
+
+  // The inline #[cfg(test)] module lives in the very file the fix changes: the run held to the base puts the base's
+  // test modules back into the patched src/lib.rs (src/verify/rust-test-modules.ts).
+  test.each([
+    ["#[ignore] on the failing inline tests in src/lib.rs", "ignore-inline", "skips a test (#[ignore]) in src/lib.rs"],
+    ["the failing inline tests deleted from src/lib.rs", "delete-inline", "removes `jaro_same_one_character`"],
+  ])("%s is refused, held to the base", async (_name, kind, did) => {
     const run = await runAgent(await realProjectRepo("strsim"), "strsim", kind, RUST);
-    expect(run.result.terminalReason, run.result.summary).toBe("verification_failed");
+    expectRefused(run, "failed_held_to_base");
+    expect(run.result.verification.testEdits?.changed).toEqual([
+      expect.objectContaining({ path: "src/lib.rs", did: expect.stringContaining(did) }),
+    ]);
   });
 });

@@ -599,7 +599,7 @@ export class PipelineRun {
     const changed = inputs.testEdits.changed;
     let held: VerificationOutcome | null = null;
     if (verify?.kind === "passed" && options.testEdits === "base" && changed.length > 0 && !this.#record.halted) {
-      const hold = holdSteps(changed, inputs.heldManifests);
+      const hold = holdSteps(changed, inputs.heldContents);
       held = (await this.#record.phase("held", () => runVerification({ ...common, ...applied, label: "held", hold }))) ?? null;
     }
     return { baseline, verify, held, tests: this.#testEvidence(verify, baseline) };

@@ -81,14 +81,19 @@ function skippedTests(added: readonly string[]): string[] {
   return found;
 }
 
-/** The names of the tests some lines define: `it('x'`, `test("x"`, `def test_x`, `fn x` after `#[test]` is not followed. */
+/** The names of the tests some lines define: `it('x'`, `test("x"`, `def test_x`, and Rust's `fn x` just after a `#[test]` line. */
 function testNames(lines: readonly string[]): string[] {
   const names: string[] = [];
+  let afterRustTest = false;
   for (const line of lines) {
     const js = /\b(?:it|test)\s*\(\s*(['"`])(.*?)\1/u.exec(line);
     if (js) names.push(`\`${js[2]}\``);
     const py = /^\s*def\s+(test_\w+)/u.exec(line);
     if (py) names.push(`\`${py[1]}\``);
+    const rust = afterRustTest ? /^\s*(?:pub\s+)?(?:async\s+)?fn\s+(\w+)/u.exec(line) : null;
+    if (rust) names.push(`\`${rust[1]}\``);
+    // Other attributes (`#[ignore]`, `#[should_panic]`) may stand between `#[test]` and its fn.
+    afterRustTest = /^\s*#\[(?:\w+::)*test\]/u.test(line) || (afterRustTest && /^\s*#\[/u.test(line));
   }
   return names;
 }

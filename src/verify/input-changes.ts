@@ -5,15 +5,19 @@ import { isManifest } from "./config-kinds.js";
 import { linesByFile, whatItDid } from "./edit-words.js";
 import type { VerificationInputs } from "./inputs.js";
 import { holdManifest } from "./manifest.js";
-import { type TestEditFacts, type TestEditPolicy, inputViolations } from "./test-edits.js";
+import { rustTestChanges } from "./rust-tests-held.js";
+import { type ChangedInput, type TestEditFacts, type TestEditPolicy, inputViolations } from "./test-edits.js";
 
 /** Which verification inputs a patch changed, and what `--test-edits` makes of that. */
 export interface InputChanges {
   readonly testEdits: TestEditFacts;
   /** `--test-edits reject`: each changed input, as a violation of the patch. */
   readonly violations: readonly PolicyFinding[];
-  /** Each changed package.json as the run held to the base gets it: the base's, with the patch's dependencies. */
-  readonly heldManifests: ReadonlyMap<string, Buffer>;
+  /**
+   * Changed inputs the run held to the base gets as handoff computed them, by path: a package.json as the base's with
+   * the patch's dependencies, a Rust source file as patched with the base's test modules (rust-tests-held.ts).
+   */
+  readonly heldContents: ReadonlyMap<string, Buffer>;
 }
 
 export async function judgeInputChanges(
@@ -32,13 +36,27 @@ export async function judgeInputChanges(
     });
   }
   const found = changedInputs(inputs, extraction.files, manifests);
-  const lines = linesByFile(extraction.patch, new Set(found.changed.map((input) => input.path)));
-  const changed = found.changed.map((input) => ({ ...input, did: whatItDid(input, lines.get(input.path) ?? null) }));
+  const rust = await rustTestChanges(baseCommit, inputs, extraction);
+  const all = [...found.changed, ...rust.changed];
+  const lines = linesByFile(extraction.patch, new Set(all.map((input) => input.path)));
+  const changed = all.map((input) => ({ ...input, did: whatItDid(input, lines.get(input.path) ?? null) }));
   const notHeld = found.notHeld;
-  const heldManifests = new Map<string, Buffer>();
+  const heldContents = new Map<string, Buffer>(rust.held);
   for (const input of changed) {
     const sides = manifests.get(input.path);
-    if (sides?.base) heldManifests.set(input.path, sides.patched ? holdManifest(sides.base, sides.patched) : sides.base);
+    if (sides?.base) heldContents.set(input.path, sides.patched ? holdManifest(sides.base, sides.patched) : sides.base);
   }
-  return { testEdits: { policy, changed, notHeld }, violations: policy === "reject" ? inputViolations(changed) : [], heldManifests };
+  return { testEdits: { policy, changed, notHeld }, violations: violationsOf(policy, changed, rust.notIsolated), heldContents };
+}
+
+/** `reject`: every changed input; `base`: the test edits the held run cannot isolate; `allow`: none. */
+function violationsOf(policy: TestEditPolicy, changed: readonly ChangedInput[], notIsolated: readonly PolicyFinding[]): PolicyFinding[] {
+  switch (policy) {
+    case "reject":
+      return inputViolations(changed);
+    case "base":
+      return [...notIsolated];
+    case "allow":
+      return [];
+  }
 }

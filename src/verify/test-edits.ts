@@ -106,13 +106,13 @@ export function inputViolations(changed: readonly ChangedInput[]): PolicyFinding
 
 /**
  * The steps that put each changed input back for the run held to the base: a modified or deleted one restored, an
- * added one (a configuration file, a test file, a package.json) removed, a modified package.json given the base's
- * fields with the patch's dependencies (`heldManifests`).
+ * added one (a configuration file, a test file, a package.json) removed, one handoff computed written (`heldContents`:
+ * a modified package.json with the base's fields and the patch's dependencies, a Rust file with the base's tests).
  */
-export function holdSteps(changed: readonly ChangedInput[], heldManifests: ReadonlyMap<string, Buffer>): HoldStep[] {
+export function holdSteps(changed: readonly ChangedInput[], heldContents: ReadonlyMap<string, Buffer>): HoldStep[] {
   return changed.map((input): HoldStep => {
-    const manifest = heldManifests.get(input.path);
-    if (input.change === "modified" && manifest) return { kind: "write", path: input.path, bytes: manifest };
+    const bytes = heldContents.get(input.path);
+    if (input.change !== "deleted" && bytes) return { kind: "write", path: input.path, bytes };
     return input.change === "added" ? { kind: "remove", path: input.path } : { kind: "restore", path: input.path };
   });
 }

@@ -34,7 +34,9 @@ export type ViolationRule =
   | "unreadable_path"
   | "secret"
   /** `--test-edits reject`: the patch changed a file that decides what verification runs (docs/verification.md). */
-  | "verification_input_changed";
+  | "verification_input_changed"
+  /** A Rust test edit outside `#[cfg(test)]` modules, which the run held to the base cannot put back alone (rust-tests-held.ts). */
+  | "test_edit_not_isolated";
 
 /** Rules that only warn: recorded in result.json and the report, never rejecting. */
 export type WarningRule =
