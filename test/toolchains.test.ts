@@ -213,6 +213,9 @@ describe("a command's own program that cannot start is the environment's failure
       "tee",
       "/usr/bin/env",
     ]);
+    // A function or alias the command defines is no program to find: a fork bomb still reaches its cap.
+    expect(programsOf("bomb() { bomb | bomb & }; bomb; sleep 2")).toEqual(["sleep"]);
+    expect(programsOf("function check { true; }; check && alias t=true; t; make")).toEqual(["make"]);
   });
 
   test("a verify command whose program could not start decides environment_unavailable, as patched or held to the base", () => {

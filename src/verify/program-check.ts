@@ -64,13 +64,23 @@ const BUILTINS = new Set([
  */
 export function programsOf(command: string): string[] {
   const programs = new Set<string>();
+  const defined = definedNames(command);
   for (const simple of simpleCommands(command)) {
     const word = simple.words[0];
-    if (!word || BUILTINS.has(word) || /[$`*?[\]{}~]/.test(word)) continue;
+    if (!word || BUILTINS.has(word) || defined.has(word) || /[$`*?[\]{}~]/.test(word)) continue;
     if (word.includes("/") && !isAbsolute(word)) continue;
     programs.add(word);
   }
   return [...programs];
+}
+
+/** Names the command defines for itself: shell functions (`f() {…}`, `function f {…}`) and aliases. */
+function definedNames(command: string): Set<string> {
+  const names = new Set<string>(["function"]);
+  for (const match of command.matchAll(/(?:^|[\s;&|{(])(?:function\s+)?([A-Za-z_][\w.:-]*)\s*\(\s*\)/g)) names.add(match[1]!);
+  for (const match of command.matchAll(/(?:^|[\s;&|{(])function\s+([A-Za-z_][\w.:-]*)/g)) names.add(match[1]!);
+  for (const match of command.matchAll(/(?:^|[\s;&|{(])alias\s+([A-Za-z_][\w.:-]*)=/g)) names.add(match[1]!);
+  return names;
 }
 
 /** What starting a program found on PATH printed that shows it cannot run here (a shim whose manager is missing). */
