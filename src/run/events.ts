@@ -1,3 +1,5 @@
+import type { ProgramUnavailable } from "../verify/program-check.js";
+
 /**
  * Everything that lands in events.jsonl: handoff's own gate events and the agent's normalized events.
  * Keyed on `type`; `seq` and `time` are added by the run directory when written.
@@ -31,16 +33,7 @@ export type GateEvent =
   | { readonly type: "phase.finished"; readonly phase: Phase; readonly durationMs: number; readonly ok: boolean; readonly note?: string }
   | { readonly type: "command.started"; readonly phase: string; readonly command: string }
   /** A program the commands start cannot be found or started in the sandbox: the run ends environment_unavailable. */
-  | {
-      readonly type: "program.unavailable";
-      readonly phase: "setup" | "verify";
-      readonly command: string;
-      readonly program: string;
-      readonly resolved: string | null;
-      readonly problem: "not_found" | "cannot_start";
-      readonly said: string;
-      readonly tried?: readonly string[];
-    }
+  | ({ readonly type: "program.unavailable" } & ProgramUnavailable)
   | { readonly type: "source.changed"; readonly when: "after_agent" | "at_end"; readonly changed: readonly string[] }
   /** `--attempts`: an attempt begins (`resumed`: the session continues with handoff's feedback) and ends with its own verdict. */
   | { readonly type: "attempt.started"; readonly attempt: number; readonly resumed: boolean }
