@@ -1,4 +1,4 @@
-import { cpSync, lstatSync, mkdtempSync, readdirSync } from "node:fs";
+import { lstatSync, mkdtempSync, readdirSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, relative } from "node:path";
 import {
   type CgroupSupport,
@@ -11,6 +11,7 @@ import {
 } from "./cgroup.js";
 import type { SandboxChoice } from "./sandbox.js";
 import { existingRealPath, isInside } from "../lib/paths.js";
+import { runSystemCommandSync } from "../process/process.js";
 import { RUN_MARKER_VARIABLE, runNames } from "../run-dir/run-names.js";
 import { type Bind, bwrapArgs } from "./sandbox-profile.js";
 import { hiddenPathsNamed } from "./hidden-paths.js";
@@ -277,8 +278,8 @@ export class Containment {
     // A manager's directory it writes in ordinary use (pyenv's shims): a copy of its own, thrown away with the run.
     for (const dir of this.#toolchains.scratchCopies) {
       const copy = mkdtempSync(join(this.settings.scratch, "toolchain-"));
-      cpSync(dir, copy, { recursive: true, verbatimSymlinks: true });
-      binds.push({ source: copy, dest: dir, writable: true });
+      // The system's cp -a, as for every tree handoff copies (docs/threat-model.md F5); without the copy, read-only.
+      if (runSystemCommandSync("cp", ["-a", "--", `${dir}/.`, copy])) binds.push({ source: copy, dest: dir, writable: true });
     }
     for (const path of spec.readOnly ?? []) add(path, false);
     for (const path of extra.readOnly ?? []) if (!revealsHidden(path)) add(path, false);
