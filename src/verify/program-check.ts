@@ -110,12 +110,13 @@ export function saidLines(output: string, lines = 3): string {
  * (`/root/.pyenv/shims/python3: line 12: /root/.pyenv/libexec/pyenv: No such file or directory`). A script inside the
  * project that fails the same way names another program, and stays the command's failure.
  */
-export function startFailure(command: string, exitCode: number | null, output: string): { program: string; said: string } | null {
+export function startFailure(command: string, exitCode: number | null, output: string | Buffer): { program: string; said: string } | null {
+  // Decoded only for a 126/127: every verify command's output passes here.
   if (exitCode !== 126 && exitCode !== 127) return null;
   const programs = programsOf(command);
   if (programs.length === 0) return null;
   const names = new Set(programs.flatMap((program) => [program, basename(program)]));
-  for (const line of plainText(output).split("\n")) {
+  for (const line of plainText(output.toString()).split("\n")) {
     const shell = line.match(/^(?:\S*sh: )?(?:\d+: |line \d+: )?(\S+): (?:command not found|not found|Permission denied)\s*$/);
     if (shell && names.has(shell[1]!)) return { program: shell[1]!, said: line.trim() };
     const shim = line.match(/^(\/\S+): line \d+: (\/\S+): (?:No such file or directory|Permission denied)/);

@@ -93,7 +93,7 @@ export async function runShellCommands(commands: readonly string[], options: She
       limitHit: contained?.limitsHit[0] ?? null,
       spawnError: outcome.spawnError ? `${outcome.spawnError.code}: ${outcome.spawnError.message}` : null,
       ...(SUMMARY_PHASES.has(options.phase) ? { summaries: readRunnerSummaries(output.toBuffer()) } : {}),
-      startFailure: startFailure(command, outcome.exitCode, output.toBuffer().toString("utf8")),
+      startFailure: startFailure(command, outcome.exitCode, output.toBuffer()),
     };
     records.push(record);
     const status = commandEnding({ ...record, cancelled: outcome.cancelled });
