@@ -27,7 +27,7 @@ export { batchPaths, runBatch } from "./many/batch.js";
 export { LocalExecutor } from "./many/local-executor.js";
 export { MAX_BATCH_FILE_BYTES, parseBatchText, readBatchFile } from "./many/batch-file.js";
 export { BatchRecord, TaskRecord } from "./many/batch-record.js";
-export { BatchTask } from "./many/batch-task.js";
+export { BatchTask, HandoffConfig } from "./settings/file-schema.js";
 export { SEVERITY, TASK_OUTCOMES, batchExitCode } from "./many/outcome.js";
 export { renderBatchJunit } from "./many/junit.js";
 

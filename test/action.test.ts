@@ -9,7 +9,7 @@ import { type FakeGitHub, startFakeGitHub } from "./helpers/fake-github/server.j
 import { FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent } from "./helpers/run.js";
 import { runCli } from "./helpers/cli.js";
-import { RUN_OPTION_INPUTS } from "../src/action/inputs.js";
+import { RUN_OPTION_INPUTS } from "../src/settings/action-inputs.js";
 
 /**
  * The GitHub Action's entry point run as a workflow job runs it: `node dist/src/action/main.js` in a child process

@@ -1,43 +1,13 @@
 import * as core from "@actions/core";
 import { z } from "zod";
 import { assertNever } from "../lib/assert-never.js";
+import { RUN_OPTION_INPUTS } from "../settings/action-inputs.js";
 
 /**
  * The action's inputs, read in one place: @actions/core's getInput (the runner's `INPUT_<NAME>` variables, each
  * input of action.yml set, an empty string when absent), checked with zod. The defaults here are action.yml's, for a
  * runner that leaves an input unset.
  */
-
-/** How an input becomes `handoff run` arguments: a value once, a newline-separated list (one flag each), a switch. */
-type OptionKind = "value" | "list" | "switch";
-
-/** The inputs that are `handoff run` options, in the order they are passed; the CLI judges their values. */
-export const RUN_OPTION_INPUTS = [
-  { input: "backend", flag: "--backend", kind: "value" },
-  { input: "model", flag: "--model", kind: "value" },
-  { input: "agent-cmd", flag: "--agent-cmd", kind: "value" },
-  { input: "verify", flag: "--verify", kind: "list" },
-  { input: "no-verify", flag: "--no-verify", kind: "switch" },
-  { input: "setup", flag: "--setup", kind: "list" },
-  { input: "attempts", flag: "--attempts", kind: "value" },
-  { input: "test-edits", flag: "--test-edits", kind: "value" },
-  { input: "allow", flag: "--allow", kind: "list" },
-  { input: "deny", flag: "--deny", kind: "list" },
-  { input: "protect", flag: "--protect", kind: "list" },
-  { input: "allow-config", flag: "--allow-config", kind: "list" },
-  { input: "expose", flag: "--expose", kind: "list" },
-  { input: "junit", flag: "--junit", kind: "list" },
-  { input: "baseline", flag: "--baseline", kind: "switch" },
-  { input: "env", flag: "--env", kind: "list" },
-  { input: "sandbox", flag: "--sandbox", kind: "value" },
-  { input: "timeout", flag: "--timeout", kind: "value" },
-  { input: "total-timeout", flag: "--total-timeout", kind: "value" },
-  { input: "verify-timeout", flag: "--verify-timeout", kind: "value" },
-  { input: "max-files", flag: "--max-files", kind: "value" },
-  { input: "max-patch-size", flag: "--max-patch-size", kind: "value" },
-] as const satisfies readonly { input: string; flag: string; kind: OptionKind }[];
-
-export type RunOptionInput = (typeof RUN_OPTION_INPUTS)[number]["input"];
 
 export interface RunInputs {
   readonly mode: "run";
@@ -141,7 +111,7 @@ export function readInputs(read: (name: string) => string = (name) => core.getIn
         break;
       }
       default:
-        assertNever(option);
+        assertNever(option.kind);
     }
   }
   return { ok: true, inputs: { mode, task: read("task").trim(), artifactName: name, cliArgs } };

@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { totalmem } from "node:os";
 import { join } from "node:path";
 import { type Survivor, findCgroupMembers, killSurvivors } from "./survivors.js";
 
@@ -236,4 +237,9 @@ function writeFile(path: string, value: string): void {
   } catch {
     // optional knob (swap accounting off, or cgroup.kill before Linux 5.14)
   }
+}
+
+/** Half the machine's memory, at most 8 GiB, for each contained process tree (`--max-memory`'s default). */
+export function defaultMemoryCap(total = totalmem()): number {
+  return Math.min(8 * 1024 ** 3, Math.floor(total / 2));
 }

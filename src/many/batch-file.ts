@@ -5,7 +5,8 @@ import { escapeControls } from "../patch/rules/path-names.js";
 import { checkTask } from "../run/input-limits.js";
 import { isSafeRunId } from "../run-dir/run-dir.js";
 import { type TaskRecord, recordWithoutRun } from "./batch-record.js";
-import { BatchTask, type TaskSpec, taskSpec } from "./batch-task.js";
+import { type TaskSpec, taskSpec } from "./batch-task.js";
+import { BatchTask } from "../settings/file-schema.js";
 
 /** The largest batch file handoff reads: thousands of tasks fit many times over; /dev/zero or an endless pipe does not. */
 export const MAX_BATCH_FILE_BYTES = 64 * 1024 * 1024;

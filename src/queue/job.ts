@@ -2,7 +2,8 @@ import { isAbsolute } from "node:path";
 import { z } from "zod";
 import { SANDBOX_MODES } from "../containment/sandbox.js";
 import { TaskRecord } from "../many/batch-record.js";
-import { BatchTask, type BatchRunDefaults, type TaskSpec } from "../many/batch-task.js";
+import type { BatchRunDefaults, TaskSpec } from "../many/batch-task.js";
+import { BatchTask } from "../settings/file-schema.js";
 import { isSafeRunId } from "../run-dir/run-dir.js";
 import { RunResult } from "../verdict/result.js";
 

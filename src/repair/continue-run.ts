@@ -10,6 +10,7 @@ import { type LoadedRun, loadPatch, loadRun, readRequest } from "../run-dir/run-
 import type { ResolvedOptions, RunOptions } from "../run/options.js";
 import type { ContinueFrom } from "./continue-from.js";
 import { keptHomeOf } from "./kept-home.js";
+import { inheritedSettings } from "../settings/request-fields.js";
 
 /** What `handoff resume` may set again on its command line; everything else comes from the earlier run's request.json. */
 export type ResumeOverrides = Pick<
@@ -122,49 +123,17 @@ export function checkContinuation(source: SourceRepo, options: ResolvedOptions):
     );
 }
 
-/** The settings of the earlier run, as its request.json recorded them after `.handoff.json` and the defaults. */
+/**
+ * The settings of the earlier run, as its request.json recorded them after `.handoff.json` and the defaults: every
+ * setting the table marks inherited (src/settings/settings.ts), and the rules that span several.
+ */
 function inheritedOptions(request: RequestJson): Omit<RunOptions, "task"> {
-  const { limits, policy, containment, commands } = request;
   return {
+    ...(inheritedSettings(request) as Omit<RunOptions, "task">),
     repo: request.repo.path,
-    backend: request.backend.name,
-    agentCmd: request.backend.agentCmd ?? undefined,
-    bin: request.backend.bin ?? undefined,
-    model: request.backend.model ?? undefined,
     // --no-verify is inherited as it was given; its empty verify list is not a list of commands.
-    verify: request.noVerify ? undefined : commands?.verify,
-    noVerify: request.noVerify,
-    setup: commands?.setup,
-    setupInputs: commands?.setupInputs,
-    workspaceMode: request.workspaceMode,
+    verify: request.noVerify ? undefined : request.commands?.verify,
     cacheDir: request.cacheDir,
-    baseline: commands?.baseline,
-    testEdits: request.testEdits,
-    junit: request.junit,
-    timeoutMs: limits?.timeoutMs,
-    idleTimeoutMs: limits?.idleTimeoutMs,
-    verifyTimeoutMs: limits?.verifyTimeoutMs,
-    allow: policy?.allow,
-    deny: policy?.deny,
-    limits: policy && {
-      maxFiles: policy.maxFiles,
-      maxFileBytes: policy.maxFileBytes,
-      maxPatchBytes: policy.maxPatchBytes,
-      maxWorkspaceEntries: policy.maxWorkspaceEntries,
-      maxDepth: policy.maxDepth,
-    },
-    protect: request.verificationInputs?.protect,
-    allowConfig: request.verificationInputs?.allowConfig,
-    sandbox: containment?.sandbox,
-    verifyNetwork: containment?.verifyNetwork,
-    caps: containment?.caps,
-    expose: containment?.expose,
-    env: request.env,
-    allowDirty: request.allowDirty,
-    workspacesDir: request.workspacesDir,
-    cliHomesDir: request.cliHomesDir,
-    attempts: request.attempts,
-    totalTimeoutMs: request.totalTimeoutMs ?? undefined,
   };
 }
 

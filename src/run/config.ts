@@ -1,36 +1,7 @@
-import { z } from "zod";
 import { UsageError } from "../lib/errors.js";
 import { git } from "../process/git.js";
-import { LIMIT_CONFIG_KEYS } from "./limits.js";
 import { type SourceRepo, sourceTarget } from "../clone/source-repo.js";
-
-/** `.handoff.json`: keys mirror the run options; command-line options win. */
-export const HandoffConfig = z.strictObject({
-  backend: z.string().min(1).optional(),
-  model: z.string().min(1).optional(),
-  verify: z.array(z.string().min(1)).optional(),
-  setup: z.array(z.string().min(1)).optional(),
-  allow: z.array(z.string().min(1)).optional(),
-  deny: z.array(z.string().min(1)).optional(),
-  protect: z.array(z.string().min(1)).optional(),
-  allowConfig: z.array(z.string().min(1)).optional(),
-  expose: z.array(z.string().min(1)).optional(),
-  timeout: z.number().positive().optional(),
-  idleTimeout: z.number().positive().optional(),
-  verifyTimeout: z.number().positive().optional(),
-  /** Checked with the option: a whole number from 1 to 20. */
-  attempts: z.number().optional(),
-  totalTimeout: z.number().positive().optional(),
-  keepSession: z.boolean().optional(),
-  /** Checked with the option (`bad_test_edits`): base, reject or allow. */
-  testEdits: z.string().min(1).optional(),
-  junit: z.array(z.string().min(1)).optional(),
-  setupInputs: z.array(z.string().min(1)).optional(),
-  /** Checked with the option: auto, overlay or copy. */
-  workspaceMode: z.string().min(1).optional(),
-  ...LIMIT_CONFIG_KEYS,
-});
-export type HandoffConfig = z.infer<typeof HandoffConfig>;
+import { HandoffConfig } from "../settings/file-schema.js";
 
 export const CONFIG_FILE = ".handoff.json";
 

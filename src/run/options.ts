@@ -1,26 +1,23 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
-import { homedir, tmpdir, totalmem } from "node:os";
-import { dirname, isAbsolute, join, posix, resolve } from "node:path";
+import { homedir, tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import type { ExternalAgentBackend } from "../agent/backend.js";
-import { DEFAULT_BACKEND } from "../../backends/index.js";
 import type { ApprovalRequest } from "../approval/approval.js";
-import { CONFIG_FILE, type HandoffConfig } from "./config.js";
+import { CONFIG_FILE } from "./config.js";
+import type { HandoffConfig } from "../settings/file-schema.js";
+import type { WorkspaceModeOption } from "../settings/checks.js";
+import { settle } from "../settings/resolve-setting.js";
 import { UsageError } from "../lib/errors.js";
-import { isValidEnvName } from "./env.js";
-import { globToRegExp } from "../patch/rules/glob.js";
-import { MAX_MEMORY_MIB, MAX_PROCESSES, MAX_TIMEOUT_SECONDS, PATH_MAX, checkArgument, checkTask } from "./input-limits.js";
+import { checkTask } from "./input-limits.js";
 import { escapeControls } from "../patch/rules/path-names.js";
 import { existingRealPath, isInside, realPathOrAncestor } from "../lib/paths.js";
 import { secretPlaceTouched } from "../containment/secret-places.js";
 import { userHome } from "../containment/hidden-paths.js";
-import { type PatchLimits, resolveLimits } from "./limits.js";
-import type { PatchPolicy } from "../patch/rules/policy.js";
+import type { PatchLimits, PatchPolicy } from "../patch/rules/policy.js";
 import type { ResourceCaps } from "../containment/cgroup.js";
-import { isSafeRunId } from "../run-dir/run-dir.js";
-import { SANDBOX_MODES, type SandboxMode } from "../containment/sandbox.js";
+import type { SandboxMode } from "../containment/sandbox.js";
 import { type Holdout, readHoldoutFile } from "../verify/holdouts.js";
-import { TEST_EDIT_POLICIES, type TestEditPolicy } from "../verify/test-edits.js";
-import { repoPath } from "../verify/command-words.js";
+import type { TestEditPolicy } from "../verify/test-edits.js";
 import type { FeedbackWriter } from "../repair/feedback.js";
 import type { ContinueFrom } from "../repair/continue-from.js";
 import { cacheLimitBytes, defaultCacheDir } from "../environment/cache-store.js";
@@ -129,26 +126,7 @@ export interface RunOptions {
   readonly candidate?: number;
 }
 
-export type WorkspaceModeOption = "auto" | "overlay" | "copy";
-export const WORKSPACE_MODES: readonly WorkspaceModeOption[] = ["auto", "overlay", "copy"];
-
-export const DEFAULTS = {
-  backend: DEFAULT_BACKEND,
-  timeoutMs: 1800_000,
-  idleTimeoutMs: 600_000,
-  verifyTimeoutMs: 900_000,
-  sandbox: "auto",
-  maxProcesses: 4096,
-  attempts: 1,
-} as const;
-
-/** The most attempts one run may have: each is a full agent turn and verification. */
-export const MAX_ATTEMPTS = 20;
-
-/** Half the machine's memory, at most 8 GiB, for each contained process tree. */
-export function defaultMemoryCap(total = totalmem()): number {
-  return Math.min(8 * 1024 ** 3, Math.floor(total / 2));
-}
+export { checkEnvNames, checkSandboxMode, type WorkspaceModeOption } from "../settings/checks.js";
 
 /** `$XDG_STATE_HOME/handoff` (absolute only), else `~/.local/state/handoff`. */
 function stateDir(env: NodeJS.ProcessEnv): string {
@@ -252,87 +230,37 @@ export interface ResolvedOptions {
   readonly candidate: number;
 }
 
-/** `--sandbox MODE`, checked the one way for run, batch and worker (a bad mode is a usage error before anything runs). */
-export function checkSandboxMode(mode: string): SandboxMode {
-  if (!(SANDBOX_MODES as readonly string[]).includes(mode))
-    throw new UsageError("bad_sandbox", `--sandbox must be auto, bwrap or none, not '${escapeControls(mode.slice(0, 100))}'`);
-  return mode as SandboxMode;
-}
-
-/** `--env NAME`s, checked the one way for run, batch and worker. */
-export function checkEnvNames(names: readonly string[]): void {
-  for (const name of names)
-    if (!isValidEnvName(name))
-      throw new UsageError("bad_env_name", `--env takes a variable name, not '${escapeControls(name.slice(0, 100))}'`);
-}
-
+/**
+ * A run's options resolved: each setting by its one ladder (the caller, `.handoff.json`, the default) and its own check
+ * (src/settings/), then the rules that span several settings. A bad value of any kind is a UsageError here.
+ */
 export function resolveOptions(options: RunOptions, config: HandoffConfig, sourceTop: string): ResolvedOptions {
+  const setting = <O extends Parameters<typeof settle>[0]>(option: O) => settle(option, options, config);
   checkTask(options.task);
-  if (options.runId !== undefined && !isSafeRunId(options.runId)) {
-    throw new UsageError("bad_run_id", `--run-id '${options.runId}' must be one path segment of letters, digits, '.', '_' or '-'`);
-  }
-  checkEnvNames(options.env ?? []);
-  const runsDir = realPathOrAncestor(options.runsDir ?? defaultRunsDir());
-  checkWritableDir("the runs directory", runsDir);
-  if (isInside(runsDir, sourceTop)) {
-    throw new UsageError(
-      "runs_dir_inside_repo",
-      `the runs directory ${runsDir} is inside the source repository; choose another --runs-dir`,
-    );
-  }
-  const workspacesDir = realPathOrAncestor(options.workspacesDir ?? defaultWorkspacesDir());
-  checkWritableDir("the workspace directory", workspacesDir);
-  if (isInside(workspacesDir, sourceTop)) {
-    throw new UsageError("workspace_inside_repo", `the workspace directory ${workspacesDir} is inside the source repository`);
-  }
-  const cacheDir = realPathOrAncestor(options.cacheDir ?? defaultCacheDir());
-  checkWritableDir("the cache directory", cacheDir);
-  if (isInside(cacheDir, sourceTop)) {
-    throw new UsageError("cache_dir_inside_repo", `the cache directory ${cacheDir} is inside the source repository`);
-  }
-  const cliHomesDir = realPathOrAncestor(options.cliHomesDir ?? defaultCliHomesDir());
-  checkWritableDir("the agent-CLI home directory", cliHomesDir);
-  if (isInside(cliHomesDir, sourceTop)) {
-    throw new UsageError("cli_homes_inside_repo", `the agent-CLI home directory ${cliHomesDir} is inside the source repository`);
-  }
-  const seconds = (value: number | undefined) => (value === undefined ? undefined : value * 1000);
-  const positive = (name: string, value: number) => {
-    if (!Number.isFinite(value) || value <= 0) throw new UsageError("bad_number", `${name} must be a positive number`);
-    if (value > MAX_TIMEOUT_SECONDS * 1000)
-      throw new UsageError("bad_number", `${name} must be at most ${MAX_TIMEOUT_SECONDS} seconds (24 days)`);
-    return value;
-  };
-  const optionalPositive = (name: string, value: number | undefined) => (value === undefined ? null : positive(name, value));
-  const allow = options.allow ?? config.allow ?? [];
-  const deny = options.deny ?? config.deny ?? [];
-  const protect = options.protect ?? config.protect ?? [];
-  const allowConfig = (options.allowConfig ?? config.allowConfig ?? []).map((path) => allowedConfigPath(path));
-  for (const [name, patterns] of [
-    ["--allow", allow],
-    ["--deny", deny],
-    ["--protect", protect],
-  ] as const) {
-    for (const pattern of patterns) {
-      try {
-        globToRegExp(pattern);
-      } catch {
-        throw new UsageError("bad_glob", `${name} '${pattern}' is not a valid pattern`);
-      }
-    }
-  }
-  const sandbox = checkSandboxMode(options.sandbox ?? DEFAULTS.sandbox);
-  const whole = (name: string, value: number, most: number, unit: [number, string] = [1, ""]) => {
-    if (!Number.isInteger(value) || value <= 0) throw new UsageError("bad_number", `${name} must be a positive whole number`);
-    // A cgroup file holds an integer: 1e30 would be written as "1e+30", refused, and the cap not enforced.
-    if (value > most * unit[0]) throw new UsageError("bad_number", `${name} must be at most ${most}${unit[1]}`);
-    return value;
-  };
-  const caps: ResourceCaps = {
-    processes: whole("--max-processes", options.caps?.processes ?? DEFAULTS.maxProcesses, MAX_PROCESSES),
-    memoryBytes: whole("--max-memory", options.caps?.memoryBytes ?? defaultMemoryCap(), MAX_MEMORY_MIB, [1024 * 1024, " MiB"]),
-  };
-  const setup = options.setup ?? config.setup ?? [];
-  const noVerify = options.noVerify === true;
+  const runId = setting("runId") ?? null;
+  const envNames = setting("env");
+  const runsDir = handoffDir("the runs directory", options.runsDir ?? defaultRunsDir(), sourceTop, "runs_dir_inside_repo");
+  const workspacesDir = handoffDir(
+    "the workspace directory",
+    options.workspacesDir ?? defaultWorkspacesDir(),
+    sourceTop,
+    "workspace_inside_repo",
+  );
+  const cacheDir = handoffDir("the cache directory", options.cacheDir ?? defaultCacheDir(), sourceTop, "cache_dir_inside_repo");
+  const cliHomesDir = handoffDir(
+    "the agent-CLI home directory",
+    options.cliHomesDir ?? defaultCliHomesDir(),
+    sourceTop,
+    "cli_homes_inside_repo",
+  );
+  const allow = setting("allow");
+  const deny = setting("deny");
+  const protect = setting("protect");
+  const allowConfig = setting("allowConfig");
+  const sandbox = setting("sandbox");
+  const caps: ResourceCaps = { processes: setting("caps.processes"), memoryBytes: setting("caps.memoryBytes") };
+  const setup = setting("setup");
+  const noVerify = setting("noVerify");
   if (noVerify && (options.verify?.length ?? 0) > 0) {
     throw new UsageError("no_verify_with_verify", "--no-verify and --verify contradict each other: give one or the other");
   }
@@ -349,15 +277,9 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     );
   }
   // --no-verify wins over .handoff.json: nothing is run, and the outcome says the file's commands were skipped.
-  const verify = noVerify ? [] : (options.verify ?? config.verify ?? []);
-  const from = (cli: unknown) => (cli === undefined ? ` (from ${CONFIG_FILE})` : "");
-  for (const command of setup) checkArgument(`the setup command${from(options.setup)}`, command);
-  for (const command of verify) checkArgument(`the verify command${from(options.verify)}`, command);
-  const testEdits = options.testEdits ?? config.testEdits ?? "base";
-  if (!(TEST_EDIT_POLICIES as readonly string[]).includes(testEdits)) {
-    throw new UsageError("bad_test_edits", `--test-edits${from(options.testEdits)} must be base, reject or allow, not '${testEdits}'`);
-  }
-  const junit = (options.junit ?? config.junit ?? []).map((path) => checkJunitPath(`--junit${from(options.junit)}`, path));
+  const verify = noVerify ? [] : setting("verify");
+  const testEdits = setting("testEdits");
+  const junit = setting("junit");
   const read = (options.holdoutPatches ?? []).map((path) =>
     readHoldoutFile(path, [
       ["the source repository", sourceTop],
@@ -368,34 +290,42 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   );
   // One file named twice (through a link, say) is one holdout: applied twice, it could never apply.
   const holdouts = read.filter((holdout, index) => read.findIndex((other) => other.source === holdout.source) === index);
-  if (options.agentCmd !== undefined) checkArgument("--agent-cmd", options.agentCmd);
-  if (options.bin !== undefined) checkArgument("--bin", options.bin);
-  const model = options.model ?? config.model ?? null;
-  if (model !== null) checkArgument(`the model${from(options.model)}`, model);
-  const backendName = typeof options.backend === "object" ? options.backend.name : (options.backend ?? config.backend ?? DEFAULTS.backend);
+  const agentCmd = setting("agentCmd") ?? null;
+  const bin = setting("bin") ?? null;
+  const model = setting("model") ?? null;
+  // A backend object names itself; a name is a setting like any other (checked when the backend is resolved).
+  const backendName = typeof options.backend === "object" ? options.backend.name : settle("backend", { backend: options.backend }, config);
   const resolved: ResolvedOptions = {
     task: options.task,
     approval: { yes: options.yes, ask: options.approve },
-    bin: options.bin ?? null,
-    agentCmd: options.agentCmd ?? null,
-    runId: options.runId ?? null,
-    baseline: options.baseline ?? false,
-    allowDirty: options.allowDirty ?? false,
-    keepWorkspace: options.keepWorkspace ?? false,
+    bin,
+    agentCmd,
+    runId,
+    baseline: setting("baseline"),
+    allowDirty: setting("allowDirty"),
+    keepWorkspace: setting("keepWorkspace"),
     signal: options.signal,
     backendName,
     model,
     verify,
     noVerify,
     configVerifySkipped: noVerify ? (config.verify?.length ?? 0) : 0,
-    testEdits: testEdits as TestEditPolicy,
+    testEdits,
     junit,
     holdouts,
     setup,
-    timeoutMs: positive("--timeout", options.timeoutMs ?? seconds(config.timeout) ?? DEFAULTS.timeoutMs),
-    idleTimeoutMs: positive("--idle-timeout", options.idleTimeoutMs ?? seconds(config.idleTimeout) ?? DEFAULTS.idleTimeoutMs),
-    verifyTimeoutMs: positive("--verify-timeout", options.verifyTimeoutMs ?? seconds(config.verifyTimeout) ?? DEFAULTS.verifyTimeoutMs),
-    policy: { allow, deny, ...resolveLimits(options.limits, config) },
+    timeoutMs: setting("timeoutMs"),
+    idleTimeoutMs: setting("idleTimeoutMs"),
+    verifyTimeoutMs: setting("verifyTimeoutMs"),
+    policy: {
+      allow,
+      deny,
+      maxFiles: setting("limits.maxFiles"),
+      maxFileBytes: setting("limits.maxFileBytes"),
+      maxPatchBytes: setting("limits.maxPatchBytes"),
+      maxWorkspaceEntries: setting("limits.maxWorkspaceEntries"),
+      maxDepth: setting("limits.maxDepth"),
+    },
     protect,
     allowConfig,
     expose: (options.expose ?? config.expose ?? []).map((path) =>
@@ -404,17 +334,17 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     runsDir,
     workspacesDir,
     cliHomesDir,
-    envNames: options.env ?? [],
+    envNames,
     sandbox,
-    verifyNetwork: options.verifyNetwork ?? false,
+    verifyNetwork: setting("verifyNetwork"),
     caps,
-    attempts: whole("--attempts", options.attempts ?? config.attempts ?? DEFAULTS.attempts, MAX_ATTEMPTS),
-    totalTimeoutMs: optionalPositive("--total-timeout", options.totalTimeoutMs ?? seconds(config.totalTimeout)),
+    attempts: setting("attempts"),
+    totalTimeoutMs: setting("totalTimeoutMs") ?? null,
     feedback: options.feedback ?? null,
-    keepSession: options.keepSession ?? config.keepSession ?? false,
+    keepSession: setting("keepSession"),
     continueFrom: options.continueFrom ?? null,
-    workspaceMode: workspaceMode(options.workspaceMode ?? config.workspaceMode ?? (process.env.HANDOFF_WORKSPACE_MODE || "auto")),
-    setupInputs: options.setupInputs ?? config.setupInputs ?? [],
+    workspaceMode: setting("workspaceMode"),
+    setupInputs: setting("setupInputs"),
     cacheDir,
     cacheLimitBytes: cacheLimitBytes(),
     candidate: options.candidate ?? 1,
@@ -429,27 +359,17 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   return resolved;
 }
 
-function workspaceMode(value: string): WorkspaceModeOption {
-  if ((WORKSPACE_MODES as readonly string[]).includes(value)) return value as WorkspaceModeOption;
-  throw new UsageError("bad_workspace_mode", `--workspace-mode '${escapeControls(value.slice(0, 40))}' must be auto, overlay or copy`);
+/** One of handoff's own directories, by real path: writable by this user, and never inside the source repository. */
+function handoffDir(what: string, path: string, sourceTop: string, insideCode: string): string {
+  const real = realPathOrAncestor(path);
+  checkWritableDir(what, real);
+  if (isInside(real, sourceTop)) {
+    const choose = insideCode === "runs_dir_inside_repo" ? "; choose another --runs-dir" : "";
+    throw new UsageError(insideCode, `${what} ${real} is inside the source repository${choose}`);
+  }
+  return real;
 }
 
-/**
- * A `--junit` path: relative to the verification checkout and inside it (no absolute path, no `..` that climbs
- * out, no NUL). Returned normalised (`a/./b.xml` is `a/b.xml`).
- */
-function checkJunitPath(what: string, path: string): string {
-  const bad = (why: string) =>
-    new UsageError("bad_junit_path", `${what} '${escapeControls(path.slice(0, 200))}${path.length > 200 ? "…" : ""}' ${why}`);
-  if (path.includes("\0")) throw bad("holds a NUL byte");
-  if (Buffer.byteLength(path) >= PATH_MAX) throw bad(`is ${Buffer.byteLength(path)} bytes; a path is under ${PATH_MAX}`);
-  if (isAbsolute(path)) throw bad("must be a path relative to the checkout, not an absolute one");
-  const normal = posix.normalize(path).replace(/\/+$/, "");
-  if (normal === "" || normal === "." || normal === ".." || normal.startsWith("../")) throw bad("must name a file inside the checkout");
-  return normal;
-}
-
-/** An `--allow-config` path: a file of the repository, from its top (`./.npmrc` is `.npmrc`), never a glob. */
 /** An `--expose` path: an existing one, by real path, that shows no credentials and none of handoff's places. */
 function exposedPath(path: string, handoffPlaces: readonly string[]): string {
   const shown = escapeControls(path);
@@ -465,11 +385,4 @@ function exposedPath(path: string, handoffPlaces: readonly string[]): string {
   if (place !== undefined)
     throw new UsageError("bad_expose", `--expose '${shown}' would show ${escapeControls(place)} (the source or handoff's own state)`);
   return real;
-}
-
-function allowedConfigPath(path: string): string {
-  const normal = repoPath("", path);
-  if (normal === null || /[*?[\]{}]/u.test(path))
-    throw new UsageError("bad_allow_config", `--allow-config '${path}' must name one file of the repository, from its top (no glob)`);
-  return normal;
 }

@@ -18,6 +18,12 @@ export interface PatchPolicy {
   readonly maxDepth: number;
 }
 
+/**
+ * The patch and workspace limits as the library takes them (`RunOptions.limits`, in bytes); each is a setting of its
+ * own (`--max-files`, … in MiB on the command line and in `.handoff.json`: src/settings/settings.ts).
+ */
+export type PatchLimits = Omit<PatchPolicy, "allow" | "deny">;
+
 export const DEFAULT_POLICY: PatchPolicy = {
   allow: [],
   deny: [],

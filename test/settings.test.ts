@@ -1,0 +1,124 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { RequestJson } from "../src/run-dir/artifacts/request.js";
+import { RUN_OPTION_INPUTS } from "../src/settings/action-inputs.js";
+import { helpLines, optionTable, optionsFromFlags, settingsOf } from "../src/settings/command-line.js";
+import { BatchTask, HandoffConfig, optionsFromLine } from "../src/settings/file-schema.js";
+import { inheritedSettings, recordedSettings } from "../src/settings/request-fields.js";
+import { settle } from "../src/settings/resolve-setting.js";
+import { SETTINGS } from "../src/settings/settings.js";
+import { getPath } from "../src/settings/dotted-path.js";
+
+/** What the CLI, `.handoff.json`, batch lines and the Action accepted before the settings table (recorded from that code). */
+const before = JSON.parse(readFileSync(new URL("./fixtures/settings/before-the-table.json", import.meta.url), "utf8"));
+
+describe("the settings table accepts exactly what the hand-written tables accepted", () => {
+  it("`.handoff.json`: the same keys, each with the same schema", () => {
+    expect(z.toJSONSchema(HandoffConfig, { io: "input", unrepresentable: "any" })).toEqual(before.handoffConfig);
+  });
+
+  it("a batch line: the same keys, each with the same schema", () => {
+    expect(z.toJSONSchema(BatchTask, { io: "input", unrepresentable: "any" })).toEqual(before.batchLine);
+  });
+
+  it("`handoff run` and `handoff resume`: the same options, short letters and kinds", () => {
+    expect(optionTable(settingsOf("run"))).toEqual(before.optionTables.run);
+    expect(optionTable(settingsOf("resume"))).toEqual(before.optionTables.resume);
+  });
+
+  it("`handoff run --help`: the same option lines, in the same order", () => {
+    const help: string = before.commandHelp.run;
+    const section = help.slice(help.indexOf("Run options:\n") + "Run options:\n".length, help.indexOf("\nExit codes"));
+    expect(helpLines("run", settingsOf("run"))).toBe(section);
+  });
+
+  it("the Action: the same inputs, each passed as the same flag the same way", () => {
+    const sorted = (inputs: readonly { input: string }[]) => [...inputs].sort((a, b) => a.input.localeCompare(b.input));
+    expect(sorted(RUN_OPTION_INPUTS)).toEqual(sorted(before.actionRunInputs));
+  });
+});
+
+describe("a setting read the one way everywhere", () => {
+  it("a command line, a batch line and `.handoff.json` give a limit in the library's unit", () => {
+    expect(optionsFromFlags("run", { "max-file-size": "2", timeout: "1.5", verify: ["npm test"], yes: true })).toEqual({
+      limits: { maxFileBytes: 2 * 1024 * 1024 },
+      timeoutMs: 1500,
+      verify: ["npm test"],
+      yes: true,
+    });
+    expect(optionsFromLine({ task: "t", maxFileSize: 2, timeout: 1.5, agentCmd: "x" })).toEqual({
+      limits: { maxFileBytes: 2 * 1024 * 1024 },
+      timeoutMs: 1500,
+      agentCmd: "x",
+    });
+    expect(settle("limits.maxFileBytes", {}, { maxFileSize: 2 })).toBe(2 * 1024 * 1024);
+    expect(settle("timeoutMs", {}, { timeout: 1.5 })).toBe(1500);
+  });
+
+  it("the caller wins over `.handoff.json`, the file over the default; a message names where a value came from", () => {
+    expect(settle("attempts", { attempts: 3 }, { attempts: 2 })).toBe(3);
+    expect(settle("attempts", {}, { attempts: 2 })).toBe(2);
+    expect(settle("attempts", {}, {})).toBe(1);
+    expect(() => settle("testEdits", {}, { testEdits: "never" })).toThrow("--test-edits (from .handoff.json) must be base");
+    expect(() => settle("testEdits", { testEdits: "never" }, {})).toThrow(/^--test-edits must be base/);
+    expect(() => settle("attempts", { attempts: 21 }, {})).toThrow("--attempts must be at most 20");
+  });
+
+  it("a bad command-line value is a usage error that names the flag", () => {
+    expect(() => optionsFromFlags("run", { "max-files": "0" })).toThrow("--max-files takes a positive whole number, not '0'");
+    expect(() => optionsFromFlags("resume", { "idle-timeout": "soon" })).toThrow("--idle-timeout takes a positive number of seconds");
+  });
+});
+
+describe("request.json and resume derive from the same rows", () => {
+  it("every recorded setting's place is a field of request.json's schema", () => {
+    const shape = RequestJson.shape as Record<string, unknown>;
+    for (const row of SETTINGS) if ("request" in row) expect(Object.keys(shape), row.flag).toContain(row.request.path.split(".")[0]);
+  });
+
+  it("what a run records, a resumed run inherits, setting by setting", () => {
+    const resolved = {
+      backendName: "claude",
+      agentCmd: null,
+      bin: "/opt/claude",
+      model: "m",
+      verify: ["npm test"],
+      noVerify: false,
+      testEdits: "reject",
+      junit: ["r.xml"],
+      setup: ["npm ci"],
+      setupInputs: ["*.lock"],
+      workspaceMode: "copy",
+      baseline: true,
+      attempts: 3,
+      totalTimeoutMs: null,
+      keepSession: true,
+      timeoutMs: 1,
+      idleTimeoutMs: 2,
+      verifyTimeoutMs: 3,
+      policy: { allow: ["src/**"], deny: [], maxFiles: 4, maxFileBytes: 5, maxPatchBytes: 6, maxWorkspaceEntries: 7, maxDepth: 8 },
+      protect: ["a"],
+      allowConfig: [".npmrc"],
+      expose: ["/opt/tool"],
+      envNames: ["KEY"],
+      workspacesDir: "/w",
+      cliHomesDir: "/h",
+      keepWorkspace: true,
+      allowDirty: true,
+      sandbox: "bwrap",
+      verifyNetwork: true,
+      caps: { processes: 9, memoryBytes: 10 },
+    };
+    const recorded = recordedSettings(resolved);
+    const inherited = inheritedSettings(recorded);
+    for (const row of SETTINGS) {
+      if (!("request" in row)) continue;
+      const from = "resolved" in row.request ? row.request.resolved : row.option;
+      expect(getPath(recorded, row.request.path), row.flag).toEqual(getPath(resolved, from));
+      if (row.request.inherit && getPath(resolved, from) !== null)
+        expect(getPath(inherited, row.option), row.flag).toEqual(getPath(resolved, from));
+      else expect(getPath(inherited, row.option), row.flag).toBeUndefined();
+    }
+  });
+});
