@@ -383,3 +383,30 @@ describe("an environment that cannot be used is built again, never a dead key", 
     }
   });
 });
+
+describe("--setup-timeout: setup's own limit", () => {
+  test("a setup slower than --verify-timeout verifies under a longer --setup-timeout, and request.json records both", async () => {
+    const repo = await makeRepo(PROJECT);
+    const run = await delegate(repo, FIX, {
+      setup: [`sleep 2 && ${SETUP}`],
+      verify: ["npm test"],
+      verifyTimeoutMs: 1000,
+      setupTimeoutMs: 60_000,
+      cacheDir: tempDir("c"),
+    });
+    expect(run.result.terminalReason, run.result.summary).toBe("verified");
+    const request = JSON.parse(readFileSync(join(run.runDir, "request.json"), "utf8"));
+    expect(request.limits).toMatchObject({ verifyTimeoutMs: 1000, setupTimeoutMs: 60_000 });
+  });
+
+  test("a setup past .handoff.json's setupTimeout ends setup_failed, and the hint names --setup-timeout", async () => {
+    const repo = await makeRepo({ ...PROJECT, ".handoff.json": JSON.stringify({ setupTimeout: 1 }) });
+    const run = await delegate(repo, FIX, { setup: ["sleep 30"], verify: ["npm test"], cacheDir: tempDir("c") });
+    expect(run.result.terminalReason).toBe("verification_failed");
+    expect(run.result.detail).toBe("setup_failed");
+    expect(run.result.summary).toBe("setup command `sleep 30` timed out on the base before the agent started");
+    expect(run.result.hint).toContain("--setup-timeout");
+    const request = JSON.parse(readFileSync(join(run.runDir, "request.json"), "utf8"));
+    expect(request.limits).toMatchObject({ verifyTimeoutMs: 900_000, setupTimeoutMs: 1000 });
+  });
+});

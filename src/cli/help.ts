@@ -1,4 +1,4 @@
-import { DEFAULT_BACKEND, backendNamesText } from "../../backends/index.js";
+import { helpLines, settingsOf } from "../settings/command-line.js";
 import { KEPT_SESSION_DAYS } from "../repair/kept-home.js";
 
 export const VERSION = "0.1.0";
@@ -31,66 +31,8 @@ Usage:
   handoff <command> --help                       that command's own usage, options and exit codes
 `;
 
-const RUN_OPTIONS = `Run options:
-  -C, --repo DIR          the source repository (default: current directory)
-  -b, --backend NAME      ${backendNamesText()} (default: from .handoff.json, else ${DEFAULT_BACKEND});
-                          repeated, one candidate per backend in the order given (best-of-N, see --candidates)
-      --candidates N      best-of-N: N candidates per backend (at most 20 in all), each a whole run in <run>/candidates/<k>/;
-                          the run's verdict is the winner's: verified first, then the fewest warnings, the smallest patch, the
-                          earliest to finish (identical patches are reported as agreement)
-      --jobs N            how many candidates run at once (default: all of them, at most 4)
-      --agent-cmd CMD     with --backend command: shell command run as the agent (task on stdin, in $HANDOFF_TASK_FILE, and in $HANDOFF_TASK up to 64 KiB;
-                          a repair attempt gets the feedback on stdin and in $HANDOFF_FEEDBACK, its number in $HANDOFF_ATTEMPT;
-                          the candidate's number, 1 for a run without candidates, is in $HANDOFF_CANDIDATE)
-      --bin PATH          the backend's executable (default: looked up on PATH, then in handoff's own install dir, see handoff backends)
-  -m, --model NAME        model handed to the backend
-      --verify CMD        verification command handoff runs itself (repeatable, in order); a run needs one
-                          (or "verify" in .handoff.json), or --no-verify
-      --no-verify         accept a patch that nothing checks: the outcome says NOTHING WAS CHECKED
-      --test-edits POLICY what a change to a verification input does: base (default), reject or allow
-      --junit PATH        a JUnit XML file a verify command writes, relative to the checkout (repeatable)
-      --holdout-patch FILE  a patch the agent never sees, applied before verification (repeatable)
-      --setup CMD         set up the base once (e.g. 'npm ci'): the agent's, the baseline's and the verification's
-                          workspaces are made from it, and it is cached for the next run on the same commit (repeatable)
-      --setup-inputs GLOB files setup depends on besides manifests and lockfiles: a patch that changes one makes
-                          verification run setup again (repeatable)
-      --workspace-mode M  auto (default: overlay where it works), overlay (copy-on-write views; needs root) or copy
-      --baseline          run the verify commands on the untouched base first, to tell a red base from a bad patch
-  -y, --yes               approve the agent editing the disposable clone without asking
-      --attempts N        attempts the agent gets (default 1, at most 20): after a failed verification or patch rule,
-                          the same session continues in the same clone with handoff's feedback, and every gate reruns
-      --total-timeout SEC limit on the whole run across attempts (default: none)
-      --keep-session      keep the agent CLI's session (its private home, without your login) for \`handoff resume\`,
-                          for ${KEPT_SESSION_DAYS} days or until \`handoff gc\`
-      --timeout SEC       agent wall-clock limit, per attempt (default 1800)
-      --idle-timeout SEC  agent limit on silence, per attempt (default 600)
-      --verify-timeout SEC  limit per setup or verification command (default 900)
-      --allow GLOB        every changed path must match one (repeatable)
-      --deny GLOB         no changed path may match (repeatable)
-      --protect GLOB      files that also decide what verification runs, judged like the tests (repeatable)
-      --allow-config PATH a configuration file the task must change: never held to the base (repeatable)
-      --expose PATH       a host path the sandbox shows read-only (a toolchain handoff did not find; repeatable)
-      --env NAME          pass this environment variable through to the agent (repeatable)
-      --runs-dir DIR      parent of run directories (default: $XDG_STATE_HOME/handoff/runs)
-      --run-id ID         name of this run's directory
-      --workspace-dir DIR where disposable clones live (default: $HANDOFF_WORKSPACE_DIR or the temp dir)
-      --cli-home-dir DIR  where each run's private agent-CLI home lives, outside the temp dir
-                          (default: $HANDOFF_CLI_HOME_DIR or $XDG_STATE_HOME/handoff/homes)
-      --json              print result.json to stdout and nothing else there
-      --keep-workspace    keep the clone for inspection
-      --allow-dirty       run although the source has uncommitted changes (they are not part of the clone)
-      --task-file FILE    read the task text from FILE (- for stdin), at most 1 MiB
-      --sandbox MODE      auto (default): bubblewrap when it works here, else none with a warning;
-                          bwrap: bubblewrap or exit 2; none: no sandbox (result.json says what that leaves open)
-      --verify-network    give verification commands the network (sandboxed, they have none)
-      --max-processes N   cap on processes and threads of the agent and of each command (default 4096)
-      --max-memory MIB    memory cap for the agent and for each command (default: half the RAM, at most 8192)
-      --max-files N       most changed files in the patch (default 1000)
-      --max-file-size MIB largest changed file (default 8, at most 1024); files the agent did not change are exempt
-      --max-patch-size MIB  largest patch (default 64, at most 1024)
-      --max-workspace-entries N  most entries the agent may add to the workspace (default 2000000)
-      --max-depth N       deepest new directory in the workspace (default 256)
-`;
+// Each command's option lines are derived from the settings table (src/settings/settings.ts).
+const RUN_OPTIONS = `Run options:\n${helpLines("run", settingsOf("run"))}`;
 
 const RUN_EXIT_CODES = `Exit codes: 0 verified, 1 verification_failed, 2 usage error, 3 no_changes, 4 policy_or_artifact_error,
 5 source_repository_changed, 6 external_agent_error, 7 environment_unavailable, 124 timeout, 130 user_cancelled.
@@ -99,24 +41,7 @@ const RUN_EXIT_CODES = `Exit codes: 0 verified, 1 verification_failed, 2 usage e
 const APPLY_EXIT_CODES = `handoff apply: 0 applied, 1 refused (says why), 2 usage error (also: no run named and no finished run of the repository).
 `;
 
-const RESUME_OPTIONS = `Resume options (everything else is the earlier run's, from its request.json):
-  -y, --yes               approve the agent editing the disposable clone without asking
-      --task-file FILE    read the instruction from FILE (- for stdin), at most 1 MiB
-      --attempts N        attempts of the new run (default: the earlier run's)
-      --timeout SEC       agent wall-clock limit, per attempt (default: the earlier run's)
-      --idle-timeout SEC  agent limit on silence, per attempt (default: the earlier run's)
-      --verify-timeout SEC  limit per setup or verification command (default: the earlier run's)
-      --total-timeout SEC limit on the whole new run (default: the earlier run's)
-      --keep-session      keep the new run's session too, to resume it again (not inherited)
-      --keep-workspace    keep the new run's clone for inspection
-      --allow-dirty       run although the source has uncommitted changes (they are not part of the clone)
-      --env NAME          pass this environment variable through to the agent (repeatable; replaces the earlier run's names)
-      --holdout-patch FILE  the earlier run's held-out patches, given again (repeatable; checked against their sha256)
-      --run-id ID         name of the new run's directory
-      --runs-dir DIR      where the run id is looked up and the new run goes (default: the earlier run's runs directory,
-                          for a run id $XDG_STATE_HOME/handoff/runs)
-      --json              print the new run's result.json to stdout and nothing else there
-`;
+const RESUME_OPTIONS = `Resume options (everything else is the earlier run's, from its request.json):\n${helpLines("resume", settingsOf("resume"))}`;
 
 /** `handoff batch` and `handoff enqueue` take the same options. */
 const BATCH_OPTIONS_AND_EXIT_CODES = `Batch options:

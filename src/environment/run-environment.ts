@@ -147,7 +147,7 @@ export class RunEnvironment {
         pristine,
         scratch,
         runId,
-        timeoutMs: options.verifyTimeoutMs,
+        timeoutMs: options.setupTimeoutMs,
         log: hooks.log,
         signal: options.signal,
         onCommand: (command) => hooks.emit({ type: "command.started", phase: "setup", command }),
@@ -188,7 +188,7 @@ export class RunEnvironment {
     if (cached) return { identity, environment: cached };
     // Not there: this run builds it, unless another run with the same setup is building it now; then it waits for that
     // build and takes what it made (the candidates of one best-of-N run share one build). prepare() releases the lock.
-    const setupMs = this.#options.verifyTimeoutMs * Math.max(1, this.#options.setup.length);
+    const setupMs = this.#options.setupTimeoutMs * Math.max(1, this.#options.setup.length);
     const lock = await acquireBuildLock(this.#cache.root, identity.key, { signal: this.#options.signal, maxWaitMs: setupMs });
     this.#buildLock = lock;
     this.#brokenLock = lock?.broke ?? null;

@@ -11,26 +11,13 @@ import type { ResolvedOptions, RunOptions } from "../run/options.js";
 import type { ContinueFrom } from "./continue-from.js";
 import { keptHomeOf } from "./kept-home.js";
 import { inheritedSettings } from "../settings/request-fields.js";
+import type { Setting } from "../settings/settings.js";
 
-/** What `handoff resume` may set again on its command line; everything else comes from the earlier run's request.json. */
-export type ResumeOverrides = Pick<
-  RunOptions,
-  | "yes"
-  | "approve"
-  | "runId"
-  | "attempts"
-  | "timeoutMs"
-  | "idleTimeoutMs"
-  | "verifyTimeoutMs"
-  | "totalTimeoutMs"
-  | "keepSession"
-  | "keepWorkspace"
-  | "allowDirty"
-  | "env"
-  | "holdoutPatches"
-  | "feedback"
-  | "signal"
-> & {
+/** The settings `handoff resume` takes again (rows with resume help in src/settings/settings.ts). */
+type ResumeSetting = Exclude<Extract<Setting, { help: { resume: unknown } }>["option"], null>;
+
+/** What `handoff resume` may set again; everything else comes from the earlier run's request.json. */
+export type ResumeOverrides = Pick<RunOptions, Exclude<ResumeSetting, "runsDir"> | "approve" | "feedback" | "signal"> & {
   /** Where the earlier run is looked up by id, and where the new run goes (default: the earlier run's runs directory). */
   readonly runsDir?: string;
 };

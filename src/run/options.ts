@@ -57,6 +57,8 @@ export interface RunOptions {
   readonly timeoutMs?: number;
   readonly idleTimeoutMs?: number;
   readonly verifyTimeoutMs?: number;
+  /** A limit per setup command (`--setup-timeout`), when a cold install needs longer than a test run; default: `verifyTimeoutMs`. */
+  readonly setupTimeoutMs?: number;
   readonly allow?: readonly string[];
   readonly deny?: readonly string[];
   /** Globs of further verification inputs (`--protect`): files the patch may change only under the test-edits policy. */
@@ -202,6 +204,8 @@ export interface ResolvedOptions {
   readonly timeoutMs: number;
   readonly idleTimeoutMs: number;
   readonly verifyTimeoutMs: number;
+  /** Each setup command's limit: `--setup-timeout`, else the verify commands' `verifyTimeoutMs`. */
+  readonly setupTimeoutMs: number;
   readonly policy: PatchPolicy;
   readonly protect: readonly string[];
   readonly allowConfig: readonly string[];
@@ -295,6 +299,7 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   const model = setting("model") ?? null;
   // A backend object names itself; a name is a setting like any other (checked when the backend is resolved).
   const backendName = typeof options.backend === "object" ? options.backend.name : settle("backend", { backend: options.backend }, config);
+  const verifyTimeoutMs = setting("verifyTimeoutMs");
   const resolved: ResolvedOptions = {
     task: options.task,
     approval: { yes: options.yes, ask: options.approve },
@@ -316,7 +321,8 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     setup,
     timeoutMs: setting("timeoutMs"),
     idleTimeoutMs: setting("idleTimeoutMs"),
-    verifyTimeoutMs: setting("verifyTimeoutMs"),
+    verifyTimeoutMs,
+    setupTimeoutMs: setting("setupTimeoutMs") ?? verifyTimeoutMs,
     policy: {
       allow,
       deny,

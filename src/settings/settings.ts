@@ -339,6 +339,21 @@ export const SETTINGS = [
     },
   },
   {
+    option: "setupTimeoutMs",
+    flag: "setup-timeout",
+    kind: "value",
+    meta: "SEC",
+    unit: "seconds",
+    check: "timeout",
+    file: { key: "setupTimeout", ...positive },
+    action: true,
+    request: { path: "limits.setupTimeoutMs", inherit: true },
+    help: {
+      run: ["limit per setup command instead, for a cold install that takes longer than the tests"],
+      resume: ["limit per setup command instead (default: the earlier run's)"],
+    },
+  },
+  {
     option: "allow",
     check: "globs",
     default: [],

@@ -170,8 +170,10 @@ export function decideOutcome(facts: RunFacts): Verdict {
     return verdict(
       "verification_failed",
       "setup_failed",
-      `setup command \`${facts.setupFailed.command}\` failed on the base before the agent started`,
-      "see test.log; fix the setup command or the environment, then run again",
+      `setup command \`${facts.setupFailed.command}\` ${facts.setupFailed.timedOut ? "timed out" : "failed"} on the base before the agent started`,
+      facts.setupFailed.timedOut
+        ? "raise --setup-timeout if setup is slow (see test.log)"
+        : "see test.log; fix the setup command or the environment, then run again",
     );
   }
   const agent = facts.agent;
@@ -441,8 +443,10 @@ function failedVerification(outcome: Exclude<VerificationOutcome, { kind: "passe
       return verdict(
         "verification_failed",
         "setup_failed",
-        `setup command \`${outcome.failed.command}\` failed`,
-        "see test.log; setup runs in a fresh checkout with the patch applied",
+        `setup command \`${outcome.failed.command}\` ${outcome.failed.timedOut ? "timed out" : "failed"}`,
+        outcome.failed.timedOut
+          ? "raise --setup-timeout if setup is slow (see test.log); setup runs in a fresh checkout with the patch applied"
+          : "see test.log; setup runs in a fresh checkout with the patch applied",
       );
     case "holdout_failed":
       return verdict(

@@ -58,7 +58,9 @@ export interface VerificationRequest {
   readonly holdouts: readonly Holdout[];
   /** JUnit files the verify commands write, relative to the checkout (`--junit`). */
   readonly junit: readonly string[];
+  /** Each verify command's limit, and each setup command's (`--setup-timeout`, else the verify timeout). */
   readonly timeoutMs: number;
+  readonly setupTimeoutMs: number;
   readonly scratchParent: string;
   readonly log: TestLog;
   readonly signal?: AbortSignal;
@@ -155,6 +157,7 @@ export async function runVerification(request: VerificationRequest): Promise<Ver
   const setup = await runShellCommands(request.setup, {
     ...shell,
     env: { ...checkout.env, ...checkout.setupEnv },
+    timeoutMs: request.setupTimeoutMs,
     phase: phases.setup,
     onCommand: (c) => request.onCommand?.(phases.setup, c),
     jail: jailFor(request.containment, checkout, "setup"),
@@ -260,6 +263,7 @@ export async function runBaseline(
   const setup = await runShellCommands(request.setup, {
     ...shell,
     env: { ...checkout.env, ...checkout.setupEnv },
+    timeoutMs: request.setupTimeoutMs,
     phase: "baseline-setup",
     onCommand: (c) => request.onCommand?.("baseline-setup", c),
     jail: jailFor(request.containment, checkout, "setup"),

@@ -35,7 +35,15 @@ export const RequestJson = z.looseObject({
   junit: z.array(z.string()).optional(),
   /** Each `--holdout-patch` by real path, hash, size and the files it touches: never its content. */
   holdouts: z.array(z.looseObject({ source: z.string(), sha256: z.string(), bytes: z.number(), files: z.array(z.string()) })).optional(),
-  limits: z.looseObject({ timeoutMs: z.number(), idleTimeoutMs: z.number(), verifyTimeoutMs: z.number() }).optional(),
+  limits: z
+    .looseObject({
+      timeoutMs: z.number(),
+      idleTimeoutMs: z.number(),
+      verifyTimeoutMs: z.number(),
+      /** `--setup-timeout`, else the verify timeout; absent before it existed (then setup had the verify timeout). */
+      setupTimeoutMs: z.number().optional(),
+    })
+    .optional(),
   policy: z
     .looseObject({
       allow: z.array(z.string()),
