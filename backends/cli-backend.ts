@@ -13,6 +13,11 @@ export interface CliInfo {
   readonly login: string;
   /** A login that survives unattended runs, named when the CLI replaced its linked login file. */
   readonly unattendedLogin?: string;
+  /**
+   * The files and folders (ending in `/`) of a repository that instruct or configure this CLI: a patch that changes
+   * one is flagged agent_instructions (src/patch/rules/risk-paths.ts), since it steers the next agent run there.
+   */
+  readonly projectFiles: readonly string[];
 }
 
 /** Everything a backend needs to build one command line: pure data, so argv can be tested without a process. */

@@ -29,6 +29,7 @@ export const CLI_BACKEND_ROWS = [
       testedVersion: "0.171.0",
       install: "npm install -g @openai/codex@0.171.0",
       login: "log in with `codex login` (handoff links ~/.codex/auth.json into the run), or pass a key with --env CODEX_API_KEY",
+      projectFiles: ["AGENTS.md", ".codex/"],
     },
     definition: codexDefinition,
   },
@@ -41,6 +42,7 @@ export const CLI_BACKEND_ROWS = [
         "log in with `claude` and /login (handoff links ~/.claude/.credentials.json into the run), or pass a key with --env ANTHROPIC_API_KEY, or a `claude setup-token` token with --env CLAUDE_CODE_OAUTH_TOKEN",
       unattendedLogin:
         "For unattended use, create a long-lived token with `claude setup-token` and pass it with --env CLAUDE_CODE_OAUTH_TOKEN.",
+      projectFiles: ["CLAUDE.md", ".claude/", ".mcp.json"],
     },
     definition: claudeDefinition,
   },
@@ -51,6 +53,7 @@ export const CLI_BACKEND_ROWS = [
       install: "npm install -g opencode-ai@1.18.33",
       login:
         "log in with `opencode auth login` (handoff links ~/.local/share/opencode/auth.json into the run), or pass the provider's key with --env",
+      projectFiles: ["AGENTS.md", ".opencode/", "opencode.json", "opencode.jsonc"],
     },
     definition: opencodeDefinition,
   },
@@ -61,6 +64,7 @@ export const CLI_BACKEND_ROWS = [
       install: "npm install -g @mariozechner/pi-coding-agent@0.73.1",
       login:
         "log in with `pi` and /login (handoff links ~/.pi/agent/auth.json into the run), or pass the provider's key with --env, e.g. --env ANTHROPIC_API_KEY",
+      projectFiles: ["AGENTS.md", ".pi/"],
     },
     definition: piDefinition,
   },
@@ -70,6 +74,7 @@ export const CLI_BACKEND_ROWS = [
       testedVersion: "18.2.3",
       install: "npm install -g bun @oh-my-pi/pi-coding-agent@18.2.3 (omp runs on bun, which must be on PATH)",
       login: "log in with `omp` and /login (handoff links ~/.omp/agent into the run), or pass the provider's key with --env",
+      projectFiles: ["AGENTS.md", ".omp/"],
     },
     definition: ompDefinition,
   },

@@ -9,18 +9,19 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { REPO_SPECS, ensureRepo } from "./lib/generate.mjs";
 import { benchBatch } from "./lib/batch.mjs";
+import { benchStartup } from "./lib/startup.mjs";
 import { benchIngestion } from "./lib/ingest.mjs";
 import { benchRepo } from "./lib/phases.mjs";
 import { REAL_PROJECT, RealProjectUnavailable, benchRealProject } from "./lib/real-project.mjs";
 import { formatTable, judgeRows } from "./lib/report.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const DEFAULT_ROUNDS = { small: 7, medium: 5, large: 3, real: 3, batch: 2 };
-// What `--only` can name: the synthetic repositories, the real npm project, the ingestion benchmark, the batch.
-const SECTIONS = [...Object.keys(REPO_SPECS), "real", "ingest", "batch"];
+const DEFAULT_ROUNDS = { small: 7, medium: 5, large: 3, real: 3, batch: 2, startup: 21 };
+// What `--only` can name: the synthetic repositories, the real npm project, the ingestion benchmark, the batch, start-up.
+const SECTIONS = [...Object.keys(REPO_SPECS), "real", "ingest", "batch", "startup"];
 const FS_TYPES = { 16914836: "tmpfs", 61267: "ext4", 1481003842: "xfs", 2435016766: "btrfs", 2035054128: "overlayfs" };
 const USAGE =
-  "usage: npm run bench -- [--sizes small,medium,large] [--no-real] [--only small,medium,large,real,ingest,batch] [--rounds N] [--ingest-bytes N] [--dir DIR]";
+  "usage: npm run bench -- [--sizes small,medium,large] [--no-real] [--only small,medium,large,real,ingest,batch,startup] [--rounds N] [--ingest-bytes N] [--dir DIR]";
 
 const log = (line) => process.stderr.write(`bench: ${line}\n`);
 
@@ -60,6 +61,7 @@ function options() {
     rounds,
     ingestBytes: only === null || only.includes("ingest") ? ingestBytes : 0,
     batch: only === null || only.includes("batch"),
+    startup: only === null || only.includes("startup"),
     dir: values.dir ?? process.env.HANDOFF_BENCH_DIR ?? defaultDir(),
   };
 }
@@ -107,7 +109,15 @@ async function main() {
   const started = Date.now();
   const opts = options();
   mkdirSync(join(opts.dir, "repos"), { recursive: true });
-  const results = { date: new Date().toISOString(), machine: machine(opts.dir), repos: [], real: null, ingestion: null, batch: null };
+  const results = {
+    date: new Date().toISOString(),
+    machine: machine(opts.dir),
+    repos: [],
+    real: null,
+    ingestion: null,
+    batch: null,
+    startup: null,
+  };
   log(`working in ${opts.dir} (${results.machine.filesystem}); ${results.machine.cpus} cores, ${results.machine.git}`);
 
   for (const name of opts.sizes) {
@@ -138,6 +148,11 @@ async function main() {
   if (opts.batch) {
     const workDir = join(opts.dir, "work", "batch");
     results.batch = await benchBatch({ root: ROOT, workDir, rounds: opts.rounds ?? DEFAULT_ROUNDS.batch, log });
+  }
+
+  if (opts.startup) {
+    const workDir = join(opts.dir, "work", "startup");
+    results.startup = await benchStartup({ root: ROOT, workDir, rounds: opts.rounds ?? DEFAULT_ROUNDS.startup, log });
   }
 
   const missed = judgeRows(results);

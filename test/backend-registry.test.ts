@@ -4,6 +4,7 @@ import { describe, expect, test } from "vitest";
 import { CLI_BACKEND_ROWS, CLI_INFOS, DEFAULT_BACKEND, backendNamesText } from "../backends/index.js";
 import { type CliBackendDefinition, type StreamParser, BACKEND_NAMES, defineCliBackend, resolveBackend } from "../src/index.js";
 import { HELP } from "../src/cli/help.js";
+import { riskWarnings } from "../src/patch/rules/risk-paths.js";
 import { resumeBackend, runBackend } from "./helpers/backend-fixtures.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 
@@ -17,6 +18,26 @@ describe("the backend registry", () => {
     for (const name of names) expect(resolveBackend({ name }).name).toBe(name);
     for (const info of CLI_INFOS) expect(info.executable).toBe(info.name);
   });
+
+  test("a change to any CLI's project files (its instructions, its config folder) is flagged agent_instructions", () => {
+    for (const info of CLI_INFOS) {
+      expect(info.projectFiles.length, info.name).toBeGreaterThan(0);
+      for (const file of info.projectFiles) {
+        const path = file.endsWith("/") ? `${file}settings.json` : file;
+        expect(
+          riskWarnings(path, "added").map((finding) => finding.rule),
+          `${info.name}: ${path}`,
+        ).toContain("agent_instructions");
+      }
+    }
+    // docs/backends/omp.md: a committed .omp/ steers omp.
+    expect(riskWarnings(".omp/config.yml", "modified").map((finding) => finding.rule)).toContain("agent_instructions");
+  });
+
+  test("the Action's backend input names the registry's backends and default", () => {
+    const actionYml = readFileSync(new URL("../action.yml", import.meta.url), "utf8");
+    expect(actionYml).toContain(`the agent CLI (${backendNamesText()}); empty: \`backend\` in .handoff.json, else ${DEFAULT_BACKEND}`);
+  });
 });
 
 /** A sixth agent CLI, as a new backend file pair would define it: argv/env/home, and a parser for its JSON lines. */
@@ -27,6 +48,7 @@ const sixth: CliBackendDefinition = {
     testedVersion: "1.0.0",
     install: "npm install -g sixth@1.0.0",
     login: "log in with `sixth login`",
+    projectFiles: ["SIXTH.md", ".sixth/"],
   },
   home: (homeDir) => ({ env: { SIXTH_HOME: join(homeDir, "sixth") }, dirs: [join(homeDir, "sixth")], links: [] }),
   command: (invocation) => ({ file: invocation.executable, args: ["run", "--json"], stdin: invocation.task }),

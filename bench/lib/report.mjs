@@ -36,6 +36,10 @@ export function judgeRows(results) {
     if (!results.ingestion.met)
       missed.push(`ingestion peak RSS ${mib(results.ingestion.peakRssBytes)} (target < ${mib(TARGETS.peakRssBytes)})`);
   }
+  for (const row of results.startup?.rows ?? []) {
+    row.met = row.target === null ? null : row.ratio <= row.target;
+    if (row.met === false) missed.push(`start-up ${row.command}: ${row.ratio}× node -e 0 (target ${row.target}×)`);
+  }
   return missed;
 }
 
@@ -73,6 +77,14 @@ export function formatTable(results) {
       `${batch.tasks} tasks on ${batch.jobs} jobs (${results.machine.cpus} cores): handoff batch --jobs ${batch.jobs} ${ms(batch.batch.median)} ms, ` +
         `${batch.tasks} × handoff run ${ms(batch.sequential.median)} ms (medians of ${batch.rounds}): the batch takes ${batch.ratio.toFixed(2)}× the time`,
     );
+  }
+  if (results.startup) {
+    const startup = results.startup;
+    lines.push("", `start-up against node -e 0 (${ms(startup.node.median)} ms; medians of ${startup.rounds}):`);
+    for (const row of startup.rows)
+      lines.push(
+        `  ${row.command.padEnd(20)} ${ms(row.ms.median)} ms  ${row.ratio.toFixed(2)}×${row.target === null ? "" : `  (target ≤ ${row.target}× ${row.met ? "ok" : "MISSED"})`}`,
+      );
   }
   return lines.join("\n");
 }

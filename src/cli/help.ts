@@ -1,11 +1,8 @@
 import { helpLines, settingsOf } from "../settings/command-line.js";
 import { KEPT_SESSION_DAYS } from "../repair/kept-home.js";
-
-export const VERSION = "0.1.0";
-
-/** The commands that take options, each with its own help (`handoff <command> --help`). */
-export const COMMANDS = ["run", "resume", "batch", "enqueue", "show", "apply", "list", "gc", "cache", "backends", "worker"] as const;
-export type Command = (typeof COMMANDS)[number];
+import { REPORT_FORMATS } from "../review/report-formats.js";
+import { type Command, VERSION } from "./command-names.js";
+import { BATCH_ROWS, WORKER_ROWS } from "./option-tables.js";
 
 const OVERVIEW = `handoff ${VERSION}: delegate a coding task to an agent CLI on a disposable clone.
 The agent owns its loop; handoff owns the workspace, the patch and the verdict.
@@ -19,7 +16,7 @@ Usage:
   handoff backends [-b NAME [--bin PATH]] [--json]
                                                  which agent CLIs are installed here, their versions, usable or why not
   handoff list [--all] [--limit N] [--json]      the recent runs of this repository (every repository with --all)
-  handoff show [<run-id|run-dir>] [--format text|markdown|json|junit|html] [--runs-dir DIR]
+  handoff show [<run-id|run-dir>] [--format ${REPORT_FORMATS.join("|")}] [--runs-dir DIR]
   handoff apply [<run-id|run-dir>] [-C repo] [--runs-dir DIR] [--candidate k]
                                                  apply a verified run's changes.patch to the source repo
   handoff apply [<run-id|run-dir>] --commit [--branch NAME] [--message TEXT] [--push REMOTE]
@@ -45,21 +42,7 @@ const RESUME_OPTIONS = `Resume options (everything else is the earlier run's, fr
 
 /** `handoff batch` and `handoff enqueue` take the same options. */
 const BATCH_OPTIONS_AND_EXIT_CODES = `Batch options:
-  -j, --jobs N            how many tasks run at once (default 1, at most 64)
-  -y, --yes               approve the agents editing disposable clones without asking (else one question for the batch)
-      --json              print batch.json to stdout and nothing else there
-      --junit PATH        also write the batch's JUnit XML to PATH
-      --runs-dir DIR      parent of the batch directory (default: $XDG_STATE_HOME/handoff/runs)
-      --batch-id ID       name of the batch directory (default: batch-<time>-<random>)
-      --no-verify         accept patches that nothing checks, for every task: the outcomes say NOTHING WAS CHECKED
-      --sandbox MODE      auto (default), bwrap or none, for every task (see handoff run --help)
-      --env NAME          pass this environment variable through to every agent (repeatable)
-      --workspace-dir DIR where disposable clones live (default: $HANDOFF_WORKSPACE_DIR or the temp dir)
-      --cli-home-dir DIR  where each run's private agent-CLI home lives
-      --redis URL         run the tasks on the workers that share this Redis (handoff worker) instead of here; the
-                          progress, summary, batch.json and junit.xml are the same; run directories stay on the workers
-      --queue NAME        the workers' queue (default handoff)
-
+${helpLines("batch", BATCH_ROWS)}
 Exit codes: 0 every task verified; otherwise the code of the most severe outcome, in this order:
 source_repository_changed 5, user_cancelled 130, not_started 130, internal_error 70, invalid_task 2,
 environment_unavailable 7, policy_or_artifact_error 4, external_agent_error 6, timeout 124, verification_failed 1, no_changes 3.
@@ -174,16 +157,7 @@ to the queue), then exit 0; a second signal kills them and exits 130. On start, 
 was killed here ends user_cancelled (runner_crashed).
 
 Worker options:
-      --redis URL         redis://[user:password@]host:port[/db] or rediss://… (TLS); required
-      --queue NAME        the queue (default handoff)
-      --concurrency N     jobs run at once (default 1)
-      --runs-dir DIR      where run directories go (default: $XDG_STATE_HOME/handoff/runs)
-      --grace SEC         how long running jobs may finish after a stop (default 300)
-      --sandbox MODE      auto (default), bwrap or none, for every job (a job cannot choose it)
-      --workspace-dir DIR where disposable clones live (default: $HANDOFF_WORKSPACE_DIR or the temp dir)
-      --cli-home-dir DIR  where each run's private agent-CLI home lives
-      --env NAME          pass this environment variable of the worker through to the agents (repeatable)
-
+${helpLines("worker", WORKER_ROWS)}
 A lost Redis is retried for $HANDOFF_REDIS_RETRY_SECONDS (default 60), then the worker cancels its running jobs and exits 69.
 Exit codes: 0 stopped by a signal, 2 usage error, 69 Redis unreachable, 130 stopped by a second signal.
 `,

@@ -1,7 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { UsageError } from "../lib/errors.js";
 import { escapeControls } from "../patch/rules/path-names.js";
-import type { Command } from "./help.js";
+import type { Command } from "./command-names.js";
 
 export type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig["options"]>;
 /** What `parseArgs` returns for a command's options, named so that the declaration can say it. */

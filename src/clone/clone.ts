@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import type { SourceRepo } from "./source-repo.js";
-import { type PristineStore, type Workspace, type WorkspaceFrom, createPristineStore, createWorkspace } from "./workspace.js";
+import { type PristineStore, type Workspace, createPristineStore } from "./workspace.js";
 
 /**
  * Gate 2: a disposable clone of the source. handoff's pristine object store (base.git, in its private scratch
@@ -24,12 +24,6 @@ export interface CloneRequest {
   readonly onPlanned?: (paths: { readonly scratch: string; readonly workspaceRoot: string }) => void;
   /** Called once the scratch dir exists: it is the caller's to remove, even if the clone then fails. */
   readonly onScratch?: (scratch: string) => void;
-}
-
-export async function makeDisposableClone(request: CloneRequest, from: WorkspaceFrom | null = null): Promise<DisposableClone> {
-  const started = await startClone(request);
-  const workspace = await createWorkspace(request.source, started.pristine, request.workspaceRoot, request.signal, from);
-  return { ...started, workspace };
 }
 
 /**

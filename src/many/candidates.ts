@@ -7,7 +7,6 @@ import { UsageError } from "../lib/errors.js";
 import type { RunOptions } from "../run/options.js";
 import { preflightRun } from "../run/preflight.js";
 import type { RunnerHooks } from "../run/pipeline.js";
-import { ExternalCodingRunner } from "../run/runner.js";
 import { sweepCrashedRuns } from "../run-dir/crash-sweep.js";
 import { Redactor, envSecrets } from "../run-dir/redact.js";
 import { RunDirectory, currentOwner, generateRunId } from "../run-dir/run-dir.js";
@@ -64,7 +63,10 @@ export function candidatePlan(request: RunOptions): CandidatePlan {
  * with every candidate listed; a changed source repository, seen by any candidate or between their own checks by
  * the snapshots taken before and after them all, ends the whole run `source_repository_changed` with no winner.
  */
-export async function runCandidates(request: RunOptions, plan: CandidatePlan, hooks: RunnerHooks): Promise<RunResult> {
+/** One whole run with its own hooks: `ExternalCodingRunner.run`, handed in by the runner (which calls this module). */
+export type RunOne = (request: RunOptions, hooks: RunnerHooks) => Promise<RunResult>;
+
+export async function runCandidates(request: RunOptions, plan: CandidatePlan, hooks: RunnerHooks, runOne: RunOne): Promise<RunResult> {
   const startedAt = new Date();
   // Every check a candidate's own run makes before it creates anything, made here first: a bad input is a usage error
   // before the run's directory exists, never a directory left without a verdict.
@@ -103,19 +105,22 @@ export async function runCandidates(request: RunOptions, plan: CandidatePlan, ho
         const onEvent = hooks.onCandidateEvent
           ? (event: Parameters<typeof hooks.onCandidateEvent>[1]) => hooks.onCandidateEvent!(k, event)
           : hooks.onEvent;
-        results[index] = await new ExternalCodingRunner({ onEvent }).run({
-          ...request,
-          backend: plan[index],
-          backends: undefined,
-          candidates: undefined,
-          jobs: undefined,
-          candidate: k,
-          approve,
-          // Checked once, above: a source made dirty by then was changed during the run, which the snapshots catch.
-          allowDirty: true,
-          runsDir: join(dir.path, "candidates"),
-          runId: String(k),
-        });
+        results[index] = await runOne(
+          {
+            ...request,
+            backend: plan[index],
+            backends: undefined,
+            candidates: undefined,
+            jobs: undefined,
+            candidate: k,
+            approve,
+            // Checked once, above: a source made dirty by then was changed during the run, which the snapshots catch.
+            allowDirty: true,
+            runsDir: join(dir.path, "candidates"),
+            runId: String(k),
+          },
+          { onEvent },
+        );
       }
     };
     await Promise.all(Array.from({ length: Math.min(jobs, plan.length) }, worker));

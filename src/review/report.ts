@@ -6,7 +6,9 @@ import { renderMarkdownReport } from "./markdown-report.js";
 import { renderTextReport } from "./text-report.js";
 import { renderHtml } from "./html-report.js";
 
-export type ReportFormat = "text" | "markdown" | "json" | "junit" | "html";
+import type { ReportFormat } from "./report-formats.js";
+
+export type { ReportFormat } from "./report-formats.js";
 
 /** `handoff show`: a run in one format (text for a terminal, markdown for a PR, result.json as it is, JUnit for CI, one HTML page). */
 export function renderReport(run: LoadedRun, format: ReportFormat): string {

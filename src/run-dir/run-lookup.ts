@@ -3,10 +3,10 @@ import { lstatSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type ArtifactRead, parseArtifactJson, readArtifact, readArtifactJson } from "./artifact-file.js";
 import { RunNotFoundError, UntrustedArtifactError } from "../lib/errors.js";
-import { defaultRunsDir } from "../run/options.js";
 import { RunResult } from "../verdict/result.js";
 import { lexists } from "../lib/paths.js";
 import { RequestJson } from "./artifacts/request.js";
+import { defaultRunsDir } from "./default-places.js";
 
 export interface LoadedRun {
   readonly dir: string;

@@ -1,6 +1,6 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { defaultCliHomesDir, defaultRunsDir, defaultWorkspacesDir } from "../run-dir/default-places.js";
+import { dirname, resolve } from "node:path";
 import type { ExternalAgentBackend } from "../agent/backend.js";
 import type { ApprovalRequest } from "../approval/approval.js";
 import { CONFIG_FILE } from "./config.js";
@@ -129,25 +129,6 @@ export interface RunOptions {
 }
 
 export { checkEnvNames, checkSandboxMode, type WorkspaceModeOption } from "../settings/checks.js";
-
-/** `$XDG_STATE_HOME/handoff` (absolute only), else `~/.local/state/handoff`. */
-function stateDir(env: NodeJS.ProcessEnv): string {
-  const state = env.XDG_STATE_HOME?.startsWith("/") ? env.XDG_STATE_HOME : join(homedir(), ".local", "state");
-  return join(state, "handoff");
-}
-
-export function defaultRunsDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(stateDir(env), "runs");
-}
-
-/** Not under the temp dir: Codex will not put its sandbox helpers there. */
-export function defaultCliHomesDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.HANDOFF_CLI_HOME_DIR ? resolve(env.HANDOFF_CLI_HOME_DIR) : join(stateDir(env), "homes");
-}
-
-export function defaultWorkspacesDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.HANDOFF_WORKSPACE_DIR ? resolve(env.HANDOFF_WORKSPACE_DIR) : join(tmpdir(), "handoff");
-}
 
 /**
  * A directory handoff will create things in: it must be a directory (or not exist yet, under a directory) that this

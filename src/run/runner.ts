@@ -28,7 +28,8 @@ export class ExternalCodingRunner {
   async run(given: RunOptions): Promise<RunResult> {
     // More than one candidate (`--candidates`, repeated `-b`) is a candidates run: each candidate one run like this.
     const plan = candidatePlan(given);
-    if (plan.length > 1) return await runCandidates(given, plan, this.#hooks);
+    if (plan.length > 1)
+      return await runCandidates(given, plan, this.#hooks, (options, hooks) => new ExternalCodingRunner(hooks).run(options));
     const request: RunOptions = given.backends ? { ...given, backend: plan[0], backends: undefined } : given;
     const startedAt = new Date();
     const { source, options, backend, dirty, unverified, sandbox, workspaceMode } = await preflightRun(request);

@@ -4,7 +4,7 @@ import { SETTINGS, type Setting } from "./settings.js";
 type ActionRow = Extract<Setting, { action: unknown }>;
 
 /** An Action input that is a `handoff run` option: the input, its flag, and how its text becomes arguments. */
-export interface RunOptionInput {
+interface RunOptionInput {
   readonly input: ActionRow["flag"];
   readonly flag: `--${ActionRow["flag"]}`;
   readonly kind: OptionKind;

@@ -1,4 +1,4 @@
-import { UsageError } from "../lib/errors.js";
+import { seconds, wholeNumber } from "./option-values.js";
 import type { OptionRow, SettingCommand, Unit } from "./setting.js";
 import { SETTINGS, type Setting } from "./settings.js";
 import { setPath } from "./dotted-path.js";
@@ -6,17 +6,30 @@ import { setPath } from "./dotted-path.js";
 /** A command's options as `node:util` `parseArgs` takes them. */
 export type OptionTable = Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }>;
 
+/** The rows a command takes, as types: those with help for it. */
+export type RowsOf<C extends SettingCommand> = Extract<Setting, { readonly help: { readonly [K in C]: readonly string[] } }>;
+
+/** One row as `parseArgs` takes it, typed so that the parsed values are: a switch a boolean, a list string[]. */
+type ParseArgsOption<R extends OptionRow> = R["kind"] extends "switch"
+  ? { type: "boolean"; short?: string }
+  : R["kind"] extends "list"
+    ? { type: "string"; multiple: true; short?: string }
+    : { type: "string"; short?: string };
+
+/** The `parseArgs` options of some rows, keyed by flag. */
+export type OptionTableOf<R extends OptionRow> = { [Row in R as Row["flag"]]: ParseArgsOption<Row> };
+
 /** What `parseArgs` gives back for an option table: a flag's text, texts (repeated) or switch. */
 export type FlagValues = Readonly<Record<string, string | boolean | (string | boolean)[] | undefined>>;
 
 /** The settings a command takes: the rows with help for it, in the table's order. */
-export function settingsOf(command: SettingCommand): readonly Setting[] {
-  return SETTINGS.filter((row) => row.help[command as keyof typeof row.help] !== undefined);
+export function settingsOf<C extends SettingCommand>(command: C): readonly RowsOf<C>[] {
+  return SETTINGS.filter((row): row is RowsOf<C> => row.help[command as keyof typeof row.help] !== undefined);
 }
 
 /** `parseArgs` options for rows: a switch is a boolean, a list a repeatable string. */
-export function optionTable(rows: readonly OptionRow[]): OptionTable {
-  return Object.fromEntries(
+export function optionTable<R extends OptionRow>(rows: readonly R[]): OptionTableOf<R> {
+  const table: OptionTable = Object.fromEntries(
     rows.map((row) => [
       row.flag,
       {
@@ -26,6 +39,7 @@ export function optionTable(rows: readonly OptionRow[]): OptionTable {
       },
     ]),
   );
+  return table as OptionTableOf<R>;
 }
 
 /** A command's option lines in its help: `  -C, --repo DIR          the source…`, the text from column 26. */
@@ -51,19 +65,12 @@ export function commandLineValue(unit: Unit | undefined, flag: string, text: str
     case undefined:
     case "text":
       return text;
-    case "seconds": {
-      const number = Number(text);
-      if (!Number.isFinite(number) || number <= 0)
-        throw new UsageError("bad_number", `${name} takes a positive number of seconds, not '${text}'`);
-      return number * 1000;
-    }
+    case "seconds":
+      return seconds(name, text)!;
     case "count":
-    case "mebibytes": {
-      const number = Number(text);
-      if (!Number.isInteger(number) || number <= 0)
-        throw new UsageError("bad_number", `${name} takes a positive whole number, not '${text}'`);
-      return unit === "mebibytes" ? number * MIB : number;
-    }
+      return wholeNumber(name, text)!;
+    case "mebibytes":
+      return wholeNumber(name, text)! * MIB;
   }
 }
 
@@ -73,10 +80,10 @@ export function commandLineValue(unit: Unit | undefined, flag: string, text: str
  */
 export function optionsFromFlags(command: SettingCommand, values: FlagValues): Record<string, unknown> {
   const options: Record<string, unknown> = {};
-  for (const row of settingsOf(command)) {
+  for (const row of settingsOf(command) as readonly Setting[]) {
     const given = values[row.flag];
     if (given === undefined || row.option === null) continue;
-    const unit = "unit" in row ? row.unit : undefined;
+    const unit: Unit | undefined = "unit" in row ? row.unit : undefined;
     const value =
       typeof given === "boolean"
         ? given

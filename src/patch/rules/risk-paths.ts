@@ -1,6 +1,11 @@
 import type { PolicyFinding, WarningRule } from "./findings.js";
 import { globToRegExp } from "./glob.js";
 import { RUNNER_CONFIG_GLOBS, isTestFile } from "../../verify/patterns.js";
+// Up to the registry: each agent CLI names its own project files in its row, so a new backend is flagged here too.
+import { CLI_BACKEND_ROWS } from "../../../backends/index.js";
+
+/** Agents handoff does not run, whose committed files still steer a user's own runs of them. */
+const OTHER_AGENTS_FILES = ["GEMINI.md", ".cursor/", ".cursorrules", ".github/copilot-instructions.md"];
 
 /**
  * Paths that steer what runs later (CI, the user's agents and tools, installs, the verification itself): a change
@@ -28,20 +33,7 @@ const RISKY: readonly { readonly rule: WarningRule; readonly globs: readonly str
   },
   {
     rule: "agent_instructions",
-    globs: [
-      "AGENTS.md",
-      "CLAUDE.md",
-      "GEMINI.md",
-      ".claude/",
-      ".codex/",
-      ".cursor/",
-      ".cursorrules",
-      ".opencode/",
-      "opencode.json",
-      ".pi/",
-      ".github/copilot-instructions.md",
-      ".mcp.json",
-    ],
+    globs: [...new Set([...CLI_BACKEND_ROWS.flatMap((row) => row.info.projectFiles), ...OTHER_AGENTS_FILES])],
     why: "instructs or configures coding agents",
   },
   {

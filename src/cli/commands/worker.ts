@@ -1,23 +1,13 @@
-import { UsageError } from "../lib/errors.js";
-import { parseRedisUrl, redisRetryMs } from "../queue/redis-url.js";
-import { DEFAULT_QUEUE, checkQueueName } from "../queue/queue-name.js";
-import { runWorker } from "../queue/worker.js";
-import { checkEnvNames, checkSandboxMode, defaultRunsDir } from "../run/options.js";
-import { parseOptions } from "./parse-options.js";
-import { onInterrupt } from "./interrupts.js";
-import { seconds, wholeNumber } from "./option-values.js";
-
-export const WORKER_OPTIONS = {
-  redis: { type: "string" },
-  queue: { type: "string" },
-  concurrency: { type: "string" },
-  "runs-dir": { type: "string" },
-  grace: { type: "string" },
-  sandbox: { type: "string" },
-  "workspace-dir": { type: "string" },
-  "cli-home-dir": { type: "string" },
-  env: { type: "string", multiple: true },
-} as const;
+import { UsageError } from "../../lib/errors.js";
+import { parseRedisUrl, redisRetryMs } from "../../queue/redis-url.js";
+import { DEFAULT_QUEUE, checkQueueName } from "../../queue/queue-name.js";
+import { runWorker } from "../../queue/worker.js";
+import { checkEnvNames, checkSandboxMode } from "../../run/options.js";
+import { WORKER_OPTIONS } from "../option-tables.js";
+import { parseOptions } from "../parse-options.js";
+import { onInterrupt } from "../interrupts.js";
+import { seconds, wholeNumber } from "../../settings/option-values.js";
+import { defaultRunsDir } from "../../run-dir/default-places.js";
 
 const USAGE = "usage: handoff worker --redis URL [--queue NAME] [--concurrency N] [--runs-dir DIR] [--grace SECONDS] [...]";
 const DEFAULT_GRACE_SECONDS = 300;
@@ -27,7 +17,7 @@ const DEFAULT_LOCK_SECONDS = 30;
  * `handoff worker`: takes task jobs from the queue until SIGTERM/SIGINT (then lets running jobs finish, up to --grace,
  * and exits 0; a second signal kills what runs and exits 130). Progress goes to stderr, one line per event.
  */
-export async function workerCommand(args: readonly string[]): Promise<number> {
+export async function command(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseOptions("worker", args, WORKER_OPTIONS);
   if (positionals.length > 0) throw new UsageError("bad_arguments", USAGE);
   if (values.redis === undefined) throw new UsageError("no_redis", `--redis URL is required (${USAGE})`);

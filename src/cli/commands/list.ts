@@ -1,11 +1,10 @@
-import { findTopLevel } from "../clone/source-repo.js";
-import { UsageError } from "../lib/errors.js";
-import { escapeControls } from "../patch/rules/path-names.js";
-import { defaultRunsDir } from "../run/options.js";
-import { type RunIndexEntry, type RunState, latestFinishedRun, listRuns } from "../run-dir/run-index.js";
-import { type LoadedRun, loadRun } from "../run-dir/run-lookup.js";
-import { wholeNumber } from "./option-values.js";
-import { parseOptions } from "./parse-options.js";
+import { findTopLevel } from "../../clone/source-repo.js";
+import { UsageError } from "../../lib/errors.js";
+import { escapeControls } from "../../patch/rules/path-names.js";
+import { type RunIndexEntry, type RunState, listRuns } from "../../run-dir/run-index.js";
+import { wholeNumber } from "../../settings/option-values.js";
+import { parseOptions } from "../parse-options.js";
+import { defaultRunsDir } from "../../run-dir/default-places.js";
 
 export const LIST_OPTIONS = {
   all: { type: "boolean" },
@@ -20,7 +19,7 @@ const DEFAULT_LIMIT = 20;
  * `handoff list`: the newest runs of the runs directory first, of the current repository (the work tree the current
  * directory is in) or, with --all or outside any repository, of every repository. --json prints only the array.
  */
-export async function listCommand(args: readonly string[]): Promise<number> {
+export async function command(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseOptions("list", args, LIST_OPTIONS);
   if (positionals.length > 0) throw new UsageError("bad_arguments", "usage: handoff list [--all] [--limit N] [--json] [--runs-dir DIR]");
   const limit = wholeNumber("--limit", values.limit) ?? DEFAULT_LIMIT;
@@ -71,34 +70,4 @@ function stateText(status: RunState): string {
     case "unknown":
       return `unknown: ${status.why}`;
   }
-}
-
-/**
- * The run `show` and `apply` act on: the one named, else the latest finished run of the repository `repoDir` is in
- * (latestFinishedRun), said on stderr. No repository there, or no finished run of it, is a usage error.
- */
-export async function namedOrLatestRun(
-  ref: string | undefined,
-  runsDir: string | undefined,
-  repoDir: string,
-  load: (ref: string, runsDir: string | undefined) => LoadedRun = loadRun,
-): Promise<LoadedRun> {
-  if (ref !== undefined) return load(ref, runsDir);
-  const repo = await findTopLevel(repoDir);
-  if (repo === null)
-    throw new UsageError(
-      "no_repository",
-      `no run named, and ${escapeControls(repoDir)} is not inside a git repository whose latest run it could mean: name a run (handoff list --all shows them)`,
-    );
-  const dir = runsDir ?? defaultRunsDir();
-  const latest = latestFinishedRun(dir, repo);
-  if (latest === null)
-    throw new UsageError(
-      "no_finished_run",
-      `no finished run of ${escapeControls(repo)} in ${escapeControls(dir)} (handoff list --all shows every repository's runs)`,
-    );
-  process.stderr.write(
-    `handoff: the latest run of ${escapeControls(repo)}: ${escapeControls(latest.id)} (${escapeControls(latest.status.state === "finished" ? latest.status.verdict : latest.status.state)}, started ${latest.startedAt})\n`,
-  );
-  return load(latest.dir, undefined);
 }

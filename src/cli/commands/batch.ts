@@ -1,52 +1,35 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { askOnTerminal, canAskOnTerminal } from "../approval/terminal-prompt.js";
-import { ApprovalRequiredError, UsageError } from "../lib/errors.js";
-import { type BatchFile, readBatchFile } from "../many/batch-file.js";
-import type { BatchRecord } from "../many/batch-record.js";
-import { batchPaths, runBatch } from "../many/batch.js";
-import { progressWriter } from "../many/batch-progress.js";
-import { writeFileAtomically } from "../many/atomic-file.js";
-import { renderBatchJunit } from "../many/junit.js";
-import { LocalExecutor } from "../many/local-executor.js";
-import type { TaskExecutor } from "../many/task-executor.js";
-import { escapeControls } from "../patch/rules/path-names.js";
-import { checkEnvNames, checkSandboxMode, defaultRunsDir } from "../run/options.js";
-import { generateRunId, isSafeRunId } from "../run-dir/run-dir.js";
-import { parseOptions } from "./parse-options.js";
-import { batchExitCode } from "../many/outcome.js";
-import { onInterrupt } from "./interrupts.js";
-import { type RedisTarget, parseRedisUrl } from "../queue/redis-url.js";
-import { DEFAULT_QUEUE, checkQueueName } from "../queue/queue-name.js";
-
-export const BATCH_OPTIONS = {
-  jobs: { type: "string", short: "j" },
-  json: { type: "boolean" },
-  junit: { type: "string" },
-  "runs-dir": { type: "string" },
-  "batch-id": { type: "string" },
-  yes: { type: "boolean", short: "y" },
-  "no-verify": { type: "boolean" },
-  sandbox: { type: "string" },
-  env: { type: "string", multiple: true },
-  "workspace-dir": { type: "string" },
-  "cli-home-dir": { type: "string" },
-  redis: { type: "string" },
-  queue: { type: "string" },
-} as const;
+import { askOnTerminal, canAskOnTerminal } from "../../approval/terminal-prompt.js";
+import { ApprovalRequiredError, UsageError } from "../../lib/errors.js";
+import { type BatchFile, readBatchFile } from "../../many/batch-file.js";
+import type { BatchRecord } from "../../many/batch-record.js";
+import { batchPaths, runBatch } from "../../many/batch.js";
+import { progressWriter } from "../../many/batch-progress.js";
+import { writeFileAtomically } from "../../many/atomic-file.js";
+import { renderBatchJunit } from "../../many/junit.js";
+import { LocalExecutor } from "../../many/local-executor.js";
+import type { TaskExecutor } from "../../many/task-executor.js";
+import { escapeControls } from "../../patch/rules/path-names.js";
+import { checkEnvNames, checkSandboxMode } from "../../run/options.js";
+import { generateRunId, isSafeRunId } from "../../run-dir/run-dir.js";
+import { BATCH_OPTIONS, MAX_JOBS } from "../option-tables.js";
+import { parseOptions } from "../parse-options.js";
+import { batchExitCode } from "../../many/outcome.js";
+import { onInterrupt } from "../interrupts.js";
+import { type RedisTarget, parseRedisUrl } from "../../queue/redis-url.js";
+import { DEFAULT_QUEUE, checkQueueName } from "../../queue/queue-name.js";
+import { defaultRunsDir } from "../../run-dir/default-places.js";
 
 const BATCH_USAGE =
   "usage: handoff batch FILE [--jobs N | --redis URL] [--json] [--junit PATH] [--runs-dir DIR] [--batch-id ID] [--yes] ...";
-
-/** The most tasks one handoff runs at once: each is an agent, a clone and a verification. */
-export const MAX_JOBS = 64;
 
 /**
  * `handoff batch FILE`: every task of a JSON Lines file, `--jobs` at once, each through the four gates in its own run
  * directory; a progress line on stderr, the summary on stdout, batch.json and junit.xml in the batch directory.
  * Returns the batch's exit code: 0 only when every task verified, else the most severe outcome's.
  */
-export async function batchCommand(args: readonly string[], command: "batch" | "enqueue" = "batch"): Promise<number> {
+export async function batchOrEnqueue(args: readonly string[], command: "batch" | "enqueue" = "batch"): Promise<number> {
   const { values, positionals } = parseOptions(command, args, BATCH_OPTIONS);
   if (positionals.length !== 1) throw new UsageError("bad_arguments", BATCH_USAGE.replace("batch", command));
   if (command === "enqueue" && values.redis === undefined)
@@ -87,7 +70,7 @@ export async function batchCommand(args: readonly string[], command: "batch" | "
   // Here, --jobs at once; or on the workers that share the Redis (a QueueUnavailableError exits 69 before anything is written).
   const executor: TaskExecutor = queue
     ? // Loaded only here: BullMQ and its Redis client cost every other command a fifth of a second to start.
-      await (await import("../queue/queue-executor.js")).queueExecutor({
+      await (await import("../../queue/queue-executor.js")).queueExecutor({
         redis: queue.target,
         queue: queue.name,
         tasks: batch.specs.length,
@@ -177,4 +160,9 @@ function renderSummary(record: BatchRecord, runsDir: string): string {
     `junit.xml: ${paths.junitXml}`,
     "",
   ].join("\n");
+}
+
+/** `handoff batch FILE`. */
+export async function command(args: readonly string[]): Promise<number> {
+  return await batchOrEnqueue(args, "batch");
 }

@@ -1,0 +1,119 @@
+import { join } from "node:path";
+import { ApplyRefusedError, UntrustedArtifactError, UsageError } from "../../lib/errors.js";
+import { escapeControls } from "../../patch/rules/path-names.js";
+import { applyRun } from "../../review/apply.js";
+import { commitRun } from "../../review/commit.js";
+import { type LoadedRun, loadRun } from "../../run-dir/run-lookup.js";
+import { wholeNumber } from "../../settings/option-values.js";
+import { parseOptions } from "../parse-options.js";
+import { namedOrLatestRun } from "../run-ref.js";
+
+export const APPLY_OPTIONS = {
+  repo: { type: "string", short: "C" },
+  "runs-dir": { type: "string" },
+  candidate: { type: "string" },
+  commit: { type: "boolean" },
+  branch: { type: "string" },
+  message: { type: "string" },
+  push: { type: "string" },
+  json: { type: "boolean" },
+} as const;
+
+export async function command(args: readonly string[]): Promise<number> {
+  const { values, positionals } = parseOptions("apply", args, APPLY_OPTIONS);
+  if (positionals.length > 1)
+    throw new UsageError(
+      "bad_arguments",
+      "usage: handoff apply [<run-id|run-dir>] [-C repo] [--candidate k] [--commit [--branch NAME] [--message TEXT] [--push REMOTE]]",
+    );
+  const withoutCommit = (["branch", "message", "push"] as const).find((name) => values[name] !== undefined && !values.commit);
+  if (withoutCommit) throw new UsageError("bad_arguments", `--${withoutCommit} goes with --commit`);
+  // Without an id: the latest finished run of the repository it applies to (-C, else the current directory's).
+  const named = await namedOrLatestRun(positionals[0], values["runs-dir"], values.repo ?? process.cwd(), loadTrustedRun);
+  const { run, k } = chosenCandidate(named, wholeNumber("--candidate", values.candidate));
+  if (values.commit) {
+    const candidateOf = k === null ? undefined : { runId: named.result.runId, k };
+    const committed = await commitRun(run, {
+      repo: values.repo,
+      branch: values.branch,
+      message: values.message,
+      push: values.push,
+      candidateOf,
+    });
+    notesOnTheRun(run);
+    if (values.json) process.stdout.write(`${JSON.stringify(committed, null, 2)}\n`);
+    else {
+      process.stderr.write(
+        `handoff: committed ${committed.files.length} file(s) on the new branch ${committed.branch} at the run's base ${committed.baseCommit.slice(0, 12)}${committed.pushedTo === null ? "" : `, pushed to ${escapeControls(committed.pushedTo)}`}; your branch, index and work tree are as they were\n`,
+      );
+      process.stdout.write(`branch ${committed.branch}\ncommit ${committed.commit}\n`);
+      for (const file of committed.files) process.stdout.write(`file ${file}\n`);
+    }
+    return 0;
+  }
+  const outcome = await applyRun(run, values.repo);
+  notesOnTheRun(run);
+  process.stderr.write(
+    `handoff: applied ${outcome.files.length} file(s) to ${outcome.repo}${outcome.rebased ? " (HEAD had moved; the patch still applied cleanly)" : ""}\n`,
+  );
+  if (values.json) process.stdout.write(`${JSON.stringify(outcome, null, 2)}\n`);
+  else for (const file of outcome.files) process.stdout.write(`${file}\n`);
+  return 0;
+}
+
+/** What `apply` says about a run whose patch nothing checked, or that changes verification inputs. */
+function notesOnTheRun(run: LoadedRun): void {
+  if (run.result.verification.skipped === "no_verify") {
+    process.stderr.write(
+      `handoff: note: run ${escapeControls(run.result.runId)} was not verified (--no-verify); nothing checked this patch\n`,
+    );
+  }
+  const edits = run.result.verification.testEdits;
+  // New test files are what a good patch brings: no note for them.
+  const changed = (edits?.changed ?? []).filter((input) => !(input.change === "added" && input.reason === "test_file"));
+  if (edits && changed.length > 0) {
+    const held = run.result.verification.heldToBase;
+    const how =
+      edits.policy === "allow"
+        ? "allowed as patched by --test-edits allow, not held to the base"
+        : `held to the base${held ? ` (${held.passed ? "passed" : "failed"})` : ""}`;
+    process.stderr.write(
+      `handoff: note: this patch changes verification inputs, ${how}: ${changed.map((input) => escapeControls(input.path)).join(", ")}\n`,
+    );
+  }
+}
+
+/** `apply` of a candidates run: the winner, or candidate k (`--candidate k`), loaded from `<run>/candidates/<k>/`. */
+function chosenCandidate(run: LoadedRun, k: number | undefined): { run: LoadedRun; k: number | null } {
+  const candidates = run.result.candidates;
+  if (!candidates) {
+    if (k !== undefined)
+      throw new UsageError(
+        "not_a_candidates_run",
+        `--candidate applies to a candidates run; run ${escapeControls(run.result.runId)} has none`,
+      );
+    return { run, k: null };
+  }
+  const chosen = k ?? run.result.winner ?? null;
+  if (chosen === null)
+    throw new ApplyRefusedError(
+      "no_winner",
+      `candidates run ${escapeControls(run.result.runId)} has no winner (${run.result.terminalReason}); nothing is applied (--candidate k applies one by choice)`,
+    );
+  if (!candidates.some((candidate) => candidate.k === chosen))
+    throw new UsageError(
+      "bad_candidate",
+      `run ${escapeControls(run.result.runId)} has candidates 1 to ${candidates.length}, not ${chosen}`,
+    );
+  return { run: loadTrustedRun(join(run.dir, "candidates", String(chosen)), undefined), k: chosen };
+}
+
+/** For `apply`, a result.json that is a link or another user's file is a refusal (exit 1), not a usage error. */
+function loadTrustedRun(ref: string, runsDir: string | undefined) {
+  try {
+    return loadRun(ref, runsDir);
+  } catch (error) {
+    if (error instanceof UntrustedArtifactError) throw new ApplyRefusedError("untrusted_artifact", error.message);
+    throw error;
+  }
+}
