@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { StreamParser } from "../src/agent/agent-process.js";
-import type { AgentEvent } from "../src/run/events.js";
+import type { AgentEvent } from "../src/vocabulary/events.js";
 
 /**
  * The command backend's stdout: JSON lines become events (a `{"type":"message","text":…}` line is its final message,

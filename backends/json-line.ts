@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { AgentEvent } from "../src/run/events.js";
+import type { AgentEvent } from "../src/vocabulary/events.js";
 
 const RAW_LIMIT = 2000;
 

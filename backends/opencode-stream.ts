@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { StreamParser, StreamVerdict } from "../src/agent/agent-process.js";
-import type { AgentEvent } from "../src/run/events.js";
+import type { AgentEvent } from "../src/vocabulary/events.js";
 import { type AgentFailureDetail, classifyProviderError } from "./failures.js";
 import { clip, readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
 

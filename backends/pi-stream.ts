@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { StreamParser, StreamVerdict } from "../src/agent/agent-process.js";
 import type { ExternalAgentResult } from "../src/agent/backend.js";
-import type { AgentEvent } from "../src/run/events.js";
+import type { AgentEvent } from "../src/vocabulary/events.js";
 import { classifyProviderError } from "./failures.js";
 import { clip, readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
 

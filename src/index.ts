@@ -4,7 +4,8 @@ export { applyRun } from "./review/apply.js";
 export { loadRun } from "./run-dir/run-lookup.js";
 export { renderReport } from "./review/report.js";
 export { runAgentCommand } from "./agent/agent-process.js";
-export { decideOutcome, EXIT_CODES, TERMINAL_REASONS } from "./verdict/decide.js";
+export { decideOutcome } from "./verdict/decide.js";
+export { EXIT_CODES, TERMINAL_REASONS } from "./vocabulary/terminal-reasons.js";
 export { RunResult } from "./verdict/result.js";
 export {
   ApplyRefusedError,
@@ -59,13 +60,14 @@ export type { TestClaim } from "./verdict/agent-claim.js";
 export type { AgentContext, AgentOutcome, ExternalAgentBackend, ExternalAgentResult } from "./agent/backend.js";
 export type { ResumeOutcome, SessionToResume } from "./agent/backend.js";
 export type { FeedbackInput, FeedbackWriter } from "./repair/feedback.js";
-export type { AgentEvent, GateEvent, Phase, RecordedEvent, RunnerEvent } from "./run/events.js";
+export type { AgentEvent, GateEvent, Phase, RecordedEvent, RunnerEvent } from "./vocabulary/events.js";
 export type { PolicyFinding, PolicyRule, ViolationRule, WarningRule } from "./patch/rules/findings.js";
 export type { PatchPolicy } from "./patch/rules/policy.js";
 export type { ContainmentEvent, ContainmentSummary, ExtraMounts, JailReport, ProcessJail } from "./containment/containment.js";
 export type { ResourceCaps } from "./containment/cgroup.js";
 export type { SandboxMode } from "./containment/sandbox.js";
-export type { RunStatus, TerminalReason, Verdict } from "./verdict/decide.js";
+export type { RunStatus, TerminalReason } from "./vocabulary/terminal-reasons.js";
+export type { Verdict } from "./verdict/decide.js";
 export type { ContinueFrom } from "./repair/continue-from.js";
 export type { ResumeOverrides } from "./repair/continue-run.js";
 export type { KeptSessionEntry, SessionCollection } from "./repair/session-gc.js";

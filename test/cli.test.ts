@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { EXIT_CODES } from "../src/verdict/decide.js";
+import { EXIT_CODES } from "../src/vocabulary/terminal-reasons.js";
 import { APPLY_OPTIONS } from "../src/cli/commands/apply.js";
 import { BACKENDS_OPTIONS } from "../src/cli/commands/backends.js";
 import { CACHE_OPTIONS } from "../src/cli/commands/cache.js";

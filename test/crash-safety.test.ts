@@ -8,7 +8,7 @@ import { detectCgroupSupport } from "../src/containment/cgroup.js";
 import { sweepCrashedRuns } from "../src/run-dir/crash-sweep.js";
 import { RunResult } from "../src/verdict/result.js";
 import { RunDirectory, currentOwner } from "../src/run-dir/run-dir.js";
-import { generateRunNonce, runNames } from "../src/run-dir/run-names.js";
+import { generateRunNonce, runNames } from "../src/vocabulary/run-names.js";
 import { processStartTime } from "../src/containment/survivors.js";
 import { runCli, startCli, commandRunArgs } from "./helpers/cli.js";
 import { agentOutputDir, isRunning, waitForFile } from "./helpers/processes.js";

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { checkPathName, collisionKey, escapeControls, findCollisions, windowsNameWarnings } from "../src/patch/rules/path-names.js";
+import { checkPathName, collisionKey, findCollisions, windowsNameWarnings } from "../src/patch/rules/path-names.js";
+import { escapeControls } from "../src/vocabulary/display.js";
 
 const rulesOf = (name: string | Buffer) => checkPathName(typeof name === "string" ? Buffer.from(name, "utf8") : name).map((f) => f.rule);
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, onTestFinished, test, vi } from "vitest";
 import { createCommandParser } from "../backends/command-stream.js";
 import { runAgentCommand } from "../src/agent/agent-process.js";
-import type { AgentEvent } from "../src/run/events.js";
+import type { AgentEvent } from "../src/vocabulary/events.js";
 import { type SpawnRequest, captureProcess, runProcess } from "../src/process/process.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate, delegateWithoutSandbox, makeHarness, readEvents } from "./helpers/run.js";

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, onTestFinished, test } from "vitest";
-import { generateRunNonce } from "../src/run-dir/run-names.js";
+import { generateRunNonce } from "../src/vocabulary/run-names.js";
 import { findSurvivors, killSurvivors, processStartTime } from "../src/containment/survivors.js";
 import { isRunning } from "./helpers/processes.js";
 import { tempDir } from "./helpers/repo.js";

@@ -2,15 +2,8 @@ import { describe, expect, test } from "vitest";
 import type { AgentOutcome, ExternalAgentResult } from "../src/agent/backend.js";
 import type { PolicyFinding } from "../src/patch/rules/findings.js";
 import type { CommandRecord } from "../src/verify/shell-commands.js";
-import {
-  EXIT_CODES,
-  type RunFacts,
-  type RunStatus,
-  TERMINAL_REASONS,
-  type TerminalReason,
-  decideOutcome,
-  statusOf,
-} from "../src/verdict/decide.js";
+import { EXIT_CODES, type RunStatus, TERMINAL_REASONS, type TerminalReason, statusOf } from "../src/vocabulary/terminal-reasons.js";
+import { type RunFacts, decideOutcome } from "../src/verdict/decide.js";
 import type { BaselineOutcome, VerificationOutcome } from "../src/verify/verify.js";
 import type { TestEvidence } from "../src/verify/test-evidence.js";
 

@@ -1,7 +1,7 @@
 import { Octokit } from "@octokit/rest";
 import { inspectSource } from "../clone/source-repo.js";
 import { ApplyRefusedError, GitCommandError, PublishRefusedError, RunNotFoundError, UntrustedArtifactError } from "../lib/errors.js";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import { type GitTarget, git } from "../process/git.js";
 import { carriesHandoffTrailer, commitRun, firstLine, pushBranch } from "../review/commit.js";
 import { commitSubject } from "../review/commit-message.js";

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { runProcess } from "../process/process.js";
 import { renderReport } from "../review/report.js";
 import { type LoadedRun, loadRun } from "../run-dir/run-lookup.js";
-import { EXIT_CODES } from "../verdict/decide.js";
+import { EXIT_CODES } from "../vocabulary/terminal-reasons.js";
 import { uploadRunDir } from "./artifact.js";
 import { taskSource } from "./event-task.js";
 import type { RunInputs } from "./inputs.js";

@@ -1,6 +1,6 @@
 import type { AgentContext, AgentOutcome, ExternalAgentResult } from "./backend.js";
 import type { ExtraMounts } from "../containment/containment.js";
-import type { AgentEvent } from "../run/events.js";
+import type { AgentEvent } from "../vocabulary/events.js";
 import { HeadTailBuffer } from "../process/head-tail.js";
 import { LfLineSplitter } from "./jsonl.js";
 import { type AgentEndingFacts, decideAgentEnding } from "./agent-ending.js";

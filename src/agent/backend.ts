@@ -1,5 +1,5 @@
 import type { ProcessJail } from "../containment/containment.js";
-import type { AgentEvent } from "../run/events.js";
+import type { AgentEvent } from "../vocabulary/events.js";
 
 /** What the runner gives a backend for one run. */
 export interface AgentContext {

@@ -1,7 +1,7 @@
 import { mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import type { RunDirectory } from "../run-dir/run-dir.js";
-import { runNames } from "../run-dir/run-names.js";
+import { runNames } from "../vocabulary/run-names.js";
 
 /**
  * The agent CLI's private home over one run, and the one owner of that directory: made by the first turn (or, for

@@ -2,7 +2,7 @@ import { BACKEND_NAMES, CLI_BACKEND_ROWS, CLI_BACKENDS, COMMAND_BACKEND, type Cl
 import { hintFor } from "../../backends/failures.js";
 import { type ExecutableSource, probeVersion, resolveExecutable } from "../agent/executable.js";
 import { UsageError } from "../lib/errors.js";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 
 export interface BackendAvailability {
   readonly name: string;

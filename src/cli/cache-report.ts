@@ -1,6 +1,6 @@
 import { basename } from "node:path";
 import type { EnvironmentCache } from "../environment/cache-store.js";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 
 /** One environment as `handoff cache list --json` prints it. */
 export interface CacheListEntry {

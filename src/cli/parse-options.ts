@@ -1,6 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { UsageError } from "../lib/errors.js";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import type { Command } from "./command-names.js";
 
 export type ParseArgsOptionsConfig = NonNullable<ParseArgsConfig["options"]>;

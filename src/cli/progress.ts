@@ -1,5 +1,5 @@
-import { escapeControls } from "../patch/rules/path-names.js";
-import type { RecordedEvent } from "../run/events.js";
+import { escapeControls } from "../vocabulary/display.js";
+import type { RecordedEvent } from "../vocabulary/events.js";
 
 /** The gist of a tool call's input for one progress line: its command or path. */
 function toolSummary(input: unknown): string {

@@ -3,7 +3,7 @@ import type { ResumeOverrides } from "../repair/continue-run.js";
 import type { RunOptions } from "../run/options.js";
 import { ExternalCodingRunner } from "../run/runner.js";
 import { type FlagValues, optionsFromFlags } from "../settings/command-line.js";
-import { EXIT_CODES } from "../verdict/decide.js";
+import { EXIT_CODES } from "../vocabulary/terminal-reasons.js";
 import type { RunResult } from "../verdict/result.js";
 import { onInterrupt } from "./interrupts.js";
 import { progressPrinter } from "./progress.js";

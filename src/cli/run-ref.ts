@@ -1,6 +1,6 @@
 import { findTopLevel } from "../clone/source-repo.js";
 import { UsageError } from "../lib/errors.js";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import { latestFinishedRun } from "../run-dir/run-index.js";
 import { type LoadedRun, loadRun } from "../run-dir/run-lookup.js";
 import { defaultRunsDir } from "../run-dir/default-places.js";

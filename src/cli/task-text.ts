@@ -1,6 +1,6 @@
 import { UsageError } from "../lib/errors.js";
 import { readBounded } from "../lib/safe-read.js";
-import { MAX_TASK_BYTES } from "../run/input-limits.js";
+import { MAX_TASK_BYTES } from "../vocabulary/input-limits.js";
 
 /** The task (or resume's instruction): the words after the options, or the text of `--task-file` (- for stdin). */
 export function readTask(

@@ -12,7 +12,7 @@ import {
 import type { SandboxChoice } from "./sandbox.js";
 import { existingRealPath, isInside } from "../lib/paths.js";
 import { runSystemCommandSync } from "../process/process.js";
-import { RUN_MARKER_VARIABLE, runNames } from "../run-dir/run-names.js";
+import { RUN_MARKER_VARIABLE, runNames } from "../vocabulary/run-names.js";
 import { type Bind, bwrapArgs } from "./sandbox-profile.js";
 import { hiddenPathsNamed } from "./hidden-paths.js";
 import { type HomeExposure, NO_TOOLCHAINS, type Toolchains } from "./toolchains.js";

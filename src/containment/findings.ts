@@ -1,7 +1,7 @@
 import { assertNever } from "../lib/assert-never.js";
 import type { ContainmentEvent, ContainmentSummary } from "./containment.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import type { SurvivorReason } from "./survivors.js";
 
 /** What a reviewer must know about containment, as warnings in result.json and the report. */

@@ -1,9 +1,9 @@
 import { readFileSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { basename, dirname, join, resolve, sep } from "node:path";
 import { isInside } from "../lib/paths.js";
-import { escapeControls } from "../patch/rules/path-names.js";
-import { type ProcStat, isGone, listPids, readStat } from "./proc-stat.js";
-import { RUN_MARKER_VARIABLE } from "../run-dir/run-names.js";
+import { escapeControls } from "../vocabulary/display.js";
+import { type ProcStat, isGone, listPids, readStat } from "../process/proc-stat.js";
+import { RUN_MARKER_VARIABLE } from "../vocabulary/run-names.js";
 
 /**
  * Processes a run left behind, found without a sandbox by scanning /proc (Linux only; elsewhere nothing is found).

@@ -6,7 +6,7 @@ import type { SourceRepo } from "../clone/source-repo.js";
 import type { PristineStore } from "../clone/workspace.js";
 import { git, splitNul } from "../process/git.js";
 import { captureProcess } from "../process/process.js";
-import { buildEnvironment } from "../run/env.js";
+import { buildEnvironment } from "../process/env.js";
 import { type CommandRecord, type TestLog, commandPassed, runShellCommands } from "../verify/shell-commands.js";
 import type { EnvironmentCache } from "./cache-store.js";
 import { downloadCacheEnv } from "./download-caches.js";

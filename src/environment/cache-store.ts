@@ -16,7 +16,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { removeTree } from "../clone/workspace.js";
 import { UsageError } from "../lib/errors.js";
 import { readFileSafely } from "../lib/safe-read.js";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import { ownedName, ownerGone, ownerPid } from "./owner-pid.js";
 import { EnvironmentRecord } from "./record.js";
 

@@ -2,7 +2,7 @@ import type { PristineStore, WorkspaceFrom } from "../clone/workspace.js";
 import type { SourceRepo } from "../clone/source-repo.js";
 import type { ProcessJail } from "../containment/containment.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
-import type { RunnerEvent } from "../run/events.js";
+import type { RunnerEvent } from "../vocabulary/events.js";
 import type { ResolvedOptions } from "../run/options.js";
 import type { RunResult } from "../verdict/result.js";
 import type { CommandRecord, TestLog } from "../verify/shell-commands.js";

@@ -1,8 +1,8 @@
 import { resolve } from "node:path";
 import { UsageError } from "../lib/errors.js";
 import { readBounded } from "../lib/safe-read.js";
-import { escapeControls } from "../patch/rules/path-names.js";
-import { checkTask } from "../run/input-limits.js";
+import { escapeControls } from "../vocabulary/display.js";
+import { checkTask } from "../vocabulary/input-limits.js";
 import { isSafeRunId } from "../run-dir/run-dir.js";
 import { type TaskRecord, recordWithoutRun } from "./batch-record.js";
 import { type TaskSpec, taskSpec } from "./batch-task.js";

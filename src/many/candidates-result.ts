@@ -3,7 +3,8 @@ import { z } from "zod";
 import { readArtifact } from "../run-dir/artifact-file.js";
 import { OwnerJson } from "../run-dir/artifacts/checkpoint.js";
 import type { RunDirectory } from "../run-dir/run-dir.js";
-import { EXIT_CODES, NO_FACTS, decideOutcome } from "../verdict/decide.js";
+import { EXIT_CODES } from "../vocabulary/terminal-reasons.js";
+import { NO_FACTS, decideOutcome } from "../verdict/decide.js";
 import type { CandidateEntry, RunResult } from "../verdict/result.js";
 import { agreementGroups, chooseWinner } from "./winner.js";
 

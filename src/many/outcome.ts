@@ -1,5 +1,5 @@
 import { assertNever } from "../lib/assert-never.js";
-import { EXIT_CODES, TERMINAL_REASONS, type TerminalReason } from "../verdict/decide.js";
+import { EXIT_CODES, TERMINAL_REASONS, type TerminalReason } from "../vocabulary/terminal-reasons.js";
 
 /**
  * How one task of a batch ended: a run's terminal reason, or one of the three ways a task ends without a verdict of

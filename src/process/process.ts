@@ -3,7 +3,7 @@ import type { Readable, Writable } from "node:stream";
 import { execa } from "execa";
 import { openChildStdio } from "./stdio-pipes.js";
 import { which } from "./which.js";
-import { isGone, listPids, readStat } from "../containment/proc-stat.js";
+import { isGone, listPids, readStat } from "./proc-stat.js";
 
 /**
  * The one module that starts processes: the agent, setup and verification commands, and git.

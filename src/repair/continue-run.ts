@@ -5,7 +5,7 @@ import { workTreeIn } from "../clone/workspace.js";
 import { UsageError } from "../lib/errors.js";
 import { patchSha256 } from "../patch/patch.js";
 import type { RequestJson } from "../run-dir/artifacts/request.js";
-import { runNames } from "../run-dir/run-names.js";
+import { runNames } from "../vocabulary/run-names.js";
 import { type LoadedRun, loadPatch, loadRun, readRequest } from "../run-dir/run-lookup.js";
 import type { ResolvedOptions, RunOptions } from "../run/options.js";
 import type { ContinueFrom } from "./continue-from.js";

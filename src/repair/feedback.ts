@@ -1,6 +1,6 @@
 import { fenceFor } from "../lib/markdown-fence.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
-import type { TerminalReason } from "../verdict/decide.js";
+import type { TerminalReason } from "../vocabulary/terminal-reasons.js";
 
 /** What handoff saw in a failed attempt: the evidence its feedback message is written from. */
 export interface FeedbackInput {

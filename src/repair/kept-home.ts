@@ -1,7 +1,7 @@
 import { lstatSync } from "node:fs";
 import { isAbsolute, join, normalize } from "node:path";
 import type { RequestJson } from "../run-dir/artifacts/request.js";
-import { isRunNonce, runNames } from "../run-dir/run-names.js";
+import { isRunNonce, runNames } from "../vocabulary/run-names.js";
 
 /**
  * How long a kept session (`--keep-session`) stays: after this, the next handoff start removes it, and `handoff gc`

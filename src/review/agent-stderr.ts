@@ -1,6 +1,6 @@
 import { BackendResultJson } from "../run-dir/artifacts/backend-result.js";
 import { type LoadedRun, readRunJson } from "../run-dir/run-lookup.js";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import type { RunResult } from "../verdict/result.js";
 import { ownFilesPrefix, tailLines } from "./run-files.js";
 import { plainText } from "../lib/plain-text.js";

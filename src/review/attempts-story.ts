@@ -1,5 +1,5 @@
 import { type LoadedRun, readRunFile } from "../run-dir/run-lookup.js";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import type { RunResult } from "../verdict/result.js";
 import { ms, usageText } from "./format.js";
 import { plainText } from "../lib/plain-text.js";

@@ -1,4 +1,4 @@
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import type { CandidateEntry, RunResult } from "../verdict/result.js";
 import { ms } from "./format.js";
 import { winnerReason } from "../many/winner.js";

@@ -1,5 +1,5 @@
 import { type LoadedRun, readRunFile } from "../run-dir/run-lookup.js";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import type { RunResult } from "../verdict/result.js";
 import { commandEnding, commandPassed, verificationCommands } from "../verify/shell-commands.js";
 import { excerptExtent, failureExcerpt, REPORT_EXCERPT } from "../lib/failure-excerpt.js";

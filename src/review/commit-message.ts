@@ -1,4 +1,4 @@
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import type { RunResult } from "../verdict/result.js";
 
 /** What the commit of a verified run says about it: the trailers, and the task and backend for the default message. */

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { type SourceRepo, inspectSource } from "../clone/source-repo.js";
 import { filterOverrides } from "../clone/source-filters.js";
 import { ApplyRefusedError, GitCommandError, UsageError } from "../lib/errors.js";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import { numstatPaths } from "../patch/patch.js";
 import { type GitTarget, git, gitText } from "../process/git.js";
 import type { LoadedRun } from "../run-dir/run-lookup.js";

@@ -1,4 +1,4 @@
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import type { RunResult } from "../verdict/result.js";
 import type { ReportWriter } from "./attempts-story.js";
 import { ms } from "./format.js";

@@ -1,7 +1,7 @@
 import { type LoadedRun, loadPatch } from "../run-dir/run-lookup.js";
 import { agentStderrTail } from "./agent-stderr.js";
 import { ownFilesPrefix, runRequest } from "./run-files.js";
-import { EXIT_CODES } from "../verdict/decide.js";
+import { EXIT_CODES } from "../vocabulary/terminal-reasons.js";
 import { candidatesTable } from "./candidates-table.js";
 import { ms, usageText } from "./format.js";
 import { diffView } from "./html/diff-view.js";

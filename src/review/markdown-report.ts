@@ -1,7 +1,8 @@
 import { codeSpan, fenceFor, htmlText, markdownText } from "../lib/markdown-fence.js";
-import { displayText, escapeControls } from "../patch/rules/path-names.js";
+import { displayText } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import { type LoadedRun, loadPatch } from "../run-dir/run-lookup.js";
-import { EXIT_CODES } from "../verdict/decide.js";
+import { EXIT_CODES } from "../vocabulary/terminal-reasons.js";
 import type { RunResult } from "../verdict/result.js";
 import { commandEnding, commandPassed, verificationCommands } from "../verify/shell-commands.js";
 import { agentStderrTail, hiddenPathsTheAgentNamed } from "./agent-stderr.js";

@@ -1,5 +1,5 @@
 import { parsePatch } from "../patch/patch.js";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import { diffLinesOf, isCrlfDiff } from "./line-endings.js";
 
 /** One file's part of changes.patch, as the reports list and show it. */

@@ -1,4 +1,4 @@
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import type { RunResult } from "../verdict/result.js";
 import { commandEnding, commandPassed } from "../verify/shell-commands.js";
 import type { TestEvidence, TestList } from "../verify/test-evidence.js";

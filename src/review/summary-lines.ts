@@ -1,4 +1,4 @@
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import type { RunnerSummary } from "../verify/runner-summary.js";
 import type { SummaryEvidence } from "../verify/summary-evidence.js";
 

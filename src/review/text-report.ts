@@ -1,7 +1,8 @@
-import { displayText, escapeControls } from "../patch/rules/path-names.js";
+import { displayText } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import { hunkCounts, parsePatch } from "../patch/patch.js";
 import { type LoadedRun, loadPatch } from "../run-dir/run-lookup.js";
-import { EXIT_CODES } from "../verdict/decide.js";
+import { EXIT_CODES } from "../vocabulary/terminal-reasons.js";
 import { agentStderrTail, hiddenPathsTheAgentNamed } from "./agent-stderr.js";
 import { type ReportWriter, writeAttempts } from "./attempts-story.js";
 import { candidatesTable } from "./candidates-table.js";

@@ -1,6 +1,6 @@
 import type { ExternalAgentResult } from "../agent/backend.js";
 import type { ParsedPatch } from "../patch/patch.js";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import type { RunResult } from "../verdict/result.js";
 import type { Survivor } from "../containment/survivors.js";
 import { NO_FACTS, decideOutcome } from "../verdict/decide.js";

@@ -9,7 +9,7 @@ import { type ParsedPatch, parsePatch } from "../patch/patch.js";
 import { CheckpointJson, OwnerJson } from "./artifacts/checkpoint.js";
 import { RequestJson } from "./artifacts/request.js";
 import { BackendResultJson } from "./artifacts/backend-result.js";
-import { runNames } from "./run-names.js";
+import { runNames } from "../vocabulary/run-names.js";
 import { removeCgroupDirs, requestCgroupKill } from "../containment/cgroup.js";
 import {
   type Survivor,

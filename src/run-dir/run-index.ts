@@ -4,7 +4,7 @@ import { z } from "zod";
 import { CANDIDATES_RECORD, CandidatesRecord } from "../many/candidates-result.js";
 import { BatchRecord } from "../many/batch-record.js";
 import { RunResult } from "../verdict/result.js";
-import { EXIT_CODES } from "../verdict/decide.js";
+import { EXIT_CODES } from "../vocabulary/terminal-reasons.js";
 import { CheckpointJson } from "./artifacts/checkpoint.js";
 import { readArtifact, readArtifactJson } from "./artifact-file.js";
 import { ownerOf, ownerState } from "./crash-sweep.js";

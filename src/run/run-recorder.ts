@@ -1,7 +1,7 @@
 import { ArtifactWriteError } from "../lib/errors.js";
 import type { RunDirectory } from "../run-dir/run-dir.js";
 import type { RunFacts } from "../verdict/decide.js";
-import type { Phase, RecordedEvent, RunnerEvent } from "./events.js";
+import type { Phase, RecordedEvent, RunnerEvent } from "../vocabulary/events.js";
 
 /**
  * How a run is recorded as it goes: its events (to events.jsonl and the caller's hook), its phases (checkpoint,

@@ -1,10 +1,10 @@
 import { isAbsolute, posix } from "node:path";
 import { SANDBOX_MODES, type SandboxMode } from "../containment/sandbox.js";
 import { UsageError } from "../lib/errors.js";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import { globToRegExp } from "../patch/rules/glob.js";
-import { isValidEnvName } from "../run/env.js";
-import { MAX_MEMORY_MIB, MAX_PROCESSES, MAX_TIMEOUT_SECONDS, PATH_MAX, checkArgument } from "../run/input-limits.js";
+import { isValidEnvName } from "../process/env.js";
+import { MAX_MEMORY_MIB, MAX_PROCESSES, MAX_TIMEOUT_SECONDS, PATH_MAX, checkArgument } from "../vocabulary/input-limits.js";
 import { isSafeRunId } from "../run-dir/run-dir.js";
 import { repoPath } from "../verify/command-words.js";
 import { TEST_EDIT_POLICIES, type TestEditPolicy } from "../verify/test-edits.js";

@@ -1,29 +1,15 @@
 import { assertNever } from "../lib/assert-never.js";
+import { type RunStatus, type TerminalReason, statusOf } from "../vocabulary/terminal-reasons.js";
 import type { ExternalAgentResult } from "../agent/backend.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
 import type { CommandRecord } from "../verify/shell-commands.js";
-import type { ProgramUnavailable } from "../verify/program-check.js";
+import type { ProgramUnavailable } from "../vocabulary/events.js";
 import type { BaselineOutcome, VerificationOutcome } from "../verify/verify.js";
 import { type CommandTransition, commandTransitions } from "../verify/command-transitions.js";
 import { type ChangedInput, type TestEditFacts, heldWhatText, judgedText } from "../verify/test-edits.js";
 import type { TestEvidence } from "../verify/test-evidence.js";
 import { treeChangesText } from "../verify/tree-changes.js";
 import { type SummaryFinding, summaryFindingText, summaryFindings } from "../verify/summary-evidence.js";
-
-export const TERMINAL_REASONS = [
-  "verified",
-  "verification_failed",
-  "no_changes",
-  "source_repository_changed",
-  "external_agent_error",
-  "policy_or_artifact_error",
-  "environment_unavailable",
-  "timeout",
-  "user_cancelled",
-] as const;
-export type TerminalReason = (typeof TERMINAL_REASONS)[number];
-
-export type RunStatus = "completed" | "failed" | "cancelled";
 
 /** Everything the run learned, gathered as it went. `decideOutcome` turns it into exactly one verdict. */
 export interface RunFacts {
@@ -99,39 +85,8 @@ export interface Verdict {
   readonly hint: string | null;
 }
 
-export const EXIT_CODES: Readonly<Record<TerminalReason, number>> = {
-  verified: 0,
-  verification_failed: 1,
-  no_changes: 3,
-  policy_or_artifact_error: 4,
-  source_repository_changed: 5,
-  external_agent_error: 6,
-  environment_unavailable: 7,
-  timeout: 124,
-  user_cancelled: 130,
-};
-
 function verdict(terminalReason: TerminalReason, detail: string | null, summary: string, hint: string | null = null): Verdict {
   return { terminalReason, status: statusOf(terminalReason), detail, summary, hint };
-}
-
-export function statusOf(reason: TerminalReason): RunStatus {
-  switch (reason) {
-    case "verified":
-    case "verification_failed":
-    case "no_changes":
-      return "completed";
-    case "user_cancelled":
-      return "cancelled";
-    case "source_repository_changed":
-    case "external_agent_error":
-    case "policy_or_artifact_error":
-    case "environment_unavailable":
-    case "timeout":
-      return "failed";
-    default:
-      return assertNever(reason);
-  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { TERMINAL_REASONS } from "./decide.js";
+import { TERMINAL_REASONS } from "../vocabulary/terminal-reasons.js";
 import { TEST_EDIT_POLICIES } from "../verify/test-edits.js";
 import { TestEvidence } from "../verify/test-evidence.js";
 import { SummaryEvidence } from "../verify/summary-evidence.js";

@@ -4,8 +4,9 @@ import type { Containment, JailRole } from "../containment/containment.js";
 import { hiddenPathsNamed, userHome } from "../containment/hidden-paths.js";
 import { existingRealPath, isInside } from "../lib/paths.js";
 import { captureProcess } from "../process/process.js";
-import { buildEnvironment } from "../run/env.js";
-import { type ProgramUnavailable, programsOf, saidLines, startProblem } from "./program-check.js";
+import { buildEnvironment } from "../process/env.js";
+import type { ProgramUnavailable } from "../vocabulary/events.js";
+import { programsOf, saidLines, startProblem } from "./program-check.js";
 
 export interface ProgramCheckRequest {
   readonly phase: "setup" | "verify";

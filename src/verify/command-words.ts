@@ -1,5 +1,5 @@
 import { type ParseEntry, parse } from "shell-quote";
-import { PATH_MAX } from "../run/input-limits.js";
+import { PATH_MAX } from "../vocabulary/input-limits.js";
 
 /**
  * A setup or verify command read as the shell would split it, to find the files it names (inputs.ts). This is a

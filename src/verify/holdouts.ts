@@ -4,8 +4,8 @@ import { assertNever } from "../lib/assert-never.js";
 import { UsageError } from "../lib/errors.js";
 import { type GitTarget, git } from "../process/git.js";
 import { numstatPaths, patchSha256 } from "../patch/patch.js";
-import { PATH_MAX } from "../run/input-limits.js";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { PATH_MAX } from "../vocabulary/input-limits.js";
+import { escapeControls } from "../vocabulary/display.js";
 import { isInside } from "../lib/paths.js";
 import { readFileSafely } from "../lib/safe-read.js";
 

@@ -1,8 +1,8 @@
 import { XMLBuilder } from "fast-xml-parser";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import type { RunResult } from "../verdict/result.js";
 import { commandEnding, commandPassed, verificationCommands } from "./shell-commands.js";
-import { EXIT_CODES } from "../verdict/decide.js";
+import { EXIT_CODES } from "../vocabulary/terminal-reasons.js";
 import type { TestEvidence } from "./test-evidence.js";
 
 /**

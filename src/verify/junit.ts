@@ -1,7 +1,7 @@
 import { realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
-import { escapeControls } from "../patch/rules/path-names.js";
+import { escapeControls } from "../vocabulary/display.js";
 import { readFileSafely } from "../lib/safe-read.js";
 
 /**

@@ -2,25 +2,6 @@ import { basename, isAbsolute } from "node:path";
 import { plainText } from "../lib/plain-text.js";
 import { simpleCommands } from "./command-words.js";
 
-/**
- * Whether the environment can run the setup and verify commands at all, told apart from whether the patch passes:
- * the programs the commands start (`programsOf`), checked in the sandbox before the agent starts, and a command's
- * output that says its own program could not start (`startFailure`), which is the environment's failure, never the
- * patch's.
- */
-export interface ProgramUnavailable {
-  readonly phase: "setup" | "verify";
-  readonly command: string;
-  readonly program: string;
-  /** Where PATH found it, or null when it did not. */
-  readonly resolved: string | null;
-  readonly problem: "not_found" | "cannot_start";
-  /** What starting it printed (plain text, its first lines), or why it was not found. */
-  readonly said: string;
-  /** The hidden places it tried to reach (`--expose` shows one). */
-  readonly tried?: readonly string[];
-}
-
 /** Shell builtins and keywords: nothing to find on PATH. */
 const BUILTINS = new Set([
   ".",

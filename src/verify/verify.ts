@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Containment, JailRole, ProcessJail } from "../containment/containment.js";
-import { buildEnvironment } from "../run/env.js";
+import { buildEnvironment } from "../process/env.js";
 import { type GitTarget, git } from "../process/git.js";
 import { type CommandRecord, type TestLog, commandPassed, runShellCommands } from "./shell-commands.js";
 import { writeIndexCopy } from "../clone/private-git.js";

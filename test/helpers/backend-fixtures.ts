@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { CliInfo, CliInvocation, CliResumeInvocation } from "../../backends/cli-backend.js";
 import { CLI_BACKENDS, type CliName, resolveBackend } from "../../backends/index.js";
 import type { AgentContext, ExternalAgentBackend, ExternalAgentResult, ResumeOutcome, SessionToResume } from "../../src/agent/backend.js";
-import type { AgentEvent } from "../../src/run/events.js";
+import type { AgentEvent } from "../../src/vocabulary/events.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./repo.js";
 
 /**

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { ApplyRefusedError, UntrustedArtifactError, UsageError } from "../../lib/errors.js";
-import { escapeControls } from "../../patch/rules/path-names.js";
+import { escapeControls } from "../../vocabulary/display.js";
 import { applyRun } from "../../review/apply.js";
 import { commitRun } from "../../review/commit.js";
 import { type LoadedRun, loadRun } from "../../run-dir/run-lookup.js";

@@ -10,7 +10,7 @@ import { writeFileAtomically } from "../../many/atomic-file.js";
 import { renderBatchJunit } from "../../many/junit.js";
 import { LocalExecutor } from "../../many/local-executor.js";
 import type { TaskExecutor } from "../../many/task-executor.js";
-import { escapeControls } from "../../patch/rules/path-names.js";
+import { escapeControls } from "../../vocabulary/display.js";
 import { checkEnvNames, checkSandboxMode } from "../../run/options.js";
 import { generateRunId, isSafeRunId } from "../../run-dir/run-dir.js";
 import { BATCH_OPTIONS, MAX_JOBS } from "../option-tables.js";

@@ -1,6 +1,6 @@
 import { EnvironmentCache, cacheLimitBytes, defaultCacheDir } from "../../environment/cache-store.js";
 import { UsageError } from "../../lib/errors.js";
-import { escapeControls } from "../../patch/rules/path-names.js";
+import { escapeControls } from "../../vocabulary/display.js";
 import { clearCache, listCache, renderCacheClearing, renderCacheListing } from "../cache-report.js";
 import { parseOptions } from "../parse-options.js";
 

@@ -1,4 +1,4 @@
-import { escapeControls } from "../../patch/rules/path-names.js";
+import { escapeControls } from "../../vocabulary/display.js";
 import { UsageError } from "../../lib/errors.js";
 import { type KeptSessionEntry, collectKeptSessions } from "../../repair/session-gc.js";
 import { defaultRunsDir } from "../../run-dir/default-places.js";

@@ -1,6 +1,6 @@
 import { findTopLevel } from "../../clone/source-repo.js";
 import { UsageError } from "../../lib/errors.js";
-import { escapeControls } from "../../patch/rules/path-names.js";
+import { escapeControls } from "../../vocabulary/display.js";
 import { type RunIndexEntry, type RunState, listRuns } from "../../run-dir/run-index.js";
 import { wholeNumber } from "../../settings/option-values.js";
 import { parseOptions } from "../parse-options.js";

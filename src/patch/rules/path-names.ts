@@ -1,22 +1,20 @@
 import { displayPath } from "../../lib/fs-walk.js";
 import type { PolicyFinding } from "./findings.js";
+import { CONTROL, INVISIBLE, escapeControls } from "../../vocabulary/display.js";
 
 /**
  * Names that must never reach a user's repository (docs/threat-model.md, rows N): traversal, absolute paths, anything git
  * or an OS would read as `.git`, invisible or control characters, bytes that are not UTF-8.
  */
 
-// Code points HFS+ ignores, plus bidi controls (Trojan Source): U+200B–U+200F, U+202A–U+202E, U+2060–U+206F, U+FEFF.
-const INVISIBLE = /[\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\u00ad]/u;
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
 const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i;
+
+const ALL_INVISIBLE = new RegExp(INVISIBLE.source, "gu");
 
 /**
  * A path component as Windows (NTFS stream suffix, then trailing dots and spaces) and macOS (ignorable code points,
  * case) reduce it when they compare names: what git's own `.git` and `.gitmodules` checks see.
  */
-const ALL_INVISIBLE = new RegExp(INVISIBLE.source, "gu");
-
 export function foldLikeNtfsAndHfs(component: string): string {
   return component
     .replace(ALL_INVISIBLE, "")
@@ -68,16 +66,6 @@ export function windowsNameWarnings(path: string): PolicyFinding[] {
   const parts = path.split("/");
   const bad = path.includes("\\") || parts.some((part) => WINDOWS_RESERVED.test(part) || /[<>:"|?*]/u.test(part) || /[. ]$/u.test(part));
   return bad ? [{ path, rule: "windows_unsafe_name", message: "this name is unsafe or unusable on Windows" }] : [];
-}
-
-/**
- * C0/C1 controls as \xNN, invisible and bidi-control characters as \uNNNN, so a path can be printed on a terminal
- * without acting on it or passing for another name (`.g\u200cit`, Trojan Source reordering).
- */
-export function escapeControls(text: string): string {
-  return text
-    .replace(new RegExp(CONTROL.source, "gu"), (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`)
-    .replace(ALL_INVISIBLE, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** Raw path bytes as a person may safely see them: \xNN for non-UTF-8 bytes, then escapeControls. */

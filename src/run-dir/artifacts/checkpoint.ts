@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Written } from "./written.js";
-import { TERMINAL_REASONS } from "../../verdict/decide.js";
-import { isRunNonce } from "../run-names.js";
+import { TERMINAL_REASONS } from "../../vocabulary/terminal-reasons.js";
+import { isRunNonce } from "../../vocabulary/run-names.js";
 
 /**
  * Who runs a run (checkpoint.json `owner`), and who holds a sweep's `.sweep.lock`: a later start judges it dead when

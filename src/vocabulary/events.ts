@@ -1,5 +1,3 @@
-import type { ProgramUnavailable } from "../verify/program-check.js";
-
 /**
  * Everything that lands in events.jsonl: handoff's own gate events and the agent's normalized events.
  * Keyed on `type`; `seq` and `time` are added by the run directory when written.
@@ -66,3 +64,22 @@ export type RunnerEvent = GateEvent | AgentEvent;
 
 /** An event as written: with its sequence number and time. */
 export type RecordedEvent = RunnerEvent & { readonly seq: number; readonly time: string };
+
+/**
+ * Whether the environment can run the setup and verify commands at all, told apart from whether the patch passes:
+ * the programs the commands start (`programsOf`), checked in the sandbox before the agent starts, and a command's
+ * output that says its own program could not start (`startFailure`), which is the environment's failure, never the
+ * patch's.
+ */
+export interface ProgramUnavailable {
+  readonly phase: "setup" | "verify";
+  readonly command: string;
+  readonly program: string;
+  /** Where PATH found it, or null when it did not. */
+  readonly resolved: string | null;
+  readonly problem: "not_found" | "cannot_start";
+  /** What starting it printed (plain text, its first lines), or why it was not found. */
+  readonly said: string;
+  /** The hidden places it tried to reach (`--expose` shows one). */
+  readonly tried?: readonly string[];
+}
