@@ -1,13 +1,6 @@
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
-
-/** One file of the user's CLI login, to be visible inside the run's private CLI home. */
-export interface LoginLink {
-  /** Where the CLI will look for it, inside the private home. */
-  readonly at: string;
-  /** The user's own file. */
-  readonly target: string;
-}
+import type { LoginLink } from "../src/agent/cli-contract.js";
 
 /** The user's home as handoff itself sees it (not the agent's private HOME). */
 export function userHome(userEnv: Readonly<Record<string, string | undefined>>): string {

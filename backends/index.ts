@@ -1,8 +1,8 @@
 import type { ExternalAgentBackend } from "../src/agent/backend.js";
 import { defineCliBackend } from "../src/agent/cli-run.js";
-import { commandBackend } from "../src/agent/command-run.js";
+import { commandBackend } from "./command-backend.js";
 import { UsageError } from "../src/lib/errors.js";
-import type { CliInfo, CliTranslator } from "./cli-backend.js";
+import type { CliInfo, CliTranslator } from "../src/agent/cli-contract.js";
 import { claudeDefinition } from "./claude.js";
 import { codexDefinition } from "./codex.js";
 import { ompDefinition } from "./omp.js";

@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import type { AgentCommand } from "../src/agent/agent-process.js";
-import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "./cli-backend.js";
-import { type LoginLink, userDir } from "./cli-home.js";
+import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "../src/agent/cli-contract.js";
+import type { LoginLink } from "../src/agent/cli-contract.js";
+import { userDir } from "./cli-home.js";
 import { createOpencodeParser } from "./opencode-stream.js";
 
 /**

@@ -16,7 +16,7 @@ export {
   SandboxUnavailableError,
   UsageError,
 } from "./lib/errors.js";
-export { commandBackend } from "./agent/command-run.js";
+export { commandBackend } from "../backends/command-backend.js";
 export { BACKEND_NAMES, resolveBackend } from "../backends/index.js";
 export { defineCliBackend } from "./agent/cli-run.js";
 export { listBackends } from "./cli/backends-report.js";
@@ -54,7 +54,7 @@ export type {
   CliResumeCommand,
   CliResumeInvocation,
   CliTranslator,
-} from "../backends/cli-backend.js";
+} from "./agent/cli-contract.js";
 export type { BackendAvailability } from "./cli/backends-report.js";
 export type { TestClaim } from "./verdict/agent-claim.js";
 export type { AgentContext, AgentOutcome, ExternalAgentBackend, ExternalAgentResult } from "./agent/backend.js";

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { commandPrograms } from "../src/agent/command-run.js";
+import { commandPrograms } from "../backends/command-backend.js";
 import { bwrapArgs } from "../src/containment/sandbox-profile.js";
 import { tempDir } from "./helpers/repo.js";
 

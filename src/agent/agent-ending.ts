@@ -1,4 +1,4 @@
-import type { CliInfo } from "../../backends/cli-backend.js";
+import type { CliInfo } from "./cli-contract.js";
 import { join } from "node:path";
 import { handoffCliInstallDir } from "./executable.js";
 import { classifyProviderError, hintFor } from "../../backends/failures.js";

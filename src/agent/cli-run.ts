@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import type { CliBackendDefinition, CliInvocation } from "../../backends/cli-backend.js";
+import type { CliBackendDefinition, CliInvocation } from "./cli-contract.js";
 import { installHint } from "../../backends/failures.js";
 import type { AgentCommand } from "./agent-process.js";
 import type { ExtraMounts } from "../containment/containment.js";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import type { CliHome } from "../../backends/cli-backend.js";
+import type { CliHome } from "./cli-contract.js";
 import { removeTree } from "../clone/workspace.js";
 import { runProcess } from "../process/process.js";
 import { which } from "../process/which.js";

@@ -1,6 +1,6 @@
 import { lstatSync, mkdirSync, readlinkSync, symlinkSync, unlinkSync } from "node:fs";
 import { basename, dirname } from "node:path";
-import type { LoginLink } from "../../backends/cli-home.js";
+import type { LoginLink } from "./cli-contract.js";
 
 /**
  * Makes the user's login visible to the CLI without handoff reading or copying it: a symlink per file that

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { CliInfo, CliInvocation, CliResumeInvocation } from "../../backends/cli-backend.js";
+import type { CliInfo, CliInvocation, CliResumeInvocation } from "../../src/agent/cli-contract.js";
 import { CLI_BACKENDS, type CliName, resolveBackend } from "../../backends/index.js";
 import type { AgentContext, ExternalAgentBackend, ExternalAgentResult, ResumeOutcome, SessionToResume } from "../../src/agent/backend.js";
 import type { AgentEvent } from "../../src/vocabulary/events.js";

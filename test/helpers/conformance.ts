@@ -3,7 +3,7 @@ import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync, rmSync,
 import { dirname, join, resolve } from "node:path";
 import { describe, expect, onTestFinished, test } from "vitest";
 import { z } from "zod";
-import type { CliHome } from "../../backends/cli-backend.js";
+import type { CliHome } from "../../src/agent/cli-contract.js";
 import { CLI_INFOS, type CliName } from "../../backends/index.js";
 import { linkLogins } from "../../src/agent/login-links.js";
 import { type ModelScript, type RecordedRequest, type ScriptedModel, startScriptedModel } from "../../scripted-model/index.js";

@@ -1,11 +1,11 @@
 import { rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
-import { buildCommandAgentCommand } from "../../backends/command.js";
-import { createCommandParser } from "../../backends/command-stream.js";
-import { decideAgentEnding } from "./agent-ending.js";
-import { agentResult, runAgentProcess } from "./agent-process.js";
-import type { AgentContext, ExternalAgentBackend, ExternalAgentResult, ResumeOutcome } from "./backend.js";
+import { buildCommandAgentCommand } from "./command.js";
+import { createCommandParser } from "./command-stream.js";
+import { decideAgentEnding } from "../src/agent/agent-ending.js";
+import { agentResult, runAgentProcess } from "../src/agent/agent-process.js";
+import type { AgentContext, ExternalAgentBackend, ExternalAgentResult, ResumeOutcome } from "../src/agent/backend.js";
 
 /**
  * The files the command names by absolute (or `~/`) path: the sandbox shows them (with their directory where that

@@ -1,5 +1,4 @@
-import type { AgentCommand, StreamParser } from "../src/agent/agent-process.js";
-import type { LoginLink } from "./cli-home.js";
+import type { AgentCommand, StreamParser } from "./agent-process.js";
 
 /** What a user needs to know about an agent CLI: where to get it, how to log in, which version handoff tested. */
 export interface CliInfo {
@@ -85,4 +84,12 @@ export interface CliTranslator {
 /** A translator with its CLI's info: what `defineCliBackend` turns into a backend. */
 export interface CliBackendDefinition extends CliTranslator {
   readonly info: CliInfo;
+}
+
+/** One file of the user's CLI login, to be visible inside the run's private CLI home. */
+export interface LoginLink {
+  /** Where the CLI will look for it, inside the private home. */
+  readonly at: string;
+  /** The user's own file. */
+  readonly target: string;
 }
