@@ -5,7 +5,7 @@ import type { AgentCommand } from "../src/agent/agent-process.js";
  * on stdin, in the file named by $HANDOFF_TASK_FILE, and in $HANDOFF_TASK when it fits (and `--model`, if given, in
  * $HANDOFF_MODEL). A resumed turn gets handoff's feedback on stdin and in $HANDOFF_FEEDBACK, and every turn its
  * number in $HANDOFF_ATTEMPT; the candidate of a best-of-N run it is, in $HANDOFF_CANDIDATE (1…N; 1 for a run without
- * candidates, so that a script can read it unconditionally). Its stdout is read by backends/command-stream.ts; src/agent/command-run.ts runs it. Exit 0 means
+ * candidates, so that a script can read it unconditionally). Its stdout is read by backends/command-stream.ts; backends/command-backend.ts runs it. Exit 0 means
  * it finished; anything else is an agent error (src/agent/agent-ending.ts).
  */
 export function buildCommandAgentCommand(

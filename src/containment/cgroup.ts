@@ -103,7 +103,7 @@ export type LimitHit = "processes" | "memory";
 type Usable = Exclude<CgroupSupport, { kind: "unavailable" }>;
 
 /**
- * The run's own cgroup, `name` (`handoff-<runId>-<nonce>`, src/run-dir/run-names.ts) in each hierarchy: each contained
+ * The run's own cgroup, `name` (`handoff-<runId>-<nonce>`, src/vocabulary/run-names.ts) in each hierarchy: each contained
  * process tree gets a child in it, so a crash sweep finds every process of the run under one tracked name.
  * `beforeCreate` is told the directories before they exist (to record them). Returns the support rooted there.
  */

@@ -32,7 +32,7 @@ export interface ContainmentSettings {
   readonly caps: ResourceCaps;
   readonly verifyNetwork: boolean;
   readonly runId: string;
-  /** Makes the run's marker and cgroup name unique beyond its runs directory (src/run-dir/run-names.ts). */
+  /** Makes the run's marker and cgroup name unique beyond its runs directory (src/vocabulary/run-names.ts). */
   readonly nonce: string;
   /** What no contained process may see: the source, handoff's state dirs, the user's home, the host's /tmp. */
   readonly hidden: readonly string[];

@@ -2,6 +2,9 @@ import { lstatSync } from "node:fs";
 import { sep } from "node:path";
 import { existingRealPath } from "../lib/paths.js";
 
+/** The root every sandbox starts from, the trial run's included: the host read-only, a fresh /dev and /proc. */
+export const ROOT_MOUNTS = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"] as const;
+
 /**
  * What one sandboxed process may see, as data, and the bubblewrap argv that enforces it. The root file system is
  * read-only, `hide` paths are replaced by empty ones, `binds` re-expose single paths (read-only or writable), and
@@ -45,13 +48,7 @@ export function bwrapArgs(profile: SandboxProfile): string[] {
   mounts.sort((a, b) => depth(a.dest) - depth(b.dest) || a.order - b.order);
 
   return [
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
+    ...ROOT_MOUNTS,
     ...mounts.flatMap((mount) => mount.args),
     "--unshare-user",
     "--uid",

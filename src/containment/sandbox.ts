@@ -1,6 +1,7 @@
 import { SandboxUnavailableError } from "../lib/errors.js";
 import { captureProcess } from "../process/process.js";
 import { which } from "../process/which.js";
+import { ROOT_MOUNTS } from "./sandbox-profile.js";
 
 /** `--sandbox`: bubblewrap when it works here (`auto`), bubblewrap or fail (`bwrap`), or no sandbox (`none`). */
 export const SANDBOX_MODES = ["auto", "bwrap", "none"] as const;
@@ -30,24 +31,7 @@ async function probe(path: string | undefined): Promise<Probe> {
   const env = { PATH: "/usr/bin:/bin" };
   const trial = await captureProcess({
     file: executable,
-    args: [
-      "--ro-bind",
-      "/",
-      "/",
-      "--dev",
-      "/dev",
-      "--proc",
-      "/proc",
-      "--unshare-user",
-      "--uid",
-      "1000",
-      "--gid",
-      "1000",
-      "--unshare-all",
-      "--die-with-parent",
-      "--",
-      "/bin/true",
-    ],
+    args: [...ROOT_MOUNTS, "--unshare-user", "--uid", "1000", "--gid", "1000", "--unshare-all", "--die-with-parent", "--", "/bin/true"],
     cwd: "/",
     env,
     maxBuffer: 64 * 1024,

@@ -7,7 +7,7 @@ import { RUN_MARKER_VARIABLE } from "../vocabulary/run-names.js";
 
 /**
  * Processes a run left behind, found without a sandbox by scanning /proc (Linux only; elsewhere nothing is found).
- * A survivor carries the run's marker (`HANDOFF_RUN_NONCE=<nonce>`, src/run-dir/run-names.ts) in its environment, or holds a
+ * A survivor carries the run's marker (`HANDOFF_RUN_NONCE=<nonce>`, src/vocabulary/run-names.ts) in its environment, or holds a
  * path under one of the run's directories (cwd, root or an open file). A process that dropped the marker and let go of
  * the workspace cannot be told apart from any other process of the user: that needs the sandbox.
  */

@@ -137,7 +137,7 @@ type TrackedPath = "workspaceRoot" | "scratch" | "cliHome";
 
 /**
  * A recorded path the sweep may remove: absolute, normalized, and named exactly as handoff names that directory
- * for this run id and the nonce the run recorded (`<runId>-<nonce>`, src/run-dir/run-names.ts). A checkpoint is the
+ * for this run id and the nonce the run recorded (`<runId>-<nonce>`, src/vocabulary/run-names.ts). A checkpoint is the
  * agent's to tamper with (same user, no sandbox): this keeps a doctored one from pointing the sweep at a home
  * directory. A checkpoint without a nonce (a handoff from before them) had mkdtemp's names: `<runId>-…`.
  */

@@ -160,7 +160,7 @@ function mergeResources(into: TrackedResources, more: TrackedResources): Tracked
 export class RunDirectory {
   readonly path: string;
   readonly runId: string;
-  /** What makes this run's names unique beyond its runs directory (src/run-dir/run-names.ts); recorded in checkpoint.json. */
+  /** What makes this run's names unique beyond its runs directory (src/vocabulary/run-names.ts); recorded in checkpoint.json. */
   readonly nonce: string;
   #seq = 0;
   #eventsFd: number;

@@ -36,7 +36,7 @@ const RunFinished = z.looseObject({ type: z.literal("run.finished"), terminalRea
 /** Only its time is read: the timeline's zero. */
 const RunStarted = z.looseObject({ type: z.literal("run.started"), ...Timed });
 
-/** The events the report's timeline shows (of src/run/events.ts); any other line is passed over. */
+/** The events the report's timeline shows (of src/vocabulary/events.ts); any other line is passed over. */
 const TimelineEvent = z.discriminatedUnion("type", [
   PhaseStarted,
   PhaseFinished,
