@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { AgentCommand } from "../src/agent/agent-process.js";
+import type { AgentCommand } from "../src/agent/stream-contract.js";
 import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "../src/agent/cli-contract.js";
 import { createClaudeParser } from "./claude-stream.js";
 import { sameNameLinks, userDir } from "./cli-home.js";

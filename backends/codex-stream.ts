@@ -1,8 +1,8 @@
 import { z } from "zod";
-import type { StreamParser, StreamVerdict } from "../src/agent/agent-process.js";
+import type { StreamParser, StreamVerdict } from "../src/agent/stream-contract.js";
 import type { ExternalAgentResult } from "../src/agent/backend.js";
 import type { AgentEvent } from "../src/vocabulary/events.js";
-import { type AgentFailureDetail, classifyProviderError } from "./failures.js";
+import { type AgentFailureDetail, classifyProviderError } from "../src/agent/cli-failures.js";
 import { clip, readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
 
 /** The stream of `codex exec --json` (tested with 0.171.0); docs/backends/codex.md. */

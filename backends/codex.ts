@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import type { AgentCommand } from "../src/agent/agent-process.js";
+import type { AgentCommand } from "../src/agent/stream-contract.js";
 import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "../src/agent/cli-contract.js";
 import { createCodexParser } from "./codex-stream.js";
 import { sameNameLinks, userDir } from "./cli-home.js";

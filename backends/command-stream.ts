@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { StreamParser } from "../src/agent/agent-process.js";
+import type { StreamParser } from "../src/agent/stream-contract.js";
 import type { AgentEvent } from "../src/vocabulary/events.js";
 
 /**

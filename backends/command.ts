@@ -1,4 +1,4 @@
-import type { AgentCommand } from "../src/agent/agent-process.js";
+import type { AgentCommand } from "../src/agent/stream-contract.js";
 
 /**
  * `--backend command --agent-cmd CMD`: any program as the agent. It runs with `/bin/sh -c` in the clone, the task

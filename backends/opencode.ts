@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import type { AgentCommand } from "../src/agent/agent-process.js";
+import type { AgentCommand } from "../src/agent/stream-contract.js";
 import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "../src/agent/cli-contract.js";
 import type { LoginLink } from "../src/agent/cli-contract.js";
 import { userDir } from "./cli-home.js";

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import type { StreamParser, StreamVerdict } from "../src/agent/agent-process.js";
+import type { StreamParser, StreamVerdict } from "../src/agent/stream-contract.js";
 import type { ExternalAgentResult } from "../src/agent/backend.js";
 import type { AgentEvent } from "../src/vocabulary/events.js";
-import { classifyProviderError } from "./failures.js";
+import { classifyProviderError } from "../src/agent/cli-failures.js";
 import { clip, readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
 
 /**

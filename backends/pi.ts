@@ -1,5 +1,5 @@
 import { isAbsolute, join } from "node:path";
-import type { AgentCommand } from "../src/agent/agent-process.js";
+import type { AgentCommand } from "../src/agent/stream-contract.js";
 import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "../src/agent/cli-contract.js";
 import { sameNameLinks, userHome } from "./cli-home.js";
 import { createPiStreamParser } from "./pi-stream.js";

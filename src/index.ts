@@ -44,7 +44,8 @@ export type { RunOptions } from "./run/options.js";
 export type { ApplyOutcome } from "./review/apply.js";
 export type { LoadedRun } from "./run-dir/run-lookup.js";
 export type { ReportFormat } from "./review/report.js";
-export type { AgentCommand, StreamParser, StreamVerdict, TranslatorSpec } from "./agent/agent-process.js";
+export type { AgentCommand, StreamParser, StreamVerdict } from "./agent/stream-contract.js";
+export type { TranslatorSpec } from "./agent/agent-process.js";
 export type {
   CliBackendDefinition,
   CliCannotResume,

@@ -9,7 +9,7 @@ import {
   userClaudeConfigDir,
 } from "../backends/claude.js";
 import { classifyClaudeError, createClaudeParser, detailOfErrorCode } from "../backends/claude-stream.js";
-import type { StreamParser } from "../src/agent/agent-process.js";
+import type { StreamParser } from "../src/agent/stream-contract.js";
 import { cliInfo, cliInvocation, cliResumeInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
 

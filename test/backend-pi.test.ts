@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { PI_LOGIN_FILES, piArgs, piDefinition, piHome, piResume, userPiAgentDir } from "../backends/pi.js";
-import { classifyProviderError } from "../backends/failures.js";
+import { classifyProviderError } from "../src/agent/cli-failures.js";
 import { PI_SKIPPED_TYPES, createPiStreamParser } from "../backends/pi-stream.js";
 import { cliInfo, cliInvocation, cliResumeInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";

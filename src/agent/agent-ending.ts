@@ -1,8 +1,8 @@
 import type { CliInfo } from "./cli-contract.js";
 import { join } from "node:path";
 import { handoffCliInstallDir } from "./executable.js";
-import { classifyProviderError, hintFor } from "../../backends/failures.js";
-import type { StreamVerdict } from "./agent-process.js";
+import { classifyProviderError, hintFor } from "./cli-failures.js";
+import type { StreamVerdict } from "./stream-contract.js";
 import type { AgentOutcome } from "./backend.js";
 import { plainText } from "../lib/plain-text.js";
 

@@ -3,7 +3,7 @@ import type { ExtraMounts } from "../containment/containment.js";
 import { HeadTailBuffer } from "../process/head-tail.js";
 import { runProcess } from "../process/process.js";
 import { plainText } from "../lib/plain-text.js";
-import type { AgentCommand } from "./agent-process.js";
+import type { AgentCommand } from "./stream-contract.js";
 import type { AgentContext } from "./backend.js";
 
 /** How a resumed turn's preparatory commands (CliResumeCommand.before) went: all exited 0, or why one did not. */

@@ -1,4 +1,4 @@
-import type { AgentCommand, StreamParser } from "./agent-process.js";
+import type { AgentCommand, StreamParser } from "./stream-contract.js";
 
 /** What a user needs to know about an agent CLI: where to get it, how to log in, which version handoff tested. */
 export interface CliInfo {

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import type { CliBackendDefinition, CliInvocation } from "./cli-contract.js";
-import { installHint } from "../../backends/failures.js";
-import type { AgentCommand } from "./agent-process.js";
+import { installHint } from "./cli-failures.js";
+import type { AgentCommand } from "./stream-contract.js";
 import type { ExtraMounts } from "../containment/containment.js";
 import { decideAgentEnding, executableNotFound } from "./agent-ending.js";
 import { agentResult, runAgentProcess } from "./agent-process.js";

@@ -1,5 +1,5 @@
 import { BACKEND_NAMES, CLI_BACKEND_ROWS, CLI_BACKENDS, COMMAND_BACKEND, type CliName } from "../../backends/index.js";
-import { hintFor } from "../../backends/failures.js";
+import { hintFor } from "../agent/cli-failures.js";
 import { type ExecutableSource, probeVersion, resolveExecutable } from "../agent/executable.js";
 import { UsageError } from "../lib/errors.js";
 import { escapeControls } from "../vocabulary/display.js";

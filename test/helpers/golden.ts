@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { expect, test } from "vitest";
-import type { StreamParser } from "../../src/agent/agent-process.js";
+import type { StreamParser } from "../../src/agent/stream-contract.js";
 import type { AgentEvent } from "../../src/vocabulary/events.js";
 import { LfLineSplitter } from "../../src/agent/jsonl.js";
 

@@ -1,4 +1,4 @@
-import type { CliInfo } from "../src/agent/cli-contract.js";
+import type { CliInfo } from "./cli-contract.js";
 
 /**
  * Sub-reasons for an agent failure that a user can act on. The backends map their CLI's own error shapes to these;
