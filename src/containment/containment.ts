@@ -259,7 +259,8 @@ export class Containment {
     const hidden = this.settings.hidden.map((path) => existingRealPath(path) ?? path);
     const binds: Bind[] = [];
     const seen = new Set<string>();
-    const add = (path: string, writable: boolean) => {
+    const add = (path: string, access: "read-only" | "writable") => {
+      const writable = access === "writable";
       if (!isAbsolute(path)) return;
       const source = existingRealPath(path);
       if (!source || seen.has(`${path}\0${writable}`)) return;
@@ -273,19 +274,19 @@ export class Containment {
       const real = existingRealPath(path);
       return real !== null && hidden.some((root) => isInside(root, real));
     };
-    for (const dir of this.settings.path.split(delimiter)) if (!revealsHidden(dir)) add(dir, false);
-    for (const { path } of this.#toolchains.exposed) if (!revealsHidden(path)) add(path, false);
+    for (const dir of this.settings.path.split(delimiter)) if (!revealsHidden(dir)) add(dir, "read-only");
+    for (const { path } of this.#toolchains.exposed) if (!revealsHidden(path)) add(path, "read-only");
     // A manager's directory it writes in ordinary use (pyenv's shims): a copy of its own, thrown away with the run.
     for (const dir of this.#toolchains.scratchCopies) {
       const copy = mkdtempSync(join(this.settings.scratch, "toolchain-"));
       // The system's cp -a, as for every tree handoff copies (docs/threat-model.md F5); without the copy, read-only.
       if (runSystemCommandSync("cp", ["-a", "--", `${dir}/.`, copy])) binds.push({ source: copy, dest: dir, writable: true });
     }
-    for (const path of spec.readOnly ?? []) add(path, false);
-    for (const path of extra.readOnly ?? []) if (!revealsHidden(path)) add(path, false);
+    for (const path of spec.readOnly ?? []) add(path, "read-only");
+    for (const path of extra.readOnly ?? []) if (!revealsHidden(path)) add(path, "read-only");
     // A program named by path: its directory (its helpers sit beside it), or the file alone where that would reveal.
-    for (const program of extra.programs ?? []) add(revealsHidden(dirname(program)) ? program : dirname(program), false);
-    for (const path of [...spec.writable, ...(extra.writable ?? [])]) add(path, true);
+    for (const program of extra.programs ?? []) add(revealsHidden(dirname(program)) ? program : dirname(program), "read-only");
+    for (const path of [...spec.writable, ...(extra.writable ?? [])]) add(path, "writable");
     return binds;
   }
 

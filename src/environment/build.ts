@@ -133,7 +133,7 @@ function commitBuild(
   };
   writeFileSync(join(buildDir, ENVIRONMENT_FILES.record), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
   const committed = request.cache.commit(buildDir, identity.key);
-  return { kind: "built", environment: loadEnvironment(committed.dir, committed.record, false), commands };
+  return { kind: "built", environment: loadEnvironment(committed.dir, committed.record, "built"), commands };
 }
 
 /**

@@ -105,7 +105,7 @@ export class EnvironmentCache {
    */
   find(key: string): CachedEnvironment | null {
     assertKey(key);
-    const environments = this.subdir("environments", false);
+    const environments = this.existingSubdir("environments");
     if (environments === null) return null;
     const read = this.read(key);
     if (read.kind === "invalid" && read.why !== "absent") this.retire(key);
@@ -117,7 +117,7 @@ export class EnvironmentCache {
 
   /** A new empty directory <root>/building/<pid>-<random>/ (0700, parents made 0700). */
   startBuild(): string {
-    const dir = join(this.subdir("building", true), ownedName());
+    const dir = join(this.subdir("building"), ownedName());
     mkdirSync(dir, { mode: 0o700 });
     return dir;
   }
@@ -133,8 +133,8 @@ export class EnvironmentCache {
     }
     const now = new Date();
     touch(join(buildDir, "last-used"), now);
-    waitPastCtime(join(buildDir, "last-used"), lstatOrNull(join(buildDir, "environment.json"), true)?.ctimeNs ?? 0n, now);
-    const target = join(this.subdir("environments", true), key);
+    waitPastCtime(join(buildDir, "last-used"), bigLstatOrNull(join(buildDir, "environment.json"))?.ctimeNs ?? 0n, now);
+    const target = join(this.subdir("environments"), key);
     // Twice at most: a first loser finds a corrupt winner, which find removes; the second rename then lands.
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
@@ -163,7 +163,7 @@ export class EnvironmentCache {
   /** Marks the environment in use by this process (a marker file <root>/in-use/<key>/<pid>-<random>) until the returned function runs. Call it before find: evict checks the marker before it removes. */
   use(key: string): () => void {
     assertKey(key);
-    const keyDir = join(this.subdir("in-use", true), key);
+    const keyDir = join(this.subdir("in-use"), key);
     const marker = join(keyDir, ownedName());
     // A sweep removes an empty in-use/<key>/ between the mkdir and the write at most once in a while: try again.
     for (let attempt = 0; ; attempt++) {
@@ -248,9 +248,9 @@ export class EnvironmentCache {
     }
     let downloadsRemoved = false;
     if (!options.keepDownloads) {
-      downloadsRemoved = this.subdir("downloads", false) !== null && this.remove(join(this.root, "downloads"));
+      downloadsRemoved = this.existingSubdir("downloads") !== null && this.remove(join(this.root, "downloads"));
       // Those of the runs without the sandbox too (their private caches are theirs: removed with each run).
-      const unsandboxed = this.subdir("unsandboxed", false);
+      const unsandboxed = this.existingSubdir("unsandboxed");
       if (unsandboxed !== null && realDirectory(join(unsandboxed, "downloads")))
         downloadsRemoved = this.remove(join(unsandboxed, "downloads")) || downloadsRemoved;
     }
@@ -265,10 +265,10 @@ export class EnvironmentCache {
   retire(key: string, inode?: bigint): void {
     assertKey(key);
     const path = join(this.root, "environments", key);
-    if (inode !== undefined && lstatOrNull(path, true)?.ino !== inode) return;
+    if (inode !== undefined && bigLstatOrNull(path)?.ino !== inode) return;
     if (lstatOrNull(path) === null) return;
     try {
-      renameSync(path, join(this.subdir("retired", true), `${key}.${ownedName()}`));
+      renameSync(path, join(this.subdir("retired"), `${key}.${ownedName()}`));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     }
@@ -277,7 +277,7 @@ export class EnvironmentCache {
 
   /** <root>/downloads (or the one given): the persistent package-manager download caches (made 0700 on first call). */
   downloadsDir(): string {
-    if (this.#downloads === null) return this.subdir("downloads", true);
+    if (this.#downloads === null) return this.subdir("downloads");
     mkdirSync(this.#downloads, { recursive: true, mode: 0o700 });
     if (!realDirectory(this.#downloads))
       throw new UsageError("cache_untrusted", `${this.#downloads} in the handoff cache is not a directory`);
@@ -316,14 +316,14 @@ export class EnvironmentCache {
       if (ownerGone(name)) rmSync(join(dir, name), { recursive: true, force: true });
       else live = true;
     }
-    return live ? null : (lstatOrNull(dir, true)?.ctimeNs ?? null);
+    return live ? null : (bigLstatOrNull(dir)?.ctimeNs ?? null);
   }
 
   /** <root>/exposures, a real directory: anything else there (a link, a file) is replaced, which dates it now. */
   private exposuresDir(): string {
     const dir = join(this.root, "exposures");
     if (!realDirectory(dir)) rmSync(dir, { recursive: true, force: true });
-    return this.subdir("exposures", true);
+    return this.subdir("exposures");
   }
 
   private read(key: string): EnvironmentRead {
@@ -362,7 +362,7 @@ export class EnvironmentCache {
    * removed there; a link is moved and unlinked, never followed. False when it was gone already.
    */
   private remove(path: string): boolean {
-    const parking = join(this.subdir("removing", true), ownedName());
+    const parking = join(this.subdir("removing"), ownedName());
     try {
       renameSync(path, parking);
     } catch (error) {
@@ -387,18 +387,21 @@ export class EnvironmentCache {
   }
 
   /**
-   * A top-level directory of the cache, made 0700 (with the root) when `create`, else null when missing. One that is
-   * a link or a file is refused: nothing is written or removed through it.
+   * A top-level directory of the cache, made 0700 (with the root) if missing. One that is a link or a file is
+   * refused: nothing is written or removed through it.
    */
-  private subdir(name: string, create: true): string;
-  private subdir(name: string, create: false): string | null;
-  private subdir(name: string, create: boolean): string | null {
+  private subdir(name: string): string {
     const dir = join(this.root, name);
     if (realDirectory(dir)) return dir;
-    if (!create) return null;
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (!realDirectory(dir)) throw new UsageError("cache_untrusted", `${dir} in the handoff cache is not a directory`);
     return dir;
+  }
+
+  /** A top-level directory of the cache if it is one (a real directory, not a link), else null. */
+  private existingSubdir(name: string): string | null {
+    const dir = join(this.root, name);
+    return realDirectory(dir) ? dir : null;
   }
 
   private assertBuild(buildDir: string): void {
@@ -439,11 +442,18 @@ function assertKey(key: string): void {
   if (!KEY.test(key)) throw new Error(`not an environment key (64 lowercase hex digits): ${JSON.stringify(key)}`);
 }
 
-function lstatOrNull(path: string): Stats | null;
-function lstatOrNull(path: string, bigint: true): BigIntStats | null;
-function lstatOrNull(path: string, bigint = false): Stats | BigIntStats | null {
+function lstatOrNull(path: string): Stats | null {
   try {
-    return bigint ? lstatSync(path, { bigint: true }) : lstatSync(path);
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** lstat with nanosecond times (the cache compares ctimes), or null when there is nothing there. */
+function bigLstatOrNull(path: string): BigIntStats | null {
+  try {
+    return lstatSync(path, { bigint: true });
   } catch {
     return null;
   }
@@ -475,7 +485,7 @@ function waitPastCtime(probe: string, after: bigint, time: Date): void {
   const sleeper = new Int32Array(new SharedArrayBuffer(4));
   for (let attempt = 0; attempt < 1000; attempt++) {
     touch(probe, time);
-    const ctime = lstatOrNull(probe, true)?.ctimeNs;
+    const ctime = bigLstatOrNull(probe)?.ctimeNs;
     if (ctime === undefined || ctime > after) return;
     Atomics.wait(sleeper, 0, 0, 1);
   }

@@ -24,7 +24,8 @@ export interface BaseEnvironment {
 export const ENVIRONMENT_FILES = { tree: "tree", home: "home", index: "index", record: "environment.json" } as const;
 
 /** The environment in `dir` as a run uses it (its record already read and checked by the cache). */
-export function loadEnvironment(dir: string, record: EnvironmentRecord, reused: boolean): BaseEnvironment {
+export function loadEnvironment(dir: string, record: EnvironmentRecord, how: "built" | "reused"): BaseEnvironment {
+  const reused = how === "reused";
   const indexPath = join(dir, ENVIRONMENT_FILES.index);
   return {
     key: record.key,

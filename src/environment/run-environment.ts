@@ -208,7 +208,7 @@ export class RunEnvironment {
       return null;
     }
     this.#seal = checked.seal;
-    return loadEnvironment(cached.dir, cached.record, true);
+    return loadEnvironment(cached.dir, cached.record, "reused");
   }
 
   /** The environment found or built, unless its setup wrote its own path into it (then setup runs in each checkout). */

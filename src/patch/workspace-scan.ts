@@ -66,7 +66,9 @@ export async function scanWorkspace(
 ): Promise<WorkspaceScan> {
   const findings: ScanFinding[] = [];
   let excluding = false;
-  const add = (rawPath: Buffer, rule: ViolationRule, message: string, excludeFromStaging: boolean) => {
+  // "left out": the entry is kept out of staging (git would refuse it, hang on it, or stage what it should not).
+  const add = (rawPath: Buffer, rule: ViolationRule, message: string, staging: "left out" | "kept") => {
+    const excludeFromStaging = staging === "left out";
     if (excludeFromStaging && !excluding) {
       excluding = true;
       onExclusion();
@@ -98,13 +100,13 @@ export async function scanWorkspace(
       // Windows, and is reported by its own name below (git_metadata_path).
       if (name.toString("latin1") === ".git") {
         // The repository is the directory holding `.git` (never the top level: that `.git` is skipped).
-        add(relPath.subarray(0, relPath.lastIndexOf(0x2f)), "nested_repository", "a nested git repository or gitfile", true);
+        add(relPath.subarray(0, relPath.lastIndexOf(0x2f)), "nested_repository", "a nested git repository or gitfile", "left out");
         return "skip";
       }
       if (nameFindings.length > 0) {
         // git itself refuses these names and would fail the whole staging step. Still walked into: git's own
         // walk enters such a directory and reads the .gitignore files in it.
-        add(relPath, nameFindings[0]!.rule as ViolationRule, nameFindings[0]!.message, true);
+        add(relPath, nameFindings[0]!.rule as ViolationRule, nameFindings[0]!.message, "left out");
         return;
       }
       const type = fileType(stats);
@@ -134,10 +136,11 @@ export async function scanWorkspace(
             );
       }
       if (type === "symlink" && gitRefusesSymlink(relPath))
-        add(relPath, "symlink", "a symbolic link named like .gitmodules, which git refuses to stage", true);
-      else if (special) add(relPath, "special_file", `a ${what} in the workspace`, true);
-      else if (type === "file" && stats.nlink > 1n) add(relPath, "hard_link", `a hard link (${stats.nlink} names for one file)`, true);
-      else if (oversized) add(relPath, "file_too_large", `${stats.size} bytes, over the ${policy.maxFileBytes}-byte limit`, true);
+        add(relPath, "symlink", "a symbolic link named like .gitmodules, which git refuses to stage", "left out");
+      else if (special) add(relPath, "special_file", `a ${what} in the workspace`, "left out");
+      else if (type === "file" && stats.nlink > 1n)
+        add(relPath, "hard_link", `a hard link (${stats.nlink} names for one file)`, "left out");
+      else if (oversized) add(relPath, "file_too_large", `${stats.size} bytes, over the ${policy.maxFileBytes}-byte limit`, "left out");
       return;
     },
   });
@@ -146,7 +149,7 @@ export async function scanWorkspace(
     // Not left out of staging: git stages nothing below a gitlink anyway. The reviewer must hear of it.
     const where = `written inside the submodule '${printablePath(Buffer.from(submodule, "latin1"))}'${count > 1 ? `, one of ${count} entries there` : ""}`;
     const message = `${where}: git stages nothing below a submodule's path, so the patch cannot carry ${count > 1 ? "them" : "it"}`;
-    add(first, "submodule", message, false);
+    add(first, "submodule", message, "kept");
   }
 
   let fatal: ScanFinding | null = null;

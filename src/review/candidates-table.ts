@@ -7,7 +7,7 @@ import { winnerReason } from "../many/winner.js";
  * `handoff show` of a candidates run: the candidates side by side (k, backend, verdict, warnings, patch size, time,
  * cost, agreement), the winner marked `*`. A table in markdown, aligned columns in text.
  */
-export function candidatesTable(result: RunResult, markdown: boolean): string[] {
+export function candidatesTable(result: RunResult, as: "markdown" | "text"): string[] {
   const candidates = result.candidates ?? [];
   const header = ["k", "backend", "verdict", "warnings", "patch", "time", "cost", "agrees with"];
   const rows = candidates.map((candidate) => row(candidate, candidate.k === result.winner));
@@ -17,7 +17,7 @@ export function candidatesTable(result: RunResult, markdown: boolean): string[] 
       : `winner: candidate ${result.winner} (*): ${winnerReason(candidates, result.winner)}`,
     ...(result.agreement ?? []).map((group) => `agreement: candidates ${group.join(", ")} wrote the same patch`),
   ];
-  if (markdown) {
+  if (as === "markdown") {
     const line = (cells: readonly string[]) => `| ${cells.map((cell) => cell.replaceAll("|", "\\|")).join(" | ")} |`;
     return [line(header), line(header.map(() => "---")), ...rows.map(line), "", ...footer];
   }

@@ -97,7 +97,7 @@ ${verdictView(run)}
 <h2>Task</h2>
 ${task !== null ? html`<pre class="task">${task}</pre>` : html`<p class="muted">Not recorded (no request.json was read).</p>`}
 ${factsView(run)}
-${r.candidates ? html`<h2>Candidates</h2><pre>${candidatesTable(r, false).join("\n")}</pre>` : null}
+${r.candidates ? html`<h2>Candidates</h2><pre>${candidatesTable(r, "text").join("\n")}</pre>` : null}
 <h2>Warnings and violations</h2>
 ${findingsView(run)}
 <h2>Verification (run by handoff, not the agent)</h2>

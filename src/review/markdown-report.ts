@@ -47,7 +47,7 @@ export function renderMarkdownReport(run: LoadedRun): string {
   const diffs = fileDiffs(loadPatch(run));
   const parts: Part[] = [
     { name: "verdict", keep: 100, text: verdictPart(r) },
-    ...(r.candidates ? [{ name: "candidates", keep: 90, text: section("Candidates", candidatesTable(r, true).join("\n")) }] : []),
+    ...(r.candidates ? [{ name: "candidates", keep: 90, text: section("Candidates", candidatesTable(r, "markdown").join("\n")) }] : []),
     { name: "task", keep: 80, text: taskPart(run) },
     ...agentPart(run),
     { name: "verification", keep: 70, text: verificationPart(r, firstFailureOutput(run)) },

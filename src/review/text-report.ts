@@ -31,7 +31,7 @@ export function renderTextReport(run: LoadedRun): string {
   if (r.hint) out.push(`hint:    ${escapeControls(r.hint)}`);
   if (r.candidates) {
     w.heading(`Candidates (${r.candidates.length}; each a run of its own in candidates/<k>/)`);
-    out.push(...candidatesTable(r, false));
+    out.push(...candidatesTable(r, "text"));
   }
 
   writeSource(r, w);

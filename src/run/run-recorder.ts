@@ -57,18 +57,19 @@ export class RunRecorder {
     const started = Date.now();
     try {
       const value = await body();
-      this.#finishPhase(phase, started, true);
+      this.#finishPhase(phase, started, null);
       return value;
     } catch (error) {
-      this.#finishPhase(phase, started, false, (error as Error).message);
+      this.#finishPhase(phase, started, (error as Error).message);
       this.artifactError ??= { detail: `${phase}_failed`, message: `${phase} failed: ${(error as Error).message}` };
       return undefined;
     }
   }
 
-  #finishPhase(phase: Phase, started: number, ok: boolean, note?: string): void {
+  /** `failure`: what the phase threw, or null when it returned. */
+  #finishPhase(phase: Phase, started: number, failure: string | null): void {
     const durationMs = Date.now() - started;
     this.phases[phase] = (this.phases[phase] ?? 0) + durationMs;
-    this.emit({ type: "phase.finished", phase, durationMs, ok, ...(note ? { note } : {}) });
+    this.emit({ type: "phase.finished", phase, durationMs, ok: failure === null, ...(failure ? { note: failure } : {}) });
   }
 }
