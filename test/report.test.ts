@@ -5,6 +5,8 @@ import { describe, expect, test } from "vitest";
 import { loadRun } from "../src/run-dir/run-lookup.js";
 import { REPORT_LIMIT } from "../src/review/markdown-report.js";
 import { renderReport } from "../src/review/report.js";
+import { REPORT_FORMATS } from "../src/review/report-formats.js";
+import { COMMAND_HELP } from "../src/cli/help.js";
 import { hiddenPathsNamed } from "../src/containment/hidden-paths.js";
 import { diffLinesOf, isCrlfDiff } from "../src/review/line-endings.js";
 import { FAILING_ADD_PROJECT, makeRepo } from "./helpers/repo.js";
@@ -176,5 +178,16 @@ describe("JUnit report", () => {
     expect(failure["@_message"]).toBe("exit 1");
     expect(failure["#text"]).toContain("output, from test.log:");
     expect(failure["#text"]).toContain("FAIL: add(2, 2) =");
+  });
+});
+
+describe("the report formats, named once", () => {
+  test("handoff show's help and docs/cli.md name every format of REPORT_FORMATS", () => {
+    const doc = readFileSync(new URL("../docs/cli.md", import.meta.url), "utf8");
+    const show = doc.slice(doc.indexOf("## `handoff show`"), doc.indexOf("## `handoff apply`"));
+    for (const format of REPORT_FORMATS) {
+      expect(COMMAND_HELP.show).toContain(format);
+      expect(show).toMatch(new RegExp(`--format ${format}\\b|The ${format} format`));
+    }
   });
 });
