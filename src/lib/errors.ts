@@ -1,10 +1,12 @@
+import type { UsageErrorCode } from "./usage-error-codes.js";
+
 /** Errors that cross a boundary. Outcomes of a run are data (see verdict/decide.ts); these are for bad input and bugs. */
 
 /** Bad option, bad config, or a source handoff will not work on. The CLI exits 2. */
 export class UsageError extends Error {
   override readonly name = "UsageError";
-  readonly code: string;
-  constructor(code: string, message: string, options?: ErrorOptions) {
+  readonly code: UsageErrorCode;
+  constructor(code: UsageErrorCode, message: string, options?: ErrorOptions) {
     super(message, options);
     this.code = code;
   }

@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import type { SourceRepo } from "../clone/source-repo.js";
 import { workTreeIn } from "../clone/workspace.js";
 import { UsageError } from "../lib/errors.js";
+import type { UsageErrorCode } from "../lib/usage-error-codes.js";
 import { patchSha256 } from "../patch/patch.js";
 import type { RequestJson } from "../run-dir/artifacts/request.js";
 import { runNames } from "../run-dir/run-names.js";
@@ -24,7 +25,7 @@ export type ResumeOverrides = Pick<RunOptions, Exclude<ResumeSetting, "runsDir">
 
 /** A finished run that cannot be continued: one line that says why (and what to do), exit 2, nothing created. */
 export class CannotContinueError extends UsageError {
-  constructor(code: string, run: string, why: string) {
+  constructor(code: UsageErrorCode, run: string, why: string) {
     super(code, `cannot resume run ${run}: ${why}`);
   }
 }

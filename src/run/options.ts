@@ -8,6 +8,7 @@ import type { HandoffConfig } from "../settings/file-schema.js";
 import type { WorkspaceModeOption } from "../settings/checks.js";
 import { settle } from "../settings/resolve-setting.js";
 import { UsageError } from "../lib/errors.js";
+import type { UsageErrorCode } from "../lib/usage-error-codes.js";
 import { checkTask } from "./input-limits.js";
 import { escapeControls } from "../patch/rules/path-names.js";
 import { existingRealPath, isInside, realPathOrAncestor } from "../lib/paths.js";
@@ -366,7 +367,7 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
 }
 
 /** One of handoff's own directories, by real path: writable by this user, and never inside the source repository. */
-function handoffDir(what: string, path: string, sourceTop: string, insideCode: string): string {
+function handoffDir(what: string, path: string, sourceTop: string, insideCode: UsageErrorCode): string {
   const real = realPathOrAncestor(path);
   checkWritableDir(what, real);
   if (isInside(real, sourceTop)) {
