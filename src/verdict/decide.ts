@@ -1,6 +1,5 @@
 import { assertNever } from "../lib/assert-never.js";
 import type { ExternalAgentResult } from "../agent/backend.js";
-import type { PolicyFinding } from "../patch/rules/findings.js";
 import type { CommandRecord } from "../verify/shell-commands.js";
 import type { ProgramUnavailable } from "../verify/program-check.js";
 import type { BaselineOutcome, VerificationOutcome } from "../verify/verify.js";
@@ -8,6 +7,8 @@ import { type CommandTransition, commandTransitions } from "../verify/command-tr
 import { type ChangedInput, type TestEditFacts, heldWhatText, judgedText } from "../verify/test-edits.js";
 import type { TestEvidence } from "../verify/test-evidence.js";
 import { treeChangesText } from "../verify/tree-changes.js";
+import type { PolicyFinding, ViolationRule } from "../patch/rules/findings.js";
+import { type PhaseFailedDetail, type VerdictDetail, agentDetail } from "./detail.js";
 import { type SummaryFinding, summaryFindingText, summaryFindings } from "../verify/summary-evidence.js";
 
 export const TERMINAL_REASONS = [
@@ -34,7 +35,7 @@ export interface RunFacts {
   /** A write to the run directory failed (a full disk): the record of the run is incomplete. */
   readonly runDirWrite: { readonly artifact: string; readonly message: string } | null;
   /** handoff could not produce an artifact (clone, extraction, run directory). */
-  readonly artifactError: { readonly detail: string; readonly message: string } | null;
+  readonly artifactError: { readonly detail: PhaseFailedDetail; readonly message: string } | null;
   readonly patch: { readonly empty: boolean; readonly violations: readonly PolicyFinding[] } | null;
   /** Verification of the tree as patched (with the holdouts). */
   readonly verification: VerificationOutcome | null;
@@ -94,7 +95,7 @@ export const NO_FACTS: RunFacts = {
 export interface Verdict {
   readonly terminalReason: TerminalReason;
   readonly status: RunStatus;
-  readonly detail: string | null;
+  readonly detail: VerdictDetail | null;
   readonly summary: string;
   readonly hint: string | null;
 }
@@ -111,7 +112,7 @@ export const EXIT_CODES: Readonly<Record<TerminalReason, number>> = {
   user_cancelled: 130,
 };
 
-function verdict(terminalReason: TerminalReason, detail: string | null, summary: string, hint: string | null = null): Verdict {
+function verdict(terminalReason: TerminalReason, detail: VerdictDetail | null, summary: string, hint: string | null = null): Verdict {
   return { terminalReason, status: statusOf(terminalReason), detail, summary, hint };
 }
 
@@ -204,7 +205,7 @@ export function decideOutcome(facts: RunFacts): Verdict {
       case "cancelled":
         return verdict("user_cancelled", "interrupted", "the agent was cancelled");
       case "failed":
-        return verdict("external_agent_error", outcome.detail, outcome.message, outcome.hint);
+        return verdict("external_agent_error", agentDetail(outcome.detail), outcome.message, outcome.hint);
       case "finished":
         break;
       default:
@@ -225,7 +226,8 @@ export function decideOutcome(facts: RunFacts): Verdict {
     const count = facts.patch.violations.length;
     return verdict(
       "policy_or_artifact_error",
-      first.rule,
+      // Violations carry violation rules (docs/gates.md "Violations"); a warning's rule never rejects a patch.
+      first.rule as ViolationRule,
       `the patch was rejected: ${first.rule}${first.path ? ` at ${first.path}` : ""} (${first.message})${count > 1 ? `, and ${count - 1} more` : ""}`,
       "the patch is saved in changes.patch for review; every violation is listed in result.json",
     );
