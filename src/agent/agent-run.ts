@@ -1,4 +1,4 @@
-import { backendCrashed, OVERRAN } from "./agent-ending.js";
+import { type TurnEndingFacts, backendCrashed, decideTurnEnding, OVERRAN } from "./agent-ending.js";
 import { assertNever } from "../lib/assert-never.js";
 import type { AgentContext, ExternalAgentBackend, ExternalAgentResult, SessionToResume } from "./backend.js";
 
@@ -19,6 +19,19 @@ export function resultWithoutProcess(outcome: ExternalAgentResult["outcome"], du
     stderrTail: "",
     durationMs,
   };
+}
+
+/** A turn's result, its outcome decided by the turn's rungs of the ladder (decideTurnEnding) from all the turn's facts. */
+export function turnResult(facts: TurnEndingFacts): ExternalAgentResult {
+  const outcome = decideTurnEnding(facts);
+  switch (facts.turn.kind) {
+    case "cannot_resume":
+      return resultWithoutProcess(outcome, 0);
+    case "ran":
+      return outcome === facts.turn.result.outcome ? facts.turn.result : { ...facts.turn.result, outcome };
+    default:
+      return assertNever(facts.turn);
+  }
 }
 
 /** One turn of the agent: its first, or a resumed one that continues `session` with `message`. Keyed on `kind`. */

@@ -15,11 +15,11 @@ export const AGENT_DETAILS = [
   "cannot_resume",
   "backend_crashed",
 ] as const;
-/** The agent exited non-zero and its stream left the verdict to the exit code. */
-export type ExitCodeDetail = `exit_code_${number}`;
+/** The agent exited non-zero and its stream left the verdict to the exit code (null: Node gave no exit status). */
+export type ExitCodeDetail = `exit_code_${number | null}`;
 export type AgentDetail = (typeof AGENT_DETAILS)[number] | ExitCodeDetail;
 
-export function exitCodeDetail(code: number): ExitCodeDetail {
+export function exitCodeDetail(code: number | null): ExitCodeDetail {
   return `exit_code_${code}`;
 }
 
