@@ -66,6 +66,8 @@ export type { ContainmentEvent, ContainmentSummary, ExtraMounts, JailReport, Pro
 export type { ResourceCaps } from "./containment/cgroup.js";
 export type { SandboxMode } from "./containment/sandbox.js";
 export type { RunStatus, TerminalReason, Verdict } from "./verdict/decide.js";
+export type { AgentDetail, BackendOwnDetail, VerdictDetail } from "./verdict/detail.js";
+export type { UsageErrorCode } from "./lib/usage-error-codes.js";
 export type { ContinueFrom } from "./repair/continue-from.js";
 export type { ResumeOverrides } from "./repair/continue-run.js";
 export type { KeptSessionEntry, SessionCollection } from "./repair/session-gc.js";

@@ -7,7 +7,7 @@ import type { AgentOutcome } from "./backend.js";
 import type { TurnOutcome } from "./agent-run.js";
 import { plainText } from "../lib/plain-text.js";
 import { assertNever } from "../lib/assert-never.js";
-import { type ProcessEnding, processEnding } from "../process/process-ending.js";
+import { type ProcessEnding, type ProcessSpawnError, processEnding } from "../process/process-ending.js";
 import { type AgentDetail, type BackendOwnDetail, agentDetail, exitCodeDetail } from "../verdict/detail.js";
 
 /**
@@ -177,8 +177,8 @@ function withVersionDrift(outcome: Failed, program: AgentProgram, silent = false
     : outcome;
 }
 
-/** Rung 4. Missing or not executable: the install hint helps. Anything else (E2BIG, a NUL byte) is what handoff passed. */
-function spawnFailure(error: { readonly code: string; readonly message: string }, program: AgentProgram): Failed {
+/** Rung 1. Missing or not executable: the install hint helps. Anything else (E2BIG, a NUL byte) is what handoff passed. */
+function spawnFailure(error: ProcessSpawnError, program: AgentProgram): Failed {
   const missing = error.code === "ENOENT" || error.code === "EACCES";
   return failed(
     missing ? "executable_unavailable" : "agent_not_started",
