@@ -69,6 +69,8 @@ export type { ResourceCaps } from "./containment/cgroup.js";
 export type { SandboxMode } from "./containment/sandbox.js";
 export type { RunStatus, TerminalReason } from "./vocabulary/terminal-reasons.js";
 export type { Verdict } from "./verdict/decide.js";
+export type { AgentDetail, BackendOwnDetail, VerdictDetail } from "./verdict/detail.js";
+export type { UsageErrorCode } from "./lib/errors.js";
 export type { ContinueFrom } from "./repair/continue-from.js";
 export type { ResumeOverrides } from "./repair/continue-run.js";
 export type { KeptSessionEntry, SessionCollection } from "./repair/session-gc.js";

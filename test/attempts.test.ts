@@ -192,7 +192,7 @@ describe("--attempts: a repair attempt resumes the same session in the same clon
 describe("what is repaired, and what the feedback may show", () => {
   const verdict = (terminalReason: Verdict["terminalReason"], detail: string): Verdict => ({
     terminalReason,
-    detail,
+    detail: detail as Verdict["detail"],
     status: "failed",
     summary: "",
     hint: null,

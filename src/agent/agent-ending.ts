@@ -3,17 +3,26 @@ import { join } from "node:path";
 import { handoffCliInstallDir } from "./executable.js";
 import { classifyProviderError, hintFor } from "./cli-failures.js";
 import type { StreamVerdict } from "./stream-contract.js";
-import type { AgentOutcome } from "./backend.js";
+import type { AgentOutcome, ExternalAgentResult } from "./backend.js";
 import { plainText } from "../lib/plain-text.js";
+import { assertNever } from "../lib/assert-never.js";
+import { type ProcessEnding, type ProcessSpawnError, processEnding } from "../process/process-ending.js";
+import { type AgentDetail, type BackendOwnDetail, agentDetail, exitCodeDetail } from "../verdict/detail.js";
+
+/** How a turn went: it ran (whatever its ending), or the backend could not resume the session and nothing ran. */
+export type TurnOutcome =
+  | { readonly kind: "ran"; readonly result: ExternalAgentResult }
+  | { readonly kind: "cannot_resume"; readonly reason: string };
 
 /**
  * How an agent ended: the one place that decides it, for every backend. The rungs, first match wins (like execa's
- * lib/return/message.js):
+ * lib/return/message.js). Rungs 1 to 3 and 8 to 10 are how the process ended (src/process/process-ending.ts, the
+ * ladder setup and verify commands start from too); 4 to 7 are the agent's own:
  *
- *  1. timed out (wall or idle)                   → timed_out
- *  2. cancelled by the user                      → cancelled
- *  3. a failure the stream made certain while the CLI kept running (handoff stopped it) → that failure
- *  4. the process could not be spawned           → executable_unavailable (ENOENT, EACCES) or agent_not_started
+ *  1. the process could not be spawned           → executable_unavailable (ENOENT, EACCES) or agent_not_started
+ *  2. timed out (wall or idle)                   → timed_out
+ *  3. cancelled by the user                      → cancelled
+ *  4. a failure the stream made certain while the CLI kept running (handoff stopped it) → that failure
  *  5. the program could not start (shell exit 126/127: the command backend; a CLI whose `--version` also failed and
  *     that said nothing readable) → executable_unavailable
  *  6. a CLI that wrote no stdout line and exited non-zero → its stderr line says why ("… before writing any event")
@@ -23,7 +32,9 @@ import { plainText } from "../lib/plain-text.js";
  *  9. a non-zero exit code                        → exit_code_<n> (a CLI: agent_reported_error with its stderr)
  * 10. otherwise                                   → finished
  *
- * docs/backends.md has the table of the `detail` each rung gives.
+ * Then the turn's rungs (decideTurnEnding), on whatever the backend decided, this ladder or a library backend's own:
+ * a resumed turn whose session cannot continue is cannot_resume, and a wall timeout at the run's --total-timeout is
+ * total_timeout. docs/backends.md has the table of the `detail` each rung gives.
  */
 
 /** Who ran, which decides what handoff can say beyond the stream and the exit status. */
@@ -65,12 +76,30 @@ export interface AgentEndingFacts {
 type Failed = Extract<AgentOutcome, { kind: "failed" }>;
 
 export function decideAgentEnding(facts: AgentEndingFacts): AgentOutcome {
+  const ending = processEnding(facts);
+  switch (ending.kind) {
+    case "spawn_failed":
+      return spawnFailure(ending.error, facts.program);
+    case "timed_out":
+      return { kind: "timed_out", limit: ending.limit };
+    case "cancelled":
+      return { kind: "cancelled" };
+    case "killed_by_signal":
+    case "exited":
+      return afterExit(facts, ending);
+    default:
+      return assertNever(ending);
+  }
+}
+
+/** Rungs 4 to 10: the process ran and is over; the stream, the program and the exit status say how it went. */
+function afterExit(facts: AgentEndingFacts, ending: Extract<ProcessEnding, { kind: "killed_by_signal" | "exited" }>): AgentOutcome {
   const { program } = facts;
-  if (facts.timedOut) return { kind: "timed_out", limit: facts.timedOut };
-  if (facts.cancelled) return { kind: "cancelled" };
   if (facts.settled)
-    return withVersionDrift(withHint(failed(facts.settled.detail, facts.settled.message, facts.settled.hint), program), program);
-  if (facts.spawnError) return spawnFailure(facts.spawnError, program);
+    return withVersionDrift(
+      withHint(failed(agentDetail(facts.settled.detail), facts.settled.message, facts.settled.hint), program),
+      program,
+    );
   const streamHint = facts.stream.kind === "failed" ? facts.stream.hint : null;
   const notStarted = couldNotStart(facts);
   if (notStarted) return withHint({ ...notStarted, hint: notStarted.hint ?? streamHint }, program);
@@ -81,7 +110,10 @@ export function decideAgentEnding(facts: AgentEndingFacts): AgentOutcome {
     case "failed":
       if (facts.stream.detail === MALFORMED && brokenOff(facts) && program.kind === "cli")
         return withHint(stderrSays(facts, program.info, "before finishing its stream", streamHint), program);
-      return withVersionDrift(withHint(failed(facts.stream.detail, facts.stream.message, facts.stream.hint), program), program);
+      return withVersionDrift(
+        withHint(failed(agentDetail(facts.stream.detail), facts.stream.message, facts.stream.hint), program),
+        program,
+      );
     case "incomplete":
       if (brokenOff(facts) && program.kind === "cli")
         return withHint(stderrSays(facts, program.info, "before finishing its stream", null), program);
@@ -93,15 +125,43 @@ export function decideAgentEnding(facts: AgentEndingFacts): AgentOutcome {
     case "exit_code_decides":
       break;
   }
-  if (facts.signal) return exitStatus(failed("killed_by_signal", `the agent was killed by ${facts.signal}`, null), facts);
-  if (facts.exitCode !== 0)
-    return exitStatus(failed(`exit_code_${facts.exitCode}`, `the agent exited with code ${facts.exitCode}`, null), facts);
+  if (ending.kind === "killed_by_signal")
+    return exitStatus(failed("killed_by_signal", `the agent was killed by ${ending.signal}`, null), facts);
+  if (ending.code !== 0) return exitStatus(failed(exitCodeDetail(ending.code), `the agent exited with code ${ending.code}`, null), facts);
   return { kind: "finished" };
+}
+
+/** What the run knows of a turn beyond its process, for the turn's rungs. */
+export interface TurnEndingFacts {
+  /** How the turn went: the backend's decided outcome, or why the session could not be continued. */
+  readonly turn: TurnOutcome;
+  /** Which deadline the turn had: its own --timeout, or the run's --total-timeout when that came first. */
+  readonly deadline: "turn" | "total";
+}
+
+/**
+ * The turn's rungs, after the backend's (this module's ladder, or a library backend's own): a session that cannot be
+ * continued is an agent error, never a silent fresh session; a wall timeout at the run's deadline is total_timeout.
+ */
+export function decideTurnEnding(facts: TurnEndingFacts): AgentOutcome {
+  const { turn } = facts;
+  switch (turn.kind) {
+    case "cannot_resume":
+      return failed("cannot_resume", turn.reason, null);
+    case "ran": {
+      const outcome = turn.result.outcome;
+      if (outcome.kind === "timed_out" && outcome.limit === "wall" && facts.deadline === "total")
+        return { kind: "timed_out", limit: "total" };
+      return outcome;
+    }
+    default:
+      return assertNever(turn);
+  }
 }
 
 const MALFORMED = "malformed_event_stream";
 
-function failed(detail: string, message: string, hint: string | null): Failed {
+function failed(detail: AgentDetail | BackendOwnDetail, message: string, hint: string | null): Failed {
   return { kind: "failed", detail, message, hint };
 }
 
@@ -121,8 +181,8 @@ function withVersionDrift(outcome: Failed, program: AgentProgram, silent = false
     : outcome;
 }
 
-/** Rung 4. Missing or not executable: the install hint helps. Anything else (E2BIG, a NUL byte) is what handoff passed. */
-function spawnFailure(error: { readonly code: string; readonly message: string }, program: AgentProgram): Failed {
+/** Rung 1. Missing or not executable: the install hint helps. Anything else (E2BIG, a NUL byte) is what handoff passed. */
+function spawnFailure(error: ProcessSpawnError, program: AgentProgram): Failed {
   const missing = error.code === "ENOENT" || error.code === "EACCES";
   return failed(
     missing ? "executable_unavailable" : "agent_not_started",

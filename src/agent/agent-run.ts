@@ -1,4 +1,5 @@
-import { backendCrashed, OVERRAN } from "./agent-ending.js";
+import { type TurnEndingFacts, type TurnOutcome, backendCrashed, decideTurnEnding, OVERRAN } from "./agent-ending.js";
+
 import { assertNever } from "../lib/assert-never.js";
 import type { AgentContext, ExternalAgentBackend, ExternalAgentResult, SessionToResume } from "./backend.js";
 
@@ -21,15 +22,23 @@ export function resultWithoutProcess(outcome: ExternalAgentResult["outcome"], du
   };
 }
 
+/** A turn's result, its outcome decided by the turn's rungs of the ladder (decideTurnEnding) from all the turn's facts. */
+export function turnResult(facts: TurnEndingFacts): ExternalAgentResult {
+  const outcome = decideTurnEnding(facts);
+  switch (facts.turn.kind) {
+    case "cannot_resume":
+      return resultWithoutProcess(outcome, 0);
+    case "ran":
+      return outcome === facts.turn.result.outcome ? facts.turn.result : { ...facts.turn.result, outcome };
+    default:
+      return assertNever(facts.turn);
+  }
+}
+
 /** One turn of the agent: its first, or a resumed one that continues `session` with `message`. Keyed on `kind`. */
 export type AgentTurn =
   | { readonly kind: "start"; readonly task: string }
   | { readonly kind: "resume"; readonly session: SessionToResume; readonly message: string };
-
-/** How a turn went: it ran (whatever its ending), or the backend could not resume the session and nothing ran. */
-export type TurnOutcome =
-  | { readonly kind: "ran"; readonly result: ExternalAgentResult }
-  | { readonly kind: "cannot_resume"; readonly reason: string };
 
 /**
  * Calls a backend (built-in or the user's own) so that it cannot take the run down with it: a throw becomes an

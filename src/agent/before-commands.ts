@@ -2,6 +2,8 @@ import { basename } from "node:path";
 import type { ExtraMounts } from "../containment/containment.js";
 import { HeadTailBuffer } from "../process/head-tail.js";
 import { runProcess } from "../process/process.js";
+import { type ProcessEnding, processEnding } from "../process/process-ending.js";
+import { assertNever } from "../lib/assert-never.js";
 import { plainText } from "../lib/plain-text.js";
 import type { AgentCommand } from "./stream-contract.js";
 import type { AgentContext } from "./backend.js";
@@ -36,16 +38,28 @@ export async function runBeforeCommands(
     const label = `\`${[basename(command.file), ...command.args.slice(0, 1)].join(" ")}\``;
     const said = lastLine(stderr.tailText(4096));
     const because = said ? `: ${said}` : "";
-    if (outcome.spawnError) return { kind: "failed", reason: `${label} could not start: ${outcome.spawnError.message}` };
-    if (outcome.cancelled) return { kind: "failed", reason: `${label} was cancelled` };
-    if (outcome.timedOut) return { kind: "failed", reason: `${label} ran into the turn's ${outcome.timedOut} timeout${because}` };
-    if (outcome.exitCode !== 0)
-      return {
-        kind: "failed",
-        reason: `${label} ${outcome.signal ? `was killed by ${outcome.signal}` : `exited ${outcome.exitCode}`}${because}`,
-      };
+    const failed = whyNot(processEnding(outcome), label, because);
+    if (failed !== null) return { kind: "failed", reason: failed };
   }
   return { kind: "done" };
+}
+
+/** Why a before-command did not do its part, or null when it exited 0: the process ladder is all of this one. */
+function whyNot(ending: ProcessEnding, label: string, because: string): string | null {
+  switch (ending.kind) {
+    case "spawn_failed":
+      return `${label} could not start: ${ending.error.message}`;
+    case "timed_out":
+      return `${label} ran into the turn's ${ending.limit} timeout${because}`;
+    case "cancelled":
+      return `${label} was cancelled`;
+    case "killed_by_signal":
+      return `${label} was killed by ${ending.signal}${because}`;
+    case "exited":
+      return ending.code === 0 ? null : `${label} exited ${ending.code}${because}`;
+    default:
+      return assertNever(ending);
+  }
 }
 
 /** The last non-blank line, without terminal colours. */

@@ -4,16 +4,18 @@ import type { CliInfo } from "./cli-contract.js";
  * Sub-reasons for an agent failure that a user can act on. The backends map their CLI's own error shapes to these;
  * `agent_reported_error` is the rest.
  */
-export type AgentFailureDetail =
-  | "executable_unavailable"
-  | "auth_failed"
-  | "rate_limited"
-  | "network_unreachable"
-  | "provider_error"
-  | "max_turns"
-  | "permission_denied"
-  | "malformed_event_stream"
-  | "agent_reported_error";
+export const AGENT_FAILURE_DETAILS = [
+  "executable_unavailable",
+  "auth_failed",
+  "rate_limited",
+  "network_unreachable",
+  "provider_error",
+  "max_turns",
+  "permission_denied",
+  "malformed_event_stream",
+  "agent_reported_error",
+] as const;
+export type AgentFailureDetail = (typeof AGENT_FAILURE_DETAILS)[number];
 
 const BROKEN_STREAM =
   /stream disconnected|^terminated$|econnreset|closed unexpectedly|premature close|stream ended|incomplete (response|stream)|operation timed out/i;

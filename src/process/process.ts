@@ -30,6 +30,7 @@ export interface SpawnRequest {
   readonly graceMs?: number;
 }
 
+/** What runProcess saw; processEnding (process-ending.ts) reads it as exactly one ending, for every ladder. */
 export interface ProcessOutcome {
   readonly exitCode: number | null;
   readonly signal: string | null;

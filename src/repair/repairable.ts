@@ -1,7 +1,8 @@
 import type { RunFacts, Verdict } from "../verdict/decide.js";
+import type { RunDetail, VerdictDetail } from "../verdict/detail.js";
 
 /** `verification_failed` details that say the base itself fails (docs/verification.md). */
-const BASE_FAILURES: ReadonlySet<string> = new Set(["environment_broken", "environment_suspect"]);
+const BASE_FAILURES: ReadonlySet<VerdictDetail | null> = new Set<RunDetail>(["environment_broken", "environment_suspect"]);
 
 /**
  * Whether another attempt could turn this verdict around: a patch that failed handoff's verification, or that broke
@@ -13,7 +14,7 @@ const BASE_FAILURES: ReadonlySet<string> = new Set(["environment_broken", "envir
 export function repairable(verdict: Verdict, facts: RunFacts): boolean {
   switch (verdict.terminalReason) {
     case "verification_failed":
-      return !BASE_FAILURES.has(verdict.detail ?? "");
+      return !BASE_FAILURES.has(verdict.detail);
     case "policy_or_artifact_error":
       return (facts.patch?.violations.length ?? 0) > 0 && facts.runDirWrite === null && facts.artifactError === null;
     default:

@@ -3,6 +3,7 @@ import { displayText } from "../patch/rules/path-names.js";
 import { escapeControls } from "../vocabulary/display.js";
 import { type LoadedRun, loadPatch } from "../run-dir/run-lookup.js";
 import { EXIT_CODES } from "../vocabulary/terminal-reasons.js";
+import { hasDetail } from "../verdict/detail.js";
 import type { RunResult } from "../verdict/result.js";
 import { commandEnding, commandPassed, verificationCommands } from "../verify/shell-commands.js";
 import { agentStderrTail, hiddenPathsTheAgentNamed } from "./agent-stderr.js";
@@ -83,7 +84,7 @@ function fitParts(parts: readonly Part[], limit: number): string[] {
 }
 
 function verdictPart(r: RunResult): string {
-  const mark = r.terminalReason === "verified" ? (r.detail === "nothing_checked" ? "⚠️" : "✅") : "❌";
+  const mark = r.terminalReason === "verified" ? (hasDetail(r.detail, "nothing_checked") ? "⚠️" : "✅") : "❌";
   const lines = [
     `# handoff run ${codeSpan(r.runId)}`,
     "",

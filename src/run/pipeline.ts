@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import type { BackendResultJson } from "../run-dir/artifacts/backend-result.js";
 import type { ExternalAgentBackend, ExternalAgentResult } from "../agent/backend.js";
-import { type AgentTurn, resultWithoutProcess, runAgentSafely } from "../agent/agent-run.js";
+import { type AgentTurn, runAgentSafely, turnResult } from "../agent/agent-run.js";
 import { SessionHome } from "../agent/session-home.js";
 import { askApproval, isApproved } from "../approval/approval.js";
 import { type DisposableClone, startClone } from "../clone/clone.js";
@@ -476,17 +476,13 @@ export class PipelineRun {
         this.#stopAttempts(`attempt ${number} did not start: ${outcome.reason}`);
         return null;
       }
-      // `handoff resume` whose session cannot continue: an agent error, never a silent fresh session. The kept home goes
-      // back where it was kept, so the session is not used up by a turn that never ran.
+      // `handoff resume` whose session cannot continue (the ladder makes it an agent error): the kept home goes back
+      // where it was kept, so the session is not used up by a turn that never ran.
       this.#home.giveBack();
-      const failed = { kind: "failed" as const, detail: "cannot_resume", message: outcome.reason, hint: null };
-      return this.#agentBack(resultWithoutProcess(failed, 0), number);
     }
-    let agent = outcome?.result ?? null;
-    // The turn ran into --total-timeout, not its own --timeout: say which limit stopped it.
-    if (agent?.outcome.kind === "timed_out" && agent.outcome.limit === "wall" && this.#run.totalDeadline === turnDeadline)
-      agent = { ...agent, outcome: { kind: "timed_out", limit: "total" } };
-    return this.#agentBack(agent, number);
+    if (!outcome) return this.#agentBack(null, number);
+    const deadline = this.#run.totalDeadline === turnDeadline ? "total" : "turn";
+    return this.#agentBack(turnResult({ turn: outcome, deadline }), number);
   }
 
   /** Records what a turn returned: its warnings, backend-result.json (and the attempt's copy). */

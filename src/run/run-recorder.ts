@@ -1,7 +1,8 @@
 import { ArtifactWriteError } from "../lib/errors.js";
 import type { RunDirectory } from "../run-dir/run-dir.js";
 import type { RunFacts } from "../verdict/decide.js";
-import type { Phase, RecordedEvent, RunnerEvent } from "../vocabulary/events.js";
+import type { RecordedEvent, RunnerEvent } from "../vocabulary/events.js";
+import { type FailablePhase, phaseFailedDetail } from "../verdict/detail.js";
 
 /**
  * How a run is recorded as it goes: its events (to events.jsonl and the caller's hook), its phases (checkpoint,
@@ -51,7 +52,7 @@ export class RunRecorder {
    * Runs one phase: checkpoint, events, timing. A throw becomes an artifact error, never a lost run. A checkpoint
    * that cannot be written halts the run after this phase (a phase that makes something calls `track`, which throws).
    */
-  async phase<T>(phase: Phase, body: () => Promise<T>): Promise<T | undefined> {
+  async phase<T>(phase: FailablePhase, body: () => Promise<T>): Promise<T | undefined> {
     this.dir.checkpoint(phase);
     this.emit({ type: "phase.started", phase });
     const started = Date.now();
@@ -61,13 +62,13 @@ export class RunRecorder {
       return value;
     } catch (error) {
       this.#finishPhase(phase, started, (error as Error).message);
-      this.artifactError ??= { detail: `${phase}_failed`, message: `${phase} failed: ${(error as Error).message}` };
+      this.artifactError ??= { detail: phaseFailedDetail(phase), message: `${phase} failed: ${(error as Error).message}` };
       return undefined;
     }
   }
 
   /** `failure`: what the phase threw, or null when it returned. */
-  #finishPhase(phase: Phase, started: number, failure: string | null): void {
+  #finishPhase(phase: FailablePhase, started: number, failure: string | null): void {
     const durationMs = Date.now() - started;
     this.phases[phase] = (this.phases[phase] ?? 0) + durationMs;
     this.emit({ type: "phase.finished", phase, durationMs, ok: failure === null, ...(failure ? { note: failure } : {}) });

@@ -3,7 +3,7 @@ import type { ExternalAgentResult } from "../agent/backend.js";
 import type { ContainmentSummary } from "../containment/containment.js";
 import type { Extraction } from "../patch/extract.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
-import type { RunResult } from "./result.js";
+import type { RunResult, WrittenRunResult } from "./result.js";
 import type { CommandRecord } from "../verify/shell-commands.js";
 import type { SourceRepo } from "../clone/source-repo.js";
 import type { Verdict } from "./decide.js";
@@ -121,7 +121,7 @@ function verificationPassed(inputs: ResultInputs): boolean | null {
 }
 
 /** result.json as the contract spells it (schema version 1). */
-export function buildRunResult(inputs: ResultInputs): RunResult {
+export function buildRunResult(inputs: ResultInputs): WrittenRunResult {
   const { verdict, agent, extraction, verification, held, baseline, testEdits } = inputs;
   const commands = [...inputs.setupRecords, ...verificationCommands(verification)];
   return {

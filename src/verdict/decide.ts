@@ -1,7 +1,6 @@
 import { assertNever } from "../lib/assert-never.js";
 import { type RunStatus, type TerminalReason, statusOf } from "../vocabulary/terminal-reasons.js";
 import type { ExternalAgentResult } from "../agent/backend.js";
-import type { PolicyFinding } from "../patch/rules/findings.js";
 import type { CommandRecord } from "../verify/shell-commands.js";
 import type { ProgramUnavailable } from "../vocabulary/events.js";
 import type { BaselineOutcome, VerificationOutcome } from "../verify/verify.js";
@@ -9,6 +8,8 @@ import { type CommandTransition, commandTransitions } from "../verify/command-tr
 import { type ChangedInput, type TestEditFacts, heldWhatText, judgedText } from "../verify/test-edits.js";
 import type { TestEvidence } from "../verify/test-evidence.js";
 import { treeChangesText } from "../verify/tree-changes.js";
+import type { PolicyFinding, ViolationRule } from "../patch/rules/findings.js";
+import { type PhaseFailedDetail, type VerdictDetail, agentDetail } from "./detail.js";
 import { type SummaryFinding, summaryFindingText, summaryFindings } from "../verify/summary-evidence.js";
 
 /** Everything the run learned, gathered as it went. `decideOutcome` turns it into exactly one verdict. */
@@ -20,7 +21,7 @@ export interface RunFacts {
   /** A write to the run directory failed (a full disk): the record of the run is incomplete. */
   readonly runDirWrite: { readonly artifact: string; readonly message: string } | null;
   /** handoff could not produce an artifact (clone, extraction, run directory). */
-  readonly artifactError: { readonly detail: string; readonly message: string } | null;
+  readonly artifactError: { readonly detail: PhaseFailedDetail; readonly message: string } | null;
   readonly patch: { readonly empty: boolean; readonly violations: readonly PolicyFinding[] } | null;
   /** Verification of the tree as patched (with the holdouts). */
   readonly verification: VerificationOutcome | null;
@@ -80,12 +81,12 @@ export const NO_FACTS: RunFacts = {
 export interface Verdict {
   readonly terminalReason: TerminalReason;
   readonly status: RunStatus;
-  readonly detail: string | null;
+  readonly detail: VerdictDetail | null;
   readonly summary: string;
   readonly hint: string | null;
 }
 
-function verdict(terminalReason: TerminalReason, detail: string | null, summary: string, hint: string | null = null): Verdict {
+function verdict(terminalReason: TerminalReason, detail: VerdictDetail | null, summary: string, hint: string | null = null): Verdict {
   return { terminalReason, status: statusOf(terminalReason), detail, summary, hint };
 }
 
@@ -159,7 +160,7 @@ export function decideOutcome(facts: RunFacts): Verdict {
       case "cancelled":
         return verdict("user_cancelled", "interrupted", "the agent was cancelled");
       case "failed":
-        return verdict("external_agent_error", outcome.detail, outcome.message, outcome.hint);
+        return verdict("external_agent_error", agentDetail(outcome.detail), outcome.message, outcome.hint);
       case "finished":
         break;
       default:
@@ -180,7 +181,8 @@ export function decideOutcome(facts: RunFacts): Verdict {
     const count = facts.patch.violations.length;
     return verdict(
       "policy_or_artifact_error",
-      first.rule,
+      // Violations carry violation rules (docs/gates.md "Violations"); a warning's rule never rejects a patch.
+      first.rule as ViolationRule,
       `the patch was rejected: ${first.rule}${first.path ? ` at ${first.path}` : ""} (${first.message})${count > 1 ? `, and ${count - 1} more` : ""}`,
       "the patch is saved in changes.patch for review; every violation is listed in result.json",
     );

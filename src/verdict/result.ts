@@ -3,6 +3,7 @@ import { TERMINAL_REASONS } from "../vocabulary/terminal-reasons.js";
 import { TEST_EDIT_POLICIES } from "../verify/test-edits.js";
 import { TestEvidence } from "../verify/test-evidence.js";
 import { SummaryEvidence } from "../verify/summary-evidence.js";
+import type { VerdictDetail } from "./detail.js";
 
 /** result.json, schema version 1 (docs/run-directory.md#resultjson). The schema reads it back for `show` and `apply`. */
 const Finding = z.looseObject({ path: z.string(), rule: z.string(), message: z.string() });
@@ -219,3 +220,5 @@ export const RunResult = z.looseObject({
   sweep: z.looseObject({ killed: z.array(SweptProcess), stillAlive: z.array(SweptProcess), removed: z.array(z.string()) }).optional(),
 });
 export type RunResult = z.infer<typeof RunResult>;
+/** result.json as this version writes it: `detail` is one of VerdictDetail (the schema reads any string, for older runs). */
+export type WrittenRunResult = RunResult & { readonly detail: VerdictDetail | null };

@@ -2,6 +2,8 @@ import type { LimitHit } from "../containment/cgroup.js";
 import type { ProcessJail } from "../containment/containment.js";
 import { HeadTailBuffer } from "../process/head-tail.js";
 import { runProcess } from "../process/process.js";
+import { type ProcessEnding, processEnding } from "../process/process-ending.js";
+import { assertNever } from "../lib/assert-never.js";
 import { type RunnerSummary, readRunnerSummaries } from "./runner-summary.js";
 import { startFailure } from "./program-check.js";
 
@@ -109,23 +111,39 @@ export async function runShellCommands(commands: readonly string[], options: She
   return records;
 }
 
+type EndingFacts = Pick<CommandRecord, "exitCode" | "timedOut" | "limitHit" | "spawnError"> & {
+  readonly signal?: string | null;
+  readonly cancelled?: boolean;
+};
+
+/** How the command's process ended (src/process/process-ending.ts); its only limit is the wall clock. */
+function commandProcessEnding(record: EndingFacts): ProcessEnding<string> {
+  return processEnding({ ...record, timedOut: record.timedOut ? "wall" : null });
+}
+
 /**
  * How a setup or verify command ended, in the one wording test.log, the report and `show --format junit` use. The
  * order is the verdict's (src/verdict/decide.ts): not started, timed out, a cap, then how the process ended.
  */
-export function commandEnding(
-  record: Pick<CommandRecord, "exitCode" | "timedOut" | "limitHit" | "spawnError"> & {
-    readonly signal?: string | null;
-    readonly cancelled?: boolean;
-  },
-): string {
-  if (record.spawnError) return `could not start: ${record.spawnError}`;
-  if (record.timedOut) return "timed out";
-  if (record.limitHit)
+export function commandEnding(record: EndingFacts): string {
+  const ending = commandProcessEnding(record);
+  // The command's own rung: a cap outranks how its process then ended (the cap killed it), not a failed start or a timeout.
+  if (record.limitHit && ending.kind !== "spawn_failed" && ending.kind !== "timed_out")
     return `stopped by the ${record.limitHit === "memory" ? "memory" : "process"} cap (exit ${record.exitCode ?? record.signal})`;
-  if (record.cancelled) return "cancelled";
-  if (record.signal) return `killed by ${record.signal}`;
-  return `exit ${record.exitCode}`;
+  switch (ending.kind) {
+    case "spawn_failed":
+      return `could not start: ${ending.error}`;
+    case "timed_out":
+      return "timed out";
+    case "cancelled":
+      return "cancelled";
+    case "killed_by_signal":
+      return `killed by ${ending.signal}`;
+    case "exited":
+      return `exit ${ending.code}`;
+    default:
+      return assertNever(ending);
+  }
 }
 
 /**
@@ -141,5 +159,6 @@ export function verificationCommands<C>(v: {
 
 /** A command passed: exit 0, in time, under the caps, started at all. Also reads result.json's command entries. */
 export function commandPassed(record: Pick<CommandRecord, "exitCode" | "timedOut" | "limitHit" | "spawnError">): boolean {
-  return record.exitCode === 0 && !record.timedOut && !record.limitHit && !record.spawnError;
+  const ending = commandProcessEnding(record);
+  return ending.kind === "exited" && ending.code === 0 && !record.limitHit;
 }

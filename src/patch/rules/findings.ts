@@ -7,36 +7,38 @@ export interface PolicyFinding {
 }
 
 /** Rules that reject a patch. The first violation's rule becomes the run's `detail`. */
-export type ViolationRule =
-  | "git_metadata_tampered"
-  | "symlink"
-  | "binary"
-  | "rename"
-  | "copy"
-  | "submodule"
-  | "nested_repository"
-  | "special_file"
-  | "hard_link"
-  | "staged_bytes_differ"
-  | "unsafe_path"
-  | "git_metadata_path"
-  | "invisible_character"
-  | "control_character"
-  | "non_utf8_name"
-  | "case_collision"
-  | "denied_path"
-  | "not_allowed_path"
-  | "file_too_large"
-  | "too_many_files"
-  | "patch_too_large"
-  | "workspace_too_large"
-  | "workspace_too_deep"
-  | "unreadable_path"
-  | "secret"
-  /** `--test-edits reject`: the patch changed a file that decides what verification runs (docs/verification.md). */
-  | "verification_input_changed"
-  /** A Rust test edit outside `#[cfg(test)]` modules, which the run held to the base cannot put back alone (rust-tests-held.ts). */
-  | "test_edit_not_isolated";
+export const VIOLATION_RULES = [
+  "git_metadata_tampered",
+  "symlink",
+  "binary",
+  "rename",
+  "copy",
+  "submodule",
+  "nested_repository",
+  "special_file",
+  "hard_link",
+  "staged_bytes_differ",
+  "unsafe_path",
+  "git_metadata_path",
+  "invisible_character",
+  "control_character",
+  "non_utf8_name",
+  "case_collision",
+  "denied_path",
+  "not_allowed_path",
+  "file_too_large",
+  "too_many_files",
+  "patch_too_large",
+  "workspace_too_large",
+  "workspace_too_deep",
+  "unreadable_path",
+  "secret",
+  // `--test-edits reject`: the patch changed a file that decides what verification runs (docs/verification.md).
+  "verification_input_changed",
+  // A Rust test edit outside `#[cfg(test)]` modules, which the run held to the base cannot put back alone (rust-tests-held.ts).
+  "test_edit_not_isolated",
+] as const;
+export type ViolationRule = (typeof VIOLATION_RULES)[number];
 
 /** Rules that only warn: recorded in result.json and the report, never rejecting. */
 export type WarningRule =
