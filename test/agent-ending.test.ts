@@ -42,19 +42,19 @@ const networkDown = {
 } as const;
 
 describe("the agent-ending ladder, rung by rung", () => {
-  test("1. a timeout outranks everything else", () => {
+  test("2. a timeout outranks all but a failed spawn", () => {
     expect(
       decideAgentEnding(facts({ timedOut: "idle", cancelled: true, settled: networkDown, exitCode: null, signal: "SIGTERM" })),
     ).toEqual({ kind: "timed_out", limit: "idle" });
   });
 
-  test("2. a user's cancel outranks what the stream said", () => {
+  test("3. a user's cancel outranks what the stream said", () => {
     expect(decideAgentEnding(facts({ cancelled: true, settled: networkDown, exitCode: null, signal: "SIGTERM" }))).toEqual({
       kind: "cancelled",
     });
   });
 
-  test("3. a failure the stream settled while the CLI ran stands, though handoff's stop killed the process", () => {
+  test("4. a failure the stream settled while the CLI ran stands, though handoff's stop killed the process", () => {
     expect(decideAgentEnding(facts({ settled: networkDown, exitCode: null, signal: "SIGTERM" }))).toEqual({
       kind: "failed",
       detail: "network_unreachable",
@@ -63,7 +63,7 @@ describe("the agent-ending ladder, rung by rung", () => {
     });
   });
 
-  test("4. a process that could not be spawned: missing is executable_unavailable with the install hint, E2BIG is agent_not_started", () => {
+  test("1. a process that could not be spawned: missing is executable_unavailable with the install hint, E2BIG is agent_not_started", () => {
     const missing = decideAgentEnding(
       facts({
         spawnError: { code: "ENOENT", message: "spawn /opt/pi/bin/pi ENOENT" },

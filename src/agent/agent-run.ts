@@ -1,5 +1,4 @@
 import { type TurnEndingFacts, type TurnOutcome, backendCrashed, decideTurnEnding, OVERRAN } from "./agent-ending.js";
-
 import { assertNever } from "../lib/assert-never.js";
 import type { AgentContext, ExternalAgentBackend, ExternalAgentResult, SessionToResume } from "./backend.js";
 

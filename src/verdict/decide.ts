@@ -1,7 +1,7 @@
 import { assertNever } from "../lib/assert-never.js";
 import { type RunStatus, type TerminalReason, statusOf } from "../vocabulary/terminal-reasons.js";
 import type { ExternalAgentResult } from "../agent/backend.js";
-import type { CommandRecord } from "../verify/shell-commands.js";
+import { type CommandRecord, commandEndingOf } from "../verify/shell-commands.js";
 import type { ProgramUnavailable } from "../vocabulary/events.js";
 import type { BaselineOutcome, VerificationOutcome } from "../verify/verify.js";
 import { type CommandTransition, commandTransitions } from "../verify/command-transitions.js";
@@ -120,14 +120,17 @@ export function decideOutcome(facts: RunFacts): Verdict {
       : verdict("user_cancelled", "interrupted", "handoff was interrupted; the run stopped and its artifacts were kept");
   }
   if (facts.programUnavailable) return programUnavailableVerdict(facts.programUnavailable);
-  if (facts.setupFailed?.startFailure) return startFailedVerdict(facts.setupFailed, facts.setupFailed.startFailure);
-  if (facts.setupFailed?.spawnError) return commandNotStarted(facts.setupFailed);
   if (facts.setupFailed) {
+    const failed = facts.setupFailed;
+    const ending = commandEndingOf(failed);
+    if (ending.kind === "program_unavailable") return startFailedVerdict(failed, ending);
+    if (ending.kind === "spawn_failed") return commandNotStarted(failed, ending.error);
+    const timedOut = ending.kind === "timed_out";
     return verdict(
       "verification_failed",
       "setup_failed",
-      `setup command \`${facts.setupFailed.command}\` ${facts.setupFailed.timedOut ? "timed out" : "failed"} on the base before the agent started`,
-      facts.setupFailed.timedOut
+      `setup command \`${failed.command}\` ${timedOut ? "timed out" : "failed"} on the base before the agent started`,
+      timedOut
         ? "raise --setup-timeout if setup is slow (see test.log)"
         : "see test.log; fix the setup command or the environment, then run again",
     );
@@ -215,11 +218,11 @@ function crashedVerdict(crash: CrashFacts): Verdict {
 }
 
 /** The shell for a setup or verify command could not be started: handoff's failure to run it, not a test result. */
-function commandNotStarted(failed: CommandRecord): Verdict {
+function commandNotStarted(failed: CommandRecord, error: string): Verdict {
   return verdict(
     "policy_or_artifact_error",
     "command_not_started",
-    `${failed.phase} command \`${failed.command.slice(0, 200)}\` could not be started: ${failed.spawnError}`,
+    `${failed.phase} command \`${failed.command.slice(0, 200)}\` could not be started: ${error}`,
     "see test.log; a command must be under 128 KiB and hold no NUL byte",
   );
 }
@@ -363,31 +366,43 @@ function failedVerification(outcome: Exclude<VerificationOutcome, { kind: "passe
   switch (outcome.kind) {
     case "command_failed": {
       const failed = outcome.failed;
-      if (failed.spawnError) return commandNotStarted(failed);
-      if (failed.startFailure) return startFailedVerdict(failed, failed.startFailure);
-      if (failed.timedOut)
-        return verdict(
-          "verification_failed",
-          "command_timed_out",
-          `\`${failed.command}\` timed out${run === "held" ? " (held to the base)" : ""}`,
-          "raise --verify-timeout if the command is slow (see test.log)",
-        );
-      if (failed.limitHit) {
-        const cap = failed.limitHit === "memory" ? "memory" : "process";
-        return verdict(
-          "verification_failed",
-          "resource_cap_hit",
-          `\`${failed.command}\` ran into the ${cap} cap`,
-          `raise --max-${cap === "memory" ? "memory" : "processes"} if the tests really need more (see test.log)`,
-        );
+      const ending = commandEndingOf(failed);
+      switch (ending.kind) {
+        case "spawn_failed":
+          return commandNotStarted(failed, ending.error);
+        case "program_unavailable":
+          return startFailedVerdict(failed, ending);
+        case "timed_out":
+          return verdict(
+            "verification_failed",
+            "command_timed_out",
+            `\`${failed.command}\` timed out${run === "held" ? " (held to the base)" : ""}`,
+            "raise --verify-timeout if the command is slow (see test.log)",
+          );
+        case "cap_hit": {
+          const cap = ending.cap === "memory" ? "memory" : "process";
+          return verdict(
+            "verification_failed",
+            "resource_cap_hit",
+            `\`${failed.command}\` ran into the ${cap} cap`,
+            `raise --max-${cap === "memory" ? "memory" : "processes"} if the tests really need more (see test.log)`,
+          );
+        }
+        case "cancelled":
+        case "killed_by_signal":
+        case "exited": {
+          const exit = `exit ${failed.exitCode ?? failed.signal}`;
+          if (run === "held") return failedHeldToBase(facts, `\`${failed.command}\` failed (${exit})`);
+          return failedAgainstBase(facts, failed.command, exit);
+        }
+        default:
+          return assertNever(ending);
       }
-      const exit = `exit ${failed.exitCode ?? failed.signal}`;
-      if (run === "held") return failedHeldToBase(facts, `\`${failed.command}\` failed (${exit})`);
-      return failedAgainstBase(facts, failed.command, exit);
     }
-    case "setup_failed":
-      if (outcome.failed.spawnError) return commandNotStarted(outcome.failed);
-      if (outcome.failed.startFailure) return startFailedVerdict(outcome.failed, outcome.failed.startFailure);
+    case "setup_failed": {
+      const ending = commandEndingOf(outcome.failed);
+      if (ending.kind === "spawn_failed") return commandNotStarted(outcome.failed, ending.error);
+      if (ending.kind === "program_unavailable") return startFailedVerdict(outcome.failed, ending);
       if (run === "held") return failedHeldToBase(facts, `setup command \`${outcome.failed.command}\` failed`);
       if (facts.baseline?.setupFailed) {
         return verdict(
@@ -400,11 +415,12 @@ function failedVerification(outcome: Exclude<VerificationOutcome, { kind: "passe
       return verdict(
         "verification_failed",
         "setup_failed",
-        `setup command \`${outcome.failed.command}\` ${outcome.failed.timedOut ? "timed out" : "failed"}`,
-        outcome.failed.timedOut
+        `setup command \`${outcome.failed.command}\` ${ending.kind === "timed_out" ? "timed out" : "failed"}`,
+        ending.kind === "timed_out"
           ? "raise --setup-timeout if setup is slow (see test.log); setup runs in a fresh checkout with the patch applied"
           : "see test.log; setup runs in a fresh checkout with the patch applied",
       );
+    }
     case "holdout_failed":
       return verdict(
         "verification_failed",

@@ -111,36 +111,49 @@ export async function runShellCommands(commands: readonly string[], options: She
   return records;
 }
 
-type EndingFacts = Pick<CommandRecord, "exitCode" | "timedOut" | "limitHit" | "spawnError"> & {
+type EndingFacts = Pick<CommandRecord, "exitCode" | "timedOut" | "limitHit" | "spawnError" | "startFailure"> & {
   readonly signal?: string | null;
   readonly cancelled?: boolean;
 };
 
-/** How the command's process ended (src/process/process-ending.ts); its only limit is the wall clock. */
-function commandProcessEnding(record: EndingFacts): ProcessEnding<string> {
-  return processEnding({ ...record, timedOut: record.timedOut ? "wall" : null });
+/**
+ * How a setup or verify command ended: its process's ending (src/process/process-ending.ts), or one of the command's
+ * own rungs. The one ladder the log line, the report, `show --format junit` and the verdict (src/verdict/decide.ts)
+ * all read.
+ */
+export type CommandEnding =
+  | ProcessEnding<string>
+  /** A resource cap stopped it: it fails whatever its exit code (a fork bomb that exits 0 proves nothing). */
+  | { readonly kind: "cap_hit"; readonly cap: LimitHit; readonly exit: number | string | null }
+  /** Exit 126/127 because its own program could not start (program-check.ts): the environment's failure. */
+  | { readonly kind: "program_unavailable"; readonly program: string; readonly said: string };
+
+/** The ladder: the process's rungs first; a cap outranks how the process then ended (the cap killed it), not a failed start or a timeout. */
+export function commandEndingOf(record: EndingFacts): CommandEnding {
+  const ending = processEnding({ ...record, timedOut: record.timedOut ? "wall" : null });
+  if (ending.kind === "spawn_failed" || ending.kind === "timed_out") return ending;
+  if (record.limitHit) return { kind: "cap_hit", cap: record.limitHit, exit: record.exitCode ?? record.signal ?? null };
+  if (ending.kind === "exited" && record.startFailure) return { kind: "program_unavailable", ...record.startFailure };
+  return ending;
 }
 
-/**
- * How a setup or verify command ended, in the one wording test.log, the report and `show --format junit` use. The
- * order is the verdict's (src/verdict/decide.ts): not started, timed out, a cap, then how the process ended.
- */
+/** How a setup or verify command ended, in the one wording test.log, the report and `show --format junit` use. */
 export function commandEnding(record: EndingFacts): string {
-  const ending = commandProcessEnding(record);
-  // The command's own rung: a cap outranks how its process then ended (the cap killed it), not a failed start or a timeout.
-  if (record.limitHit && ending.kind !== "spawn_failed" && ending.kind !== "timed_out")
-    return `stopped by the ${record.limitHit === "memory" ? "memory" : "process"} cap (exit ${record.exitCode ?? record.signal})`;
+  const ending = commandEndingOf(record);
   switch (ending.kind) {
     case "spawn_failed":
       return `could not start: ${ending.error}`;
     case "timed_out":
       return "timed out";
+    case "cap_hit":
+      return `stopped by the ${ending.cap === "memory" ? "memory" : "process"} cap (exit ${ending.exit})`;
     case "cancelled":
       return "cancelled";
     case "killed_by_signal":
       return `killed by ${ending.signal}`;
+    case "program_unavailable":
     case "exited":
-      return `exit ${ending.code}`;
+      return `exit ${record.exitCode}`;
     default:
       return assertNever(ending);
   }
@@ -158,7 +171,7 @@ export function verificationCommands<C>(v: {
 }
 
 /** A command passed: exit 0, in time, under the caps, started at all. Also reads result.json's command entries. */
-export function commandPassed(record: Pick<CommandRecord, "exitCode" | "timedOut" | "limitHit" | "spawnError">): boolean {
-  const ending = commandProcessEnding(record);
-  return ending.kind === "exited" && ending.code === 0 && !record.limitHit;
+export function commandPassed(record: EndingFacts): boolean {
+  const ending = commandEndingOf(record);
+  return ending.kind === "exited" && ending.code === 0;
 }
