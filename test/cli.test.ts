@@ -3,14 +3,9 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { EXIT_CODES } from "../src/vocabulary/terminal-reasons.js";
-import { APPLY_OPTIONS } from "../src/cli/commands/apply.js";
-import { BACKENDS_OPTIONS } from "../src/cli/commands/backends.js";
-import { CACHE_OPTIONS } from "../src/cli/commands/cache.js";
-import { GC_OPTIONS } from "../src/cli/commands/gc.js";
-import { LIST_OPTIONS } from "../src/cli/commands/list.js";
-import { SHOW_OPTIONS } from "../src/cli/commands/show.js";
 import { COMMANDS } from "../src/cli/command-names.js";
-import { BATCH_OPTIONS, RESUME_OPTIONS, RUN_OPTIONS, WORKER_OPTIONS } from "../src/cli/option-tables.js";
+import { RUN_OPTIONS } from "../src/cli/option-tables.js";
+import { COMMAND_OPTIONS } from "./helpers/option-tables.js";
 import { COMMAND_HELP, HELP } from "../src/cli/help.js";
 import { nearestOption } from "../src/cli/parse-options.js";
 import { type CliOutcome, HANDOFF_BIN, expectUsageError, runCli, startCli, commandRunArgs } from "./helpers/cli.js";
@@ -19,19 +14,7 @@ import { commitFile, FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./hel
 import { agent, delegate } from "./helpers/run.js";
 
 const TASK = "fix the failing test";
-const OPTIONS = {
-  run: RUN_OPTIONS,
-  resume: RESUME_OPTIONS,
-  batch: BATCH_OPTIONS,
-  enqueue: BATCH_OPTIONS,
-  show: SHOW_OPTIONS,
-  apply: APPLY_OPTIONS,
-  gc: GC_OPTIONS,
-  cache: CACHE_OPTIONS,
-  backends: BACKENDS_OPTIONS,
-  list: LIST_OPTIONS,
-  worker: WORKER_OPTIONS,
-} as const;
+const OPTIONS = COMMAND_OPTIONS;
 
 interface CliRun {
   readonly outcome: CliOutcome;
