@@ -83,7 +83,10 @@ describe("tool caches are not the patch's changes", () => {
   test("a file the repository tracks under __pycache__/ stays a change: the agent's edit is in the patch, a verify command's edit changed the tested tree", async () => {
     const files = { ...PROJECT, "__pycache__/committed.pyc": "kept on purpose\n" };
     // A setup gives a base environment (an overlay workspace where it works): its __pycache__/ is no setup leftover either.
-    const edited = await run(`${FIX} && echo edited >> __pycache__/committed.pyc && ${CHECK}`, CHECK, files, {
+    // A fix that changes calc.py's size: Python trusts setup's bytecode while the source's mtime second and size are
+    // unchanged, and this agent edits within a second of setup (a real agent takes longer).
+    const resized = "sed -i 's/a - b/a + b  # fixed/' calc.py";
+    const edited = await run(`${resized} && echo edited >> __pycache__/committed.pyc && ${CHECK}`, CHECK, files, {
       setup: ["python3 -c 'import calc'"],
     });
     expect(edited.terminalReason, edited.summary).toBe("verified");
