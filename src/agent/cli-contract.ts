@@ -75,10 +75,29 @@ export interface CliHome {
  */
 export interface CliTranslator {
   home(homeDir: string, userEnv: Readonly<Record<string, string | undefined>>): CliHome;
+  /**
+   * The hosts this CLI must reach for its model, as the user set it up: the base URLs its config or the passed
+   * environment names (a gateway, a local model server), else its provider's default API, login and token-refresh
+   * hosts. Nothing else: no telemetry, no update checks. Read from the user's own config files (the ones `home`
+   * links), never from the repository. What the egress allowlist grants the agent on top of `--allow-net`.
+   */
+  network(userEnv: Readonly<Record<string, string | undefined>>, agentEnv: Readonly<Record<string, string>>): CliNetworkNeeds;
   command(invocation: CliInvocation): AgentCommand;
   /** The command that continues a session headless; absent for a CLI that cannot. */
   resume?(invocation: CliResumeInvocation): CliResumeCommand | CliCannotResume;
   parser(invocation: CliInvocation, info: CliInfo): StreamParser;
+}
+
+/** Where a CLI reaches its model. */
+export interface CliNetworkNeeds {
+  readonly endpoints: readonly ModelEndpoint[];
+}
+
+/** One host the CLI needs, and why, in words for the records (`its model API`, `ANTHROPIC_BASE_URL`, `token refresh`). */
+export interface ModelEndpoint {
+  /** An `http://` or `https://` base URL (a gateway, the scripted model) or a bare host name. */
+  readonly url: string;
+  readonly why: string;
 }
 
 /** A translator with its CLI's info: what `defineCliBackend` turns into a backend. */
