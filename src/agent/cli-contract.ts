@@ -1,3 +1,4 @@
+import type { ModelEndpoint } from "../egress/model-endpoints.js";
 import type { AgentCommand, StreamParser } from "./stream-contract.js";
 
 /** What a user needs to know about an agent CLI: where to get it, how to log in, which version handoff tested. */
@@ -93,12 +94,7 @@ export interface CliNetworkNeeds {
   readonly endpoints: readonly ModelEndpoint[];
 }
 
-/** One host the CLI needs, and why, in words for the records (`its model API`, `ANTHROPIC_BASE_URL`, `token refresh`). */
-export interface ModelEndpoint {
-  /** An `http://` or `https://` base URL (a gateway, the scripted model) or a bare host name. */
-  readonly url: string;
-  readonly why: string;
-}
+export type { ModelEndpoint };
 
 /** A translator with its CLI's info: what `defineCliBackend` turns into a backend. */
 export interface CliBackendDefinition extends CliTranslator {

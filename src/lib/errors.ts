@@ -26,6 +26,8 @@ export const USAGE_ERROR_CODES = [
   "bad_remote",
   "bad_run_id",
   "bad_sandbox",
+  "bad_egress_blocked",
+  "allow_net_any_in_file",
   "bad_test_edits",
   "bad_workspace_mode",
   "bare_repository",

@@ -16,6 +16,8 @@ import { userHome } from "../containment/hidden-paths.js";
 import type { PatchLimits, PatchPolicy } from "../patch/rules/policy.js";
 import type { ResourceCaps } from "../containment/cgroup.js";
 import type { SandboxMode } from "../containment/sandbox.js";
+import type { AllowRule } from "../egress/allow-rules.js";
+import type { EgressBlockedPolicy } from "../egress/egress-policy.js";
 import { type Holdout, readHoldoutFile } from "../verify/holdouts.js";
 import type { TestEditPolicy } from "../verify/test-edits.js";
 import type { FeedbackWriter } from "../repair/feedback.js";
@@ -88,6 +90,13 @@ export interface RunOptions {
   readonly sandbox?: SandboxMode;
   /** Give verification commands the network (sandboxed verification has none by default). */
   readonly verifyNetwork?: boolean;
+  /**
+   * Hosts and registry presets the agent and setup may reach (`--allow-net`), as the user writes them: `github`,
+   * `api.example.com`, `*.example.com`, `10.0.0.5:8080`; `*` for the host network, unfiltered (docs/containment.md).
+   */
+  readonly allowNet?: readonly string[];
+  /** `warn` (default): a blocked connection is a warning; `fail`: it ends the run `policy_or_artifact_error`. */
+  readonly egressBlocked?: EgressBlockedPolicy;
   /** Caps on each contained process tree (enforced where a writable cgroup exists). */
   readonly caps?: Partial<ResourceCaps>;
   readonly signal?: AbortSignal;
@@ -198,6 +207,9 @@ export interface ResolvedOptions {
   readonly envNames: readonly string[];
   readonly sandbox: SandboxMode;
   readonly verifyNetwork: boolean;
+  /** The rules of `--allow-net`, parsed; the backend's and the setup commands' own are added per process. */
+  readonly allowNet: readonly AllowRule[];
+  readonly egressBlocked: EgressBlockedPolicy;
   readonly caps: ResourceCaps;
   /** 1 to MAX_ATTEMPTS. */
   readonly attempts: number;
@@ -243,6 +255,13 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   const protect = setting("protect");
   const allowConfig = setting("allowConfig");
   const sandbox = setting("sandbox");
+  // A repository's own file may add hosts but never switch the filter off: that is the caller's to say.
+  if (options.allowNet === undefined && config.allowNet?.some((entry) => entry.trim() === "*"))
+    throw new UsageError(
+      "allow_net_any_in_file",
+      `${CONFIG_FILE} cannot set allowNet "*" (the host network, unfiltered): pass --allow-net '*' yourself`,
+    );
+  const allowNet = setting("allowNet");
   const caps: ResourceCaps = { processes: setting("caps.processes"), memoryBytes: setting("caps.memoryBytes") };
   const setup = setting("setup");
   const noVerify = setting("noVerify");
@@ -324,6 +343,8 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
     envNames,
     sandbox,
     verifyNetwork: setting("verifyNetwork"),
+    allowNet,
+    egressBlocked: setting("egressBlocked"),
     caps,
     attempts: setting("attempts"),
     totalTimeoutMs: setting("totalTimeoutMs") ?? null,

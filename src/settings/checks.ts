@@ -1,6 +1,9 @@
 import { isAbsolute, posix } from "node:path";
 import { SANDBOX_MODES, type SandboxMode } from "../containment/sandbox.js";
 import { UsageError } from "../lib/errors.js";
+import type { AllowRule } from "../egress/allow-rules.js";
+import { parseAllowNet } from "../egress/allow-net.js";
+import { EGRESS_BLOCKED_POLICIES, type EgressBlockedPolicy } from "../egress/egress-policy.js";
 import { escapeControls } from "../vocabulary/display.js";
 import { globToRegExp } from "../patch/rules/glob.js";
 import { isValidEnvName } from "../process/env.js";
@@ -104,6 +107,11 @@ export const CHECKS = {
     throw new UsageError("bad_workspace_mode", `--workspace-mode '${escapeControls(value.slice(0, 40))}' must be auto, overlay or copy`);
   },
   sandbox: (value: string): SandboxMode => checkSandboxMode(value),
+  allowNet: (value: readonly string[]): readonly AllowRule[] => value.flatMap((entry) => parseAllowNet(entry)),
+  egressBlocked: (value: string, name: string): EgressBlockedPolicy => {
+    if ((EGRESS_BLOCKED_POLICIES as readonly string[]).includes(value)) return value as EgressBlockedPolicy;
+    throw new UsageError("bad_egress_blocked", `${name} must be warn or fail, not '${escapeControls(value.slice(0, 40))}'`);
+  },
   /** A time limit in milliseconds: positive, and within what Node's timers hold. */
   timeout: (value: number, name: string): number => {
     if (!Number.isFinite(value) || value <= 0) throw new UsageError("bad_number", `${name} must be a positive number`);

@@ -25,6 +25,8 @@ export type CheckName =
   | "testEdits"
   | "workspaceMode"
   | "sandbox"
+  | "allowNet"
+  | "egressBlocked"
   | "timeout"
   | "attempts"
   | "processes"
