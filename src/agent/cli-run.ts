@@ -97,7 +97,11 @@ async function runCliTurn(
   const linked = linkLogins(home.links);
   let ran: Awaited<ReturnType<typeof runAgentProcess>>;
   let replaced: ReturnType<typeof replacedLinks>;
-  const mounts = mergeMounts(installMounts(executable.path, executable.pathEnv), loginMounts(home.links, linked));
+  const mounts: ExtraMounts = {
+    ...mergeMounts(installMounts(executable.path, executable.pathEnv), loginMounts(home.links, linked)),
+    // Its model's hosts, as the user's own config names them: what the egress allowlist adds for this agent.
+    network: { backend: info.name, endpoints: definition.network(context.userEnv, context.env).endpoints },
+  };
   const inHome = (run: AgentCommand): AgentCommand => ({ ...run, env: { ...home.env, ...run.env, PATH: executable.pathEnv } });
   try {
     const prepared = await runBeforeCommands(before.map(inHome), mounts, context);

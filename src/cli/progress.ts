@@ -42,6 +42,11 @@ export function progressPrinter(json: boolean, prefix = ""): (event: RecordedEve
           `the patch changes verification inputs (--test-edits ${event.policy}): ${event.paths.slice(0, 5).join(", ")}${event.paths.length > 5 ? ", …" : ""}`,
         );
         break;
+      case "egress.blocked":
+        write(
+          `network: ${event.role === "agent" ? "the agent" : `setup \`${event.label}\``} was refused ${event.host}:${event.port} (${event.reason}); --allow-net ${event.host} would allow it`,
+        );
+        break;
       case "source.changed":
         write(`the source repository changed: ${event.changed.slice(0, 5).join(", ")}`);
         break;

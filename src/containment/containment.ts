@@ -17,6 +17,13 @@ import { type Bind, bwrapArgs } from "./sandbox-profile.js";
 import { hiddenPathsNamed } from "./hidden-paths.js";
 import { type HomeExposure, NO_TOOLCHAINS, type Toolchains } from "./toolchains.js";
 import { type SurvivorReason, findSurvivors, killSurvivors, uniqueSurvivors } from "./survivors.js";
+import type { EgressSettings } from "../egress/egress-policy.js";
+import { isOpen } from "../egress/egress-policy.js";
+import { EgressLog } from "../egress/egress-log.js";
+import type { BlockReason } from "../egress/allow-rules.js";
+import type { NetworkRecord } from "../egress/egress-record.js";
+import { networkRecord } from "../egress/network-record.js";
+import { type BackendNetwork, type FilteredProcess, type NetworkAccess, openFilteredProcess } from "./network-access.js";
 
 /**
  * How handoff contains every process it starts for a run: the agent, setup commands and verification commands.
@@ -31,6 +38,8 @@ export interface ContainmentSettings {
   readonly choice: SandboxChoice;
   readonly caps: ResourceCaps;
   readonly verifyNetwork: boolean;
+  /** What the agent and setup may reach: `--allow-net`, and the registries the setup commands need. */
+  readonly egress: EgressSettings;
   readonly runId: string;
   /** Makes the run's marker and cgroup name unique beyond its runs directory (src/vocabulary/run-names.ts). */
   readonly nonce: string;
@@ -44,6 +53,8 @@ export interface ContainmentSettings {
   readonly path: string;
   /** The user's toolchains in the home (and `--expose`): shown read-only, their credentials masked, their roots named. */
   readonly toolchains?: Toolchains;
+  /** Told of each host a process was refused, as its jail finishes (events.jsonl gets one event each). */
+  readonly onEgressBlocked?: (event: Extract<ContainmentEvent, { kind: "egress_blocked" }>) => void;
   /** Told of the run's cgroup just before it is made, so a later handoff start can clean up after a crash (checkpoint.json). */
   readonly onCgroup?: (dirs: readonly string[]) => void;
 }
@@ -64,6 +75,8 @@ export interface ExtraMounts {
   readonly writable?: readonly string[];
   /** Files the command runs by path: shown with their directory, or alone where the directory would reveal a hidden place. */
   readonly programs?: readonly string[];
+  /** An agent CLI's own hosts (its model API, its login): added to what it may reach. */
+  readonly network?: BackendNetwork;
 }
 
 export type ContainmentEvent =
@@ -80,7 +93,17 @@ export type ContainmentEvent =
   | { readonly kind: "leftover_alive"; readonly role: JailRole; readonly label: string; readonly pid: number; readonly command: string }
   | { readonly kind: "unsandboxed_backend"; readonly role: JailRole; readonly label: string }
   /** The agent's stderr named a path the sandbox hid from it (your home, the source, /tmp): it saw an empty place there. */
-  | { readonly kind: "hidden_path_named"; readonly role: JailRole; readonly label: string; readonly path: string };
+  | { readonly kind: "hidden_path_named"; readonly role: JailRole; readonly label: string; readonly path: string }
+  /** A contained process tried to reach a host the egress allowlist does not name (one event per host and process). */
+  | {
+      readonly kind: "egress_blocked";
+      readonly role: JailRole;
+      readonly label: string;
+      readonly host: string;
+      readonly port: number;
+      readonly reason: BlockReason;
+      readonly attempts: number;
+    };
 
 export interface JailReport {
   readonly limitsHit: readonly LimitHit[];
@@ -102,7 +125,7 @@ export type ContainmentSummary = {
   readonly requested: "auto" | "bwrap" | "none";
   readonly reason: string | null;
   readonly bwrapVersion: string | null;
-  readonly network: { readonly agent: boolean; readonly setup: boolean; readonly verify: boolean };
+  readonly network: { readonly agent: NetworkAccess; readonly setup: NetworkAccess; readonly verify: NetworkAccess };
   readonly caps: ResourceCaps & { readonly enforcedBy: "cgroup_v1" | "cgroup_v2" | null; readonly reason: string | null };
   readonly events: readonly ContainmentEvent[];
   /** What every contained process saw of the hidden home, read-only, and why (toolchains, `--expose`). */
@@ -118,6 +141,7 @@ const UNCONTAINED_WITHOUT_SANDBOX = [
   "the user's home (credentials, shell and git config) was readable and writable",
   "other processes' environments were readable through /proc",
   "verification commands had the network",
+  "the agent and the setup commands had this machine's network, unfiltered: no egress allowlist, and the hosts they reached are not recorded",
 ] as const;
 
 /** What could outlive the run without a sandbox: less where the run's cgroup holds every process. */
@@ -135,6 +159,8 @@ export class Containment {
   readonly #events: ContainmentEvent[] = [];
   /** Where the agent's sandboxes showed a hidden place again (its workspace, home, CLI): not hidden from it. */
   readonly #agentBinds = new Set<string>();
+  /** Every connection the agent and setup tried through the egress proxy, for result.json `network`. */
+  readonly #egressLog = new EgressLog();
   #count = 0;
 
   constructor(settings: ContainmentSettings, cgroups: CgroupSupport = detectCgroupSupport()) {
@@ -150,8 +176,10 @@ export class Containment {
     return this.settings.choice.kind === "bwrap";
   }
 
-  network(role: JailRole): boolean {
-    return role === "verify" ? this.settings.verifyNetwork : true;
+  /** What a role's processes get: verification none (unless `--verify-network`), the agent and setup the filtered way out. */
+  network(role: JailRole): NetworkAccess {
+    if (role === "verify") return this.sandboxed && !this.settings.verifyNetwork ? "none" : "host";
+    return this.sandboxed && !isOpen(this.settings.egress.rules) ? "filtered" : "host";
   }
 
   jail(spec: JailSpec): ProcessJail {
@@ -166,6 +194,7 @@ export class Containment {
     }
     const trap = this.sandboxed ? mkdtempSync(join(settings.scratch, `trap-${spec.role}-`)) : null;
     let wrapped = false;
+    const filtered: FilteredProcess[] = [];
     // bwrap makes an empty mount point in the trap for a bind inside the source: not a write of the process's.
     const mountPoints = new Set<string>();
     const choice = settings.choice;
@@ -175,25 +204,31 @@ export class Containment {
         wrapped = true;
         let file = command.file;
         let args = [...command.args];
+        let proxyEnv: Readonly<Record<string, string>> = {};
         if (choice.kind === "bwrap") {
-          const binds = this.#binds(spec, extra);
+          const access = this.network(spec.role);
+          const egress = access === "filtered" && spec.role !== "verify" ? this.#openEgress(spec.role, spec.label, extra) : null;
+          if (egress) filtered.push(egress);
+          const binds = this.#binds(spec, egress ? { ...extra, readOnly: [...(extra.readOnly ?? []), ...egress.readOnly], programs: [...(extra.programs ?? []), ...egress.programs] } : extra);
           for (const bind of binds) mountPoints.add(bind.dest);
           if (spec.role === "agent") for (const bind of binds) this.#agentBinds.add(bind.dest);
           const prefix = bwrapArgs({
             hide: [...settings.hidden, ...this.#toolchains.masked],
             binds,
             traps: trap ? [{ path: existingRealPath(settings.sourceRoot) ?? settings.sourceRoot, hostDir: trap }] : [],
-            network: this.network(spec.role),
+            network: access === "host",
             cwd: spec.cwd,
             uid: sandboxId(process.getuid?.() ?? 1000),
             gid: sandboxId(process.getgid?.() ?? 1000),
           });
-          args = [...prefix, file, ...args];
+          args = [...prefix, ...(egress?.entry ?? []), file, ...args];
           file = choice.executable;
+          if (egress) proxyEnv = egress.env;
         }
         // The toolchains' root variables, sandbox or not: every process gets a private HOME, where rustup would look.
         const env: Record<string, string> = {
           ...this.#toolchains.env,
+          ...proxyEnv,
           HANDOFF_RUN_ID: settings.runId,
           [RUN_MARKER_VARIABLE]: settings.nonce,
         };
@@ -226,6 +261,15 @@ export class Containment {
           await cgroup.killAll();
           await cgroup.remove();
         }
+        // After every process of the tree is gone: nothing can open a connection any more.
+        for (const egress of filtered) {
+          await egress.gate.close();
+          for (const host of egress.gate.blockedHosts()) {
+            const event = { kind: "egress_blocked", role: spec.role, label: spec.label, ...host } as const;
+            events.push(event);
+            settings.onEgressBlocked?.(event);
+          }
+        }
         if (trap) {
           for (const path of trappedWrites(trap, settings.sourceRoot)) {
             if (!mountPoints.has(path)) events.push({ kind: "blocked_write", role: spec.role, label: spec.label, path });
@@ -235,6 +279,19 @@ export class Containment {
         return { limitsHit, events };
       },
     };
+  }
+
+  /** The egress gate of one agent or setup process: `--allow-net`, plus setup's registries or the backend's own hosts. */
+  #openEgress(role: "agent" | "setup", label: string, extra: ExtraMounts): FilteredProcess {
+    const { egress } = this.settings;
+    return openFilteredProcess({
+      role,
+      label,
+      scratch: this.settings.scratch,
+      rules: role === "setup" ? [...egress.rules, ...egress.setupRules] : egress.rules,
+      backend: role === "agent" ? (extra.network ?? null) : null,
+      log: this.#egressLog,
+    });
   }
 
   #runCgroupOnce(): ReturnType<typeof createRunCgroup> | null {
@@ -297,6 +354,17 @@ export class Containment {
       this.#events.push({ kind: "hidden_path_named", role: "agent", label, path });
   }
 
+  /** result.json `network`: how the agent and setup reached out, and every host they tried. */
+  networkRecord(): NetworkRecord {
+    return networkRecord({
+      access: this.network("agent"),
+      sandboxed: this.sandboxed,
+      rules: this.settings.egress,
+      backendOutside: this.#events.some((event) => event.kind === "unsandboxed_backend"),
+      log: this.#egressLog,
+    });
+  }
+
   summary(): ContainmentSummary {
     const { choice, caps } = this.settings;
     const cgroups = this.#cgroups;
@@ -305,7 +373,7 @@ export class Containment {
       requested: choice.requested,
       reason: choice.kind === "none" ? choice.reason : null,
       bwrapVersion: choice.kind === "bwrap" ? choice.version : null,
-      network: { agent: true, setup: true, verify: choice.kind === "bwrap" ? this.settings.verifyNetwork : true },
+      network: { agent: this.network("agent"), setup: this.network("setup"), verify: this.network("verify") },
       caps: {
         ...caps,
         enforcedBy: cgroups.kind === "v1" ? "cgroup_v1" : cgroups.kind === "v2" ? "cgroup_v2" : null,

@@ -3,6 +3,7 @@ import type { ContainmentEvent, ContainmentSummary } from "./containment.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
 import { escapeControls } from "../vocabulary/display.js";
 import type { SurvivorReason } from "./survivors.js";
+import type { BlockReason } from "../egress/allow-rules.js";
 
 /** What a reviewer must know about containment, as warnings in result.json and the report. */
 export function containmentFindings(summary: ContainmentSummary): PolicyFinding[] {
@@ -18,6 +19,12 @@ export function containmentFindings(summary: ContainmentSummary): PolicyFinding[
       message: `the agent and the commands ran without a sandbox (${why}); ${summary.uncontained.join("; ")}`,
     });
   }
+  if (summary.sandbox === "bwrap" && summary.network.agent === "host")
+    findings.push({
+      path: "",
+      rule: "network_unfiltered",
+      message: "--allow-net '*': the agent and the setup commands had this machine's network, unfiltered and unrecorded",
+    });
   for (const event of summary.events) findings.push(findingFor(event));
   return findings;
 }
@@ -26,6 +33,14 @@ const FOUND_BY: Readonly<Record<SurvivorReason, string>> = {
   marker: "the run's marker",
   holds_workspace: "its hold on the workspace",
   in_cgroup: "its cgroup",
+};
+
+const BLOCKED_BECAUSE: Readonly<Record<BlockReason, string>> = {
+  not_allowed: "no --allow-net rule names it",
+  private_address: "it is (or resolved to) a local or private address that no rule names exactly",
+  sni_mismatch: "its TLS handshake named another host than the one it asked the proxy for",
+  unresolved: "the name did not resolve",
+  bad_request: "the proxy could not read the request",
 };
 
 function findingFor(event: ContainmentEvent): PolicyFinding {
@@ -62,6 +77,12 @@ function findingFor(event: ContainmentEvent): PolicyFinding {
         path: escapeControls(event.path),
         rule: "hidden_path_named",
         message: `${who} named a path the sandbox hid from it (the user's home, the source, handoff's own directories or /tmp): it saw an empty place there, not what is on this machine`,
+      };
+    case "egress_blocked":
+      return {
+        path: "",
+        rule: "egress_blocked",
+        message: `${who} tried to reach ${escapeControls(event.host)}:${event.port} (${event.attempts} time${event.attempts === 1 ? "" : "s"}), blocked: ${BLOCKED_BECAUSE[event.reason]}`,
       };
     default:
       return assertNever(event);

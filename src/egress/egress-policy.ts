@@ -1,5 +1,12 @@
 import type { AllowRule } from "./allow-rules.js";
 
+/**
+ * How one contained process reaches the network: not at all (verification), the host's network as it is
+ * (`--verify-network`, `--allow-net '*'`, or no sandbox to take it away), or an empty network whose one way out is
+ * handoff's egress proxy (the agent and setup, by default).
+ */
+export type NetworkAccess = "none" | "host" | "filtered";
+
 /** `--egress-blocked`: what a blocked connection does to the verdict. */
 export const EGRESS_BLOCKED_POLICIES = ["warn", "fail"] as const;
 export type EgressBlockedPolicy = (typeof EGRESS_BLOCKED_POLICIES)[number];

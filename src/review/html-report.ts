@@ -11,6 +11,7 @@ import { STYLES } from "./html/styles.js";
 import { timelineView } from "./html/timeline.js";
 import { verificationView } from "./html/verification-view.js";
 import { summaryView } from "./html/summary-view.js";
+import { networkHeadline } from "./network-story.js";
 import { plainText } from "../lib/plain-text.js";
 
 /** Nothing is loaded from anywhere: no script, no fetch, no font; styles inline, images only as data: URLs. */
@@ -22,6 +23,7 @@ function verdictView(run: LoadedRun): Html {
 <div><span class="reason">${r.terminalReason}</span><span class="exit">exit ${EXIT_CODES[r.terminalReason]}${r.detail ? html` · ${r.detail}` : null}</span></div>
 <div class="summary">${r.summary}</div>
 ${r.hint ? html`<div class="muted">hint: ${r.hint}</div>` : null}
+${networkHeadline(r) ? html`<div class="bad-text">network: ${networkHeadline(r)}</div>` : null}
 </section>`;
 }
 

@@ -2,6 +2,7 @@ import { codeSpan, fenceFor, htmlText, markdownText } from "../lib/markdown-fenc
 import { displayText } from "../patch/rules/path-names.js";
 import { escapeControls } from "../vocabulary/display.js";
 import { type LoadedRun, loadPatch } from "../run-dir/run-lookup.js";
+import { networkHeadline } from "./network-story.js";
 import { EXIT_CODES } from "../vocabulary/terminal-reasons.js";
 import { hasDetail } from "../verdict/detail.js";
 import type { RunResult } from "../verdict/result.js";
@@ -91,6 +92,8 @@ function verdictPart(r: RunResult): string {
     `${mark} **${r.terminalReason}**${r.detail ? ` (${codeSpan(r.detail)})` : ""}, exit ${EXIT_CODES[r.terminalReason]}: ${markdownText(r.summary)}`,
   ];
   if (r.hint) lines.push("", `**What to do:** ${markdownText(r.hint)}`);
+  const network = networkHeadline(r);
+  if (network) lines.push("", `🌐 **Network:** ${markdownText(network)}`);
   return lines.join("\n");
 }
 

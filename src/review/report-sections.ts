@@ -80,7 +80,7 @@ export function writeContainment(r: RunResult, w: ReportWriter): void {
   const c = r.containment;
   w.item(
     c.sandbox === "bwrap"
-      ? `sandbox: bubblewrap${c.bwrapVersion ? ` ${c.bwrapVersion}` : ""}; network for the agent, ${c.network.verify ? "and for verification (--verify-network)" : "none for verification"}`
+      ? `sandbox: bubblewrap${c.bwrapVersion ? ` ${c.bwrapVersion}` : ""}; network: ${networkWords(r)}`
       : `NO SANDBOX (${c.requested === "none" ? "--sandbox none" : `bubblewrap unusable: ${c.reason ?? "unknown"}`})`,
   );
   w.item(
@@ -89,6 +89,17 @@ export function writeContainment(r: RunResult, w: ReportWriter): void {
       : `caps: not enforced (${c.caps.reason ?? "no cgroup"})`,
   );
   for (const open of c.uncontained) w.item(`open: ${open}`);
+}
+
+/** Each role's network in words: filtered through the allowlist, the host's, or none. */
+function networkWords(r: RunResult): string {
+  const c = r.containment!;
+  const words = (access: string | boolean) =>
+    access === "filtered" ? "filtered (allowlist)" : access === "host" || access === true ? "this machine's" : "none";
+  const lines = [`the agent ${words(c.network.agent)}`, `setup ${words(c.network.setup)}`, `verification ${words(c.network.verify)}`];
+  const n = r.network;
+  if (n) lines.push(`${n.allowed.length} host(s) reached, ${n.blocked.length} blocked`);
+  return lines.join(", ");
 }
 
 export function writePolicy(r: RunResult, w: ReportWriter): void {

@@ -8,6 +8,7 @@ import { type ReportWriter, writeAttempts } from "./attempts-story.js";
 import { candidatesTable } from "./candidates-table.js";
 import { firstFailureOutput } from "./command-output.js";
 import { writeEnvironment } from "./environment-story.js";
+import { networkHeadline } from "./network-story.js";
 import { writeAgentFacts, writeContainment, writePolicy, writeSource, writeTimings, writeVerification } from "./report-sections.js";
 
 /** `handoff show` in a terminal: every section, indented, then the whole patch. Everything printed is escaped once, at the end. */
@@ -29,6 +30,8 @@ export function renderTextReport(run: LoadedRun): string {
   out.push(`verdict: ${r.terminalReason}${r.detail ? ` (${r.detail})` : ""}, exit ${EXIT_CODES[r.terminalReason]}`);
   out.push(`summary: ${escapeControls(r.summary)}`);
   if (r.hint) out.push(`hint:    ${escapeControls(r.hint)}`);
+  const network = networkHeadline(r);
+  if (network) out.push(`network: ${network}`);
   if (r.candidates) {
     w.heading(`Candidates (${r.candidates.length}; each a run of its own in candidates/<k>/)`);
     out.push(...candidatesTable(r, "text"));

@@ -33,6 +33,8 @@ const WEIGHT: Readonly<Record<WarningRule, WarningWeight>> = {
   resource_cap_hit: "know",
   leftover_process_killed: "know",
   hidden_path_named: "know",
+  egress_blocked: "review",
+  network_unfiltered: "know",
 };
 
 /** Directories a setup makes (installs and builds), at any depth: ignored files under them only say that setup ran. */

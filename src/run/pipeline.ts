@@ -15,6 +15,7 @@ import { Containment, type ContainmentSummary, type ProcessJail } from "../conta
 import { containmentFindings } from "../containment/findings.js";
 import { hiddenPaths, userHome } from "../containment/hidden-paths.js";
 import { findToolchains } from "../containment/toolchains.js";
+import { setupRules } from "../egress/setup-presets.js";
 import { checkPrograms } from "../verify/check-programs.js";
 import type { ProgramUnavailable } from "../vocabulary/events.js";
 import type { SandboxChoice } from "../containment/sandbox.js";
@@ -147,6 +148,8 @@ export class PipelineRun {
     sessionKept: false,
     /** A program the commands start that the sandbox cannot find or start (checked before the agent). */
     programUnavailable: null as ProgramUnavailable | null,
+    /** The hosts the agent and setup were refused, one per host and process (the containment's egress_blocked events). */
+    egressBlocked: [] as { readonly role: string; readonly host: string; readonly port: number }[],
   };
   /** What the run made and must remove (or keep, with --keep-workspace). */
   readonly #made = { scratch: null as string | null, containment: null as Containment | null };
@@ -686,6 +689,7 @@ export class PipelineRun {
       noVerify: options.noVerify ? { configVerifySkipped: options.configVerifySkipped } : null,
       setupFailed: this.#gates.setup.find((record) => !commandPassed(record)) ?? null,
       programUnavailable: this.#run.programUnavailable,
+      egressRefused: options.egressBlocked === "fail" && this.#run.egressBlocked.length > 0 ? this.#run.egressBlocked : null,
     };
   }
 
@@ -707,6 +711,7 @@ export class PipelineRun {
         extraction: patch?.extraction ?? null,
         extraWarnings: [...this.#run.warnings, ...containmentFindings(containment)],
         containment,
+        network: this.#made.containment?.networkRecord() ?? null,
         setupRecords: this.#gates.setup,
         verification: facts.verification,
         held: facts.held,
@@ -759,6 +764,19 @@ export class PipelineRun {
       choice: sandbox,
       caps: options.caps,
       verifyNetwork: options.verifyNetwork,
+      egress: { rules: options.allowNet, setupRules: setupRules(options.setup) },
+      onEgressBlocked: (event) => {
+        this.#run.egressBlocked.push(event);
+        this.#record.emit({
+          type: "egress.blocked",
+          role: event.role === "verify" ? "setup" : event.role,
+          label: event.label,
+          host: event.host,
+          port: event.port,
+          reason: event.reason,
+          attempts: event.attempts,
+        });
+      },
       runId: dir.runId,
       nonce: dir.nonce,
       hidden,

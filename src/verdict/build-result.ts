@@ -1,6 +1,7 @@
 import { readTestClaim } from "./agent-claim.js";
 import type { ExternalAgentResult } from "../agent/backend.js";
 import type { ContainmentSummary } from "../containment/containment.js";
+import type { NetworkRecord } from "../egress/egress-record.js";
 import type { Extraction } from "../patch/extract.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
 import type { RunResult, WrittenRunResult } from "./result.js";
@@ -51,6 +52,8 @@ export interface ResultInputs {
   readonly phases: Readonly<Record<string, number>>;
   readonly workspace: string | null;
   readonly containment: ContainmentSummary | null;
+  /** How the agent and setup reached the network; null for a run that never got as far as containment. */
+  readonly network?: NetworkRecord | null;
   /** Each attempt (a run without repair attempts has one); the agent's usage is their sum. */
   readonly attempts?: readonly AttemptSummary[];
   readonly attemptsStopped?: string | null;
@@ -215,6 +218,7 @@ export function buildRunResult(inputs: ResultInputs): WrittenRunResult {
           uncontained: [...inputs.containment.uncontained],
         }
       : null,
+    ...(inputs.network ? { network: inputs.network } : {}),
     ...(inputs.attempts
       ? {
           attempts: inputs.attempts.map((entry) => ({

@@ -40,6 +40,8 @@ export interface RunFacts {
   readonly setupFailed: CommandRecord | null;
   /** A program a setup or verify command starts could not be found or started in the sandbox, before the agent. */
   readonly programUnavailable?: ProgramUnavailable | null;
+  /** `--egress-blocked fail`: the hosts the agent or setup were refused (absent or null: blocked egress is only a warning). */
+  readonly egressRefused?: readonly { readonly role: string; readonly host: string; readonly port: number }[] | null;
   /** The run's handoff died and a later start swept the run (src/run-dir/crash-result.ts); absent for a run that ended itself. */
   readonly crashed?: CrashFacts | null;
 }
@@ -169,6 +171,16 @@ export function decideOutcome(facts: RunFacts): Verdict {
       default:
         return assertNever(outcome);
     }
+  }
+  if (facts.egressRefused && facts.egressRefused.length > 0) {
+    const hosts = [...new Set(facts.egressRefused.map((blocked) => `${blocked.host}:${blocked.port}`))];
+    const shown = hosts.slice(0, 5).join(", ") + (hosts.length > 5 ? ", …" : "");
+    return verdict(
+      "policy_or_artifact_error",
+      "egress_blocked",
+      `the agent or a setup command tried to reach ${hosts.length} host(s) the allowlist does not name: ${shown}; --egress-blocked fail ends the run`,
+      "read the task and the repository for instructions to call out (a prompt injection?); allow a host the task needs with --allow-net HOST",
+    );
   }
   if (facts.artifactError) {
     return verdict(

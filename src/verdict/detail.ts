@@ -81,6 +81,7 @@ export const RUN_DETAILS = [
   "verification_changed_patch",
   "patch_does_not_apply",
   "round_trip_mismatch",
+  "egress_blocked",
 ] as const;
 export type RunDetail = (typeof RUN_DETAILS)[number];
 

@@ -27,5 +27,15 @@ export function minimalResult(result: RunResult): RunResult {
     verification: { ...result.verification, commands: firstOf(result.verification.commands) },
     sourceInvariant: { ...result.sourceInvariant, changed: firstOf(result.sourceInvariant.changed) },
     ...(result.containment ? { containment: { ...result.containment, events: firstOf(result.containment.events) } } : {}),
+    ...(result.network
+      ? {
+          network: {
+            ...result.network,
+            allowed: firstOf(result.network.allowed),
+            blocked: firstOf(result.network.blocked),
+            attempts: firstOf(result.network.attempts),
+          },
+        }
+      : {}),
   };
 }

@@ -23,6 +23,46 @@ const CommandState = z.enum(["green", "red", "not_run"]);
 
 const ContainmentEvent = z.looseObject({ kind: z.string(), role: z.string(), label: z.string() });
 
+const NetworkAccessValue = z.union([z.enum(["none", "host", "filtered"]), z.boolean()]);
+
+const HostTally = z.looseObject({
+  host: z.string(),
+  port: z.number(),
+  roles: z.array(z.string()),
+  labels: z.array(z.string()),
+  rule: z.string().nullable(),
+  reason: z.string().nullable(),
+  attempts: z.number(),
+  bytesUp: z.number(),
+  bytesDown: z.number(),
+});
+
+/** result.json `network` (src/egress/egress-record.ts `NetworkRecord`): how the agent and setup reached out, and what they tried. */
+const Network = z.looseObject({
+  mode: z.enum(["filtered", "open"]),
+  enforced: z.boolean(),
+  reason: z.string().nullable(),
+  rules: z.array(z.string()),
+  allowed: z.array(HostTally),
+  blocked: z.array(HostTally),
+  attempts: z.array(
+    z.looseObject({
+      at: z.string(),
+      role: z.string(),
+      label: z.string(),
+      host: z.string(),
+      port: z.number(),
+      via: z.string(),
+      allowed: z.boolean(),
+      rule: z.string().nullable(),
+      reason: z.string().nullable(),
+      bytesUp: z.number(),
+      bytesDown: z.number(),
+    }),
+  ),
+  attemptsLeftOut: z.number(),
+});
+
 /** A process the crash sweep dealt with (src/containment/survivors.ts `Survivor`, without its start time). */
 const SweptProcess = z.looseObject({ pid: z.number(), command: z.string(), reason: z.string() });
 
@@ -165,7 +205,8 @@ export const RunResult = z.looseObject({
       requested: z.enum(["auto", "bwrap", "none"]),
       reason: z.string().nullable(),
       bwrapVersion: z.string().nullable(),
-      network: z.looseObject({ agent: z.boolean(), setup: z.boolean(), verify: z.boolean() }),
+      /** How each role reached the network: `none`, `host` or `filtered`; a boolean in results written before issue 29. */
+      network: z.looseObject({ agent: NetworkAccessValue, setup: NetworkAccessValue, verify: NetworkAccessValue }),
       caps: z.looseObject({
         processes: z.number(),
         memoryBytes: z.number(),
@@ -181,6 +222,8 @@ export const RunResult = z.looseObject({
     })
     .nullable()
     .optional(),
+  /** How the agent and setup reached the network (docs/containment.md); absent in results written before issue 29. */
+  network: Network.nullable().optional(),
   /** Every attempt, in order; the last one decided the verdict. Absent in results written before `--attempts`. */
   attempts: z.array(AttemptEntry).optional(),
   /** Why the run stopped before `--attempts` ran out although the last attempt could have been repaired; else null. */

@@ -27,6 +27,16 @@ export type GateEvent =
   | { readonly type: "run.started"; readonly runId: string; readonly repo: string; readonly baseCommit: string; readonly backend: string }
   /** How this run's processes are contained: `none` carries the reason (asked for, or bubblewrap unusable). */
   | { readonly type: "sandbox.chosen"; readonly sandbox: "bwrap" | "none"; readonly verifyNetwork: boolean; readonly reason: string | null }
+  /** An agent or setup process tried to reach a host the egress allowlist does not name (once per host and process). */
+  | {
+      readonly type: "egress.blocked";
+      readonly role: "agent" | "setup";
+      readonly label: string;
+      readonly host: string;
+      readonly port: number;
+      readonly reason: string;
+      readonly attempts: number;
+    }
   | { readonly type: "phase.started"; readonly phase: Phase }
   | { readonly type: "phase.finished"; readonly phase: Phase; readonly durationMs: number; readonly ok: boolean; readonly note?: string }
   | { readonly type: "command.started"; readonly phase: string; readonly command: string }

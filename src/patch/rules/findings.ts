@@ -72,6 +72,10 @@ export type WarningRule =
   | "leftover_process_alive"
   | "backend_outside_sandbox"
   /** The agent's stderr named a path the sandbox hid (containment/hidden-paths.ts): what it read or wrote there was not real. */
-  | "hidden_path_named";
+  | "hidden_path_named"
+  /** An agent or setup process tried a host the egress allowlist does not name (containment/network-access.ts). */
+  | "egress_blocked"
+  /** `--allow-net '*'`: the agent and setup had the host's network, unfiltered. */
+  | "network_unfiltered";
 
 export type PolicyRule = ViolationRule | WarningRule;

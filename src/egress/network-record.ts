@@ -1,0 +1,27 @@
+import type { EgressLog } from "./egress-log.js";
+import type { EgressSettings, NetworkAccess } from "./egress-policy.js";
+import type { NetworkRecord } from "./egress-record.js";
+import { ruleWords } from "./rule-words.js";
+
+export interface NetworkFacts {
+  /** What the agent got (setup gets the same kind). */
+  readonly access: NetworkAccess;
+  readonly sandboxed: boolean;
+  readonly rules: EgressSettings;
+  /** A backend started its agent without handoff's sandbox: nothing held its network. */
+  readonly backendOutside: boolean;
+  readonly log: EgressLog;
+}
+
+/** result.json `network`, from what the run was given and what its gates saw. */
+export function networkRecord(facts: NetworkFacts): NetworkRecord {
+  const tallies = facts.log.tallies();
+  const rules = [...new Set([...facts.rules.rules, ...facts.rules.setupRules].map(ruleWords))];
+  const base = { rules, allowed: tallies.allowed, blocked: tallies.blocked, attempts: tallies.attempts, attemptsLeftOut: tallies.attemptsLeftOut };
+  if (!facts.sandboxed)
+    return { ...base, mode: "open", enforced: false, reason: "no sandbox: the agent and the setup commands had this machine's network" };
+  if (facts.access === "host") return { ...base, mode: "open", enforced: true, reason: "--allow-net '*': the agent and the setup commands had this machine's network, unfiltered" };
+  if (facts.backendOutside)
+    return { ...base, mode: "filtered", enforced: false, reason: "the backend started its agent outside handoff's sandbox: nothing held its network" };
+  return { ...base, mode: "filtered", enforced: true, reason: null };
+}
