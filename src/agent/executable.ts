@@ -1,13 +1,11 @@
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, realpathSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
-import { z } from "zod";
 import type { CliHome } from "./cli-contract.js";
 import { removeTree } from "../clone/workspace.js";
 import { runProcess } from "../process/process.js";
 import { which } from "../process/which.js";
-import { readFileSafely } from "../lib/safe-read.js";
+import { packageRoot } from "../lib/package-root.js";
 
 /** Where an agent CLI's executable was found: `--bin`, PATH, or the directory handoff installs CLIs into. */
 export type ExecutableSource = "bin" | "path" | "handoff";
@@ -35,34 +33,6 @@ export function handoffCliInstallDir(env: Readonly<Record<string, string | undef
   if (named !== undefined) return named === "" ? null : resolve(named);
   const root = packageRoot();
   return root === null ? null : join(root, "test", "agent-clis");
-}
-
-let cachedRoot: string | null | undefined;
-
-/** handoff's package directory: the nearest folder above this module with handoff's package.json (src/ or dist/src/). */
-function packageRoot(): string | null {
-  if (cachedRoot !== undefined) return cachedRoot;
-  cachedRoot = null;
-  for (let dir = dirname(fileURLToPath(import.meta.url)); dir !== dirname(dir); dir = dirname(dir)) {
-    if (packageName(join(dir, "package.json")) === "agent-handoff") {
-      cachedRoot = dir;
-      break;
-    }
-  }
-  return cachedRoot;
-}
-
-const PackageName = z.looseObject({ name: z.string() });
-
-function packageName(manifest: string): string | null {
-  const read = readFileSafely(manifest, 64 * 1024);
-  if (read.kind !== "bytes") return null;
-  try {
-    const parsed = PackageName.safeParse(JSON.parse(read.bytes.toString("utf8")));
-    return parsed.success ? parsed.data.name : null;
-  } catch {
-    return null;
-  }
 }
 
 /**

@@ -67,6 +67,8 @@ export interface JailSpec {
   /** The only writable places: the tree it works on and its private HOME and TMPDIR. */
   readonly writable: readonly string[];
   readonly readOnly?: readonly string[];
+  /** No network at all, whatever the role gets (a program's `--version` check needs none). */
+  readonly offline?: true;
 }
 
 /** Extra places one command needs (a CLI's install dir, its login files), added by the backend. */
@@ -206,7 +208,7 @@ export class Containment {
         let args = [...command.args];
         let proxyEnv: Readonly<Record<string, string>> = {};
         if (choice.kind === "bwrap") {
-          const access = this.network(spec.role);
+          const access = spec.offline ? "none" : this.network(spec.role);
           const egress = access === "filtered" && spec.role !== "verify" ? this.#openEgress(spec.role, spec.label, extra) : null;
           if (egress) filtered.push(egress);
           const binds = this.#binds(spec, egress ? { ...extra, readOnly: [...(extra.readOnly ?? []), ...egress.readOnly], programs: [...(extra.programs ?? []), ...egress.programs] } : extra);

@@ -2,6 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AllowRule } from "../egress/allow-rules.js";
+import { packageRoot } from "../lib/package-root.js";
 import { checkResolved, matchHost } from "../egress/host-match.js";
 import { ruleWords } from "../egress/rule-words.js";
 import { EgressGate } from "../egress/egress-gate.js";
@@ -17,10 +18,13 @@ export interface BackendNetwork {
   readonly endpoints: readonly ModelEndpoint[];
 }
 
-/** The in-sandbox forwarder (the sandbox's entry for a filtered process) and the node that runs it. */
+/**
+ * The in-sandbox forwarder (the sandbox's entry for a filtered process) and the node that runs it. Plain JavaScript
+ * beside the package's bin/, not compiled: it runs alone inside the sandbox, from src/ (the tests) as from dist/.
+ */
 export const FORWARDER = {
   node: process.execPath,
-  script: join(dirname(fileURLToPath(import.meta.url)), "..", "egress", "sandbox-forwarder.js"),
+  script: join(packageRoot() ?? join(dirname(fileURLToPath(import.meta.url)), "..", "..", ".."), "sandbox", "forwarder.mjs"),
 } as const;
 
 /** What a filtered process adds to its sandbox: the gate outside, the binds and entry inside, the proxy variables. */

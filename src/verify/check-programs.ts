@@ -40,7 +40,7 @@ export async function checkPrograms(request: ProgramCheckRequest): Promise<Progr
   const env = buildEnvironment({ home, tmp, set: { CI: "true" } });
   const role: JailRole = request.phase;
   const run = async (label: string, file: string, args: readonly string[]) => {
-    const jail = request.containment.jail({ role, label, cwd: request.cwd, writable: [home, tmp], readOnly: [request.cwd] });
+    const jail = request.containment.jail({ role, label, cwd: request.cwd, writable: [home, tmp], readOnly: [request.cwd], offline: true });
     const wrapped = jail.wrap({ file, args: [...args] });
     try {
       return await captureProcess({
