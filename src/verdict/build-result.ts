@@ -1,7 +1,7 @@
 import { readTestClaim } from "./agent-claim.js";
 import type { ExternalAgentResult } from "../agent/backend.js";
 import type { ContainmentSummary } from "../containment/containment.js";
-import type { NetworkRecord } from "../egress/egress-record.js";
+import type { HostTally, NetworkRecord } from "../egress/egress-record.js";
 import type { Extraction } from "../patch/extract.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
 import type { RunResult, WrittenRunResult } from "./result.js";
@@ -218,7 +218,7 @@ export function buildRunResult(inputs: ResultInputs): WrittenRunResult {
           uncontained: [...inputs.containment.uncontained],
         }
       : null,
-    ...(inputs.network ? { network: inputs.network } : {}),
+    ...(inputs.network ? { network: writtenNetwork(inputs.network) } : {}),
     ...(inputs.attempts
       ? {
           attempts: inputs.attempts.map((entry) => ({
@@ -247,5 +247,17 @@ export function buildRunResult(inputs: ResultInputs): WrittenRunResult {
           },
         }
       : {}),
+  };
+}
+
+/** The network record as result.json holds it (its own arrays). */
+function writtenNetwork(n: NetworkRecord) {
+  const tally = (t: HostTally) => ({ ...t, roles: [...t.roles], labels: [...t.labels] });
+  return {
+    ...n,
+    rules: [...n.rules],
+    allowed: n.allowed.map(tally),
+    blocked: n.blocked.map(tally),
+    attempts: n.attempts.map((attempt) => ({ ...attempt })),
   };
 }
