@@ -27,6 +27,7 @@ export const USAGE_ERROR_CODES = [
   "bad_run_id",
   "bad_sandbox",
   "bad_egress_blocked",
+  "bad_allow_net",
   "allow_net_any_in_file",
   "bad_test_edits",
   "bad_workspace_mode",
