@@ -192,7 +192,13 @@ describe.skipIf(!bwrap.ok)("default-deny egress for the agent and setup (bubblew
     ]);
     expect(warned.result.network?.rules).toEqual(expect.arrayContaining([expect.stringContaining('npm preset, from "npm ci"')]));
 
-    const failed = await delegate(repo, agent("fixes-add.sh"), { ...VERIFY, setup: ["npm ci"], egressBlocked: "fail" });
+    // A cache of its own: the first run's base environment would be reused, and its setup not run again.
+    const failed = await delegate(repo, agent("fixes-add.sh"), {
+      ...VERIFY,
+      setup: ["npm ci"],
+      egressBlocked: "fail",
+      cacheDir: tempDir("handoff-egress-cache"),
+    });
     expect(failed.result).toMatchObject({ terminalReason: "policy_or_artifact_error", detail: "egress_blocked" });
     expect(failed.result.summary).toContain("evil.example:80");
   });
@@ -224,10 +230,40 @@ test("without a sandbox nothing holds the agent's network, and result.json and t
 function testCertificates(): { ca: string; key: string; cert: string } {
   const dir = tempDir("handoff-egress-ca");
   const run = (args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-  run(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=handoff test CA"]);
+  run([
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.pem",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=handoff test CA",
+  ]);
   run(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"]);
   writeFileSync(join(dir, "ext.cnf"), "subjectAltName=DNS:localhost\n");
-  run(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "ext.cnf"]);
+  run([
+    "x509",
+    "-req",
+    "-in",
+    "server.csr",
+    "-CA",
+    "ca.pem",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    "server.pem",
+    "-days",
+    "2",
+    "-extfile",
+    "ext.cnf",
+  ]);
   const read = (name: string) => readFileSync(join(dir, name), "utf8");
   return { ca: read("ca.pem"), key: read("server.key"), cert: read("server.pem") };
 }

@@ -211,7 +211,16 @@ export class Containment {
           const access = spec.offline ? "none" : this.network(spec.role);
           const egress = access === "filtered" && spec.role !== "verify" ? this.#openEgress(spec.role, spec.label, extra) : null;
           if (egress) filtered.push(egress);
-          const binds = this.#binds(spec, egress ? { ...extra, readOnly: [...(extra.readOnly ?? []), ...egress.readOnly], programs: [...(extra.programs ?? []), ...egress.programs] } : extra);
+          const binds = this.#binds(
+            spec,
+            egress
+              ? {
+                  ...extra,
+                  readOnly: [...(extra.readOnly ?? []), ...egress.readOnly],
+                  programs: [...(extra.programs ?? []), ...egress.programs],
+                }
+              : extra,
+          );
           for (const bind of binds) mountPoints.add(bind.dest);
           if (spec.role === "agent") for (const bind of binds) this.#agentBinds.add(bind.dest);
           const prefix = bwrapArgs({

@@ -1,4 +1,5 @@
 import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AllowRule } from "../egress/allow-rules.js";
@@ -52,7 +53,7 @@ export interface FilteredRequest {
 export function openFilteredProcess(request: FilteredRequest): FilteredProcess {
   const fromBackend = request.backend ? endpointAccess(request.backend.backend, request.backend.endpoints) : { rules: [], tunnels: [] };
   const rules = [...request.rules, ...fromBackend.rules];
-  const dir = mkdtempSync(join(request.scratch, "egress-"));
+  const dir = socketDir(request.scratch);
   const gate = new EgressGate({
     dir,
     role: request.role,
@@ -71,6 +72,12 @@ export function openFilteredProcess(request: FilteredRequest): FilteredProcess {
     entry: [FORWARDER.node, FORWARDER.script, JSON.stringify(gate.forwardSpec()), "--"],
     env: proxyEnvironment(proxy),
   };
+}
+
+/** A Unix socket's path holds 107 bytes: the run's scratch space when its path is short enough, else the temp dir. */
+function socketDir(scratch: string): string {
+  const room = 107 - "/t99.sock".length - "egress-XXXXXX/".length;
+  return mkdtempSync(join(scratch.length > 0 && scratch.length <= room ? scratch : tmpdir(), "egress-"));
 }
 
 /**

@@ -18,9 +18,7 @@ export function parseAllowNet(value: string): AllowRule[] {
   const refuse = (why: string) => new UsageError("bad_allow_net", `--allow-net '${escapeControls(value.slice(0, 100))}': ${why}`);
   if (written === "") throw refuse("name a host, a *.domain or a preset");
   if (written === "*") return [{ kind: "any", source }];
-  if (isPresetName(written))
-    return NETWORK_PRESETS[written].map((host) => ({ kind: "host", host, port: null, preset: written, source }));
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
+  if (isPresetName(written)) return NETWORK_PRESETS[written].map((host) => ({ kind: "host", host, port: null, preset: written, source }));
   if (/[\u0000-\u001f\u007f\s]/.test(written)) throw refuse("a host name has no spaces or control characters");
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(written) || written.includes("/"))
     throw refuse("name a host, not a URL (api.example.com, not https://api.example.com/v1)");

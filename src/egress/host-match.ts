@@ -5,7 +5,10 @@ import type { AllowRule, HostDecision } from "./allow-rules.js";
 
 /** A host as the rules compare it: lower case, without one trailing dot or IPv6 brackets. */
 export function normalHost(host: string): string {
-  return host.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.$/, "");
+  return host
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "");
 }
 
 /**

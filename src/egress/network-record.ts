@@ -17,11 +17,28 @@ export interface NetworkFacts {
 export function networkRecord(facts: NetworkFacts): NetworkRecord {
   const tallies = facts.log.tallies();
   const rules = [...new Set([...facts.rules.rules, ...facts.rules.setupRules].map(ruleWords))];
-  const base = { rules, allowed: tallies.allowed, blocked: tallies.blocked, attempts: tallies.attempts, attemptsLeftOut: tallies.attemptsLeftOut };
+  const base = {
+    rules,
+    allowed: tallies.allowed,
+    blocked: tallies.blocked,
+    attempts: tallies.attempts,
+    attemptsLeftOut: tallies.attemptsLeftOut,
+  };
   if (!facts.sandboxed)
     return { ...base, mode: "open", enforced: false, reason: "no sandbox: the agent and the setup commands had this machine's network" };
-  if (facts.access === "host") return { ...base, mode: "open", enforced: true, reason: "--allow-net '*': the agent and the setup commands had this machine's network, unfiltered" };
+  if (facts.access === "host")
+    return {
+      ...base,
+      mode: "open",
+      enforced: true,
+      reason: "--allow-net '*': the agent and the setup commands had this machine's network, unfiltered",
+    };
   if (facts.backendOutside)
-    return { ...base, mode: "filtered", enforced: false, reason: "the backend started its agent outside handoff's sandbox: nothing held its network" };
+    return {
+      ...base,
+      mode: "filtered",
+      enforced: false,
+      reason: "the backend started its agent outside handoff's sandbox: nothing held its network",
+    };
   return { ...base, mode: "filtered", enforced: true, reason: null };
 }

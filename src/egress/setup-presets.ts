@@ -7,7 +7,11 @@ import { NETWORK_PRESETS, type PresetName } from "./presets.js";
  * How a setup command's registries are inferred, one row per package manager: the program (its first word, by base
  * name) and the subcommands that install (`*`: any). Documented as this table in docs/containment.md.
  */
-export const SETUP_INFERENCE: readonly { readonly preset: PresetName; readonly program: string; readonly subcommands: readonly string[] }[] = [
+export const SETUP_INFERENCE: readonly {
+  readonly preset: PresetName;
+  readonly program: string;
+  readonly subcommands: readonly string[];
+}[] = [
   { preset: "npm", program: "npm", subcommands: ["ci", "install", "i", "add", "update", "exec", "x", "rebuild", "dedupe"] },
   { preset: "npm", program: "npx", subcommands: ["*"] },
   { preset: "npm", program: "yarn", subcommands: ["*"] },

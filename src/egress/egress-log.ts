@@ -1,0 +1,99 @@
+import type { BlockReason } from "./allow-rules.js";
+import { ATTEMPTS_KEPT, type EgressAttempt, type EgressRole, type EgressVia, HOSTS_KEPT, type HostTally } from "./egress-record.js";
+
+/** Roles and labels kept per host: who tried it, not every command line. */
+const LABELS_KEPT = 5;
+
+/** One connection, counted as its bytes flow; `done` when it closed. */
+export interface OpenAttempt {
+  addUp(bytes: number): void;
+  addDown(bytes: number): void;
+}
+
+interface MutableTally {
+  host: string;
+  port: number;
+  roles: EgressRole[];
+  labels: string[];
+  rule: string | null;
+  reason: BlockReason | null;
+  attempts: number;
+  bytesUp: number;
+  bytesDown: number;
+}
+
+type MutableAttempt = { -readonly [K in keyof EgressAttempt]: EgressAttempt[K] };
+
+/**
+ * Every connection the run's agent and setup processes tried through the egress proxy, bounded whatever they do: one
+ * tally per host and port (HOSTS_KEPT allowed and HOSTS_KEPT blocked; the rest counted only), the first ATTEMPTS_KEPT
+ * attempts in full.
+ */
+export class EgressLog {
+  readonly #tallies = { allowed: new Map<string, MutableTally>(), blocked: new Map<string, MutableTally>() };
+  readonly #attempts: MutableAttempt[] = [];
+  #attemptsLeftOut = 0;
+  #hostsLeftOut = 0;
+
+  /** Records one connection; the returned handle adds its bytes as they flow. */
+  record(entry: {
+    readonly role: EgressRole;
+    readonly label: string;
+    readonly host: string;
+    readonly port: number;
+    readonly via: EgressVia;
+    readonly rule: string | null;
+    readonly reason: BlockReason | null;
+  }): OpenAttempt {
+    const allowed = entry.reason === null;
+    const tallies = allowed ? this.#tallies.allowed : this.#tallies.blocked;
+    const key = `${entry.host}\0${entry.port}`;
+    let tally = tallies.get(key);
+    if (!tally && tallies.size < HOSTS_KEPT) {
+      tally = {
+        host: entry.host,
+        port: entry.port,
+        roles: [],
+        labels: [],
+        rule: entry.rule,
+        reason: entry.reason,
+        attempts: 0,
+        bytesUp: 0,
+        bytesDown: 0,
+      };
+      tallies.set(key, tally);
+    } else if (!tally) this.#hostsLeftOut++;
+    if (tally) {
+      tally.attempts++;
+      if (!tally.roles.includes(entry.role)) tally.roles.push(entry.role);
+      if (!tally.labels.includes(entry.label) && tally.labels.length < LABELS_KEPT) tally.labels.push(entry.label);
+    }
+    let attempt: MutableAttempt | null = null;
+    if (this.#attempts.length < ATTEMPTS_KEPT) {
+      attempt = { at: new Date().toISOString(), ...entry, allowed, bytesUp: 0, bytesDown: 0 };
+      this.#attempts.push(attempt);
+    } else this.#attemptsLeftOut++;
+    return {
+      addUp: (bytes) => {
+        if (tally) tally.bytesUp += bytes;
+        if (attempt) attempt.bytesUp += bytes;
+      },
+      addDown: (bytes) => {
+        if (tally) tally.bytesDown += bytes;
+        if (attempt) attempt.bytesDown += bytes;
+      },
+    };
+  }
+
+  /** What result.json `network` holds of the attempts: copies, so later bytes do not change a written record. */
+  tallies(): { allowed: HostTally[]; blocked: HostTally[]; attempts: EgressAttempt[]; attemptsLeftOut: number; hostsLeftOut: number } {
+    const copy = (t: MutableTally): HostTally => ({ ...t, roles: [...t.roles], labels: [...t.labels] });
+    return {
+      allowed: [...this.#tallies.allowed.values()].map(copy),
+      blocked: [...this.#tallies.blocked.values()].map(copy),
+      attempts: this.#attempts.map((attempt) => ({ ...attempt })),
+      attemptsLeftOut: this.#attemptsLeftOut,
+      hostsLeftOut: this.#hostsLeftOut,
+    };
+  }
+}
