@@ -557,8 +557,6 @@ export const SETTINGS = [
         "let the agent and setup reach this host (`*.example.com` for names below it) or a",
         "registry preset (npm, pypi, crates, go, github); '*': the host network, unfiltered (repeatable)",
       ],
-      batch: ["let every agent and setup reach this host or preset (repeatable; see handoff run --help)"],
-      worker: ["let every job's agent and setup reach this host or preset (repeatable)"],
     },
   },
   {
