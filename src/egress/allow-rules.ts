@@ -17,7 +17,13 @@ export type AllowRule =
   /** `--allow-net '*'`: the host network as it is, unfiltered. */
   | { readonly kind: "any"; readonly source: RuleSource }
   /** One host (lower case, no trailing dot; an IP literal as written), on any port unless `port` is set. */
-  | { readonly kind: "host"; readonly host: string; readonly port: number | null; readonly preset: string | null; readonly source: RuleSource }
+  | {
+      readonly kind: "host";
+      readonly host: string;
+      readonly port: number | null;
+      readonly preset: string | null;
+      readonly source: RuleSource;
+    }
   /** `*.example.com`: every name below example.com, not example.com itself. */
   | { readonly kind: "suffix"; readonly suffix: string; readonly preset: string | null; readonly source: RuleSource };
 
@@ -34,6 +40,4 @@ export type BlockReason =
   /** A request the proxy cannot read (no host, a bad port, not HTTP). */
   | "bad_request";
 
-export type HostDecision =
-  | { readonly allowed: true; readonly rule: AllowRule }
-  | { readonly allowed: false; readonly reason: BlockReason };
+export type HostDecision = { readonly allowed: true; readonly rule: AllowRule } | { readonly allowed: false; readonly reason: BlockReason };
