@@ -1,8 +1,17 @@
 import { join } from "node:path";
+import { z } from "zod";
 import type { AgentCommand } from "../src/agent/stream-contract.js";
-import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "../src/agent/cli-contract.js";
+import type {
+  CliHome,
+  CliInvocation,
+  CliNetworkNeeds,
+  CliResumeCommand,
+  CliResumeInvocation,
+  CliTranslator,
+} from "../src/agent/cli-contract.js";
 import { createClaudeParser } from "./claude-stream.js";
 import { sameNameLinks, userDir } from "./cli-home.js";
+import { endpointList, LOGIN_HOSTS, readUserConfig, stringValues } from "./model-endpoints.js";
 
 /**
  * Claude Code (`claude -p --output-format stream-json --verbose`, tested with 2.1.197). See docs/backends/claude.md
@@ -106,8 +115,37 @@ export function claudeResume(invocation: CliResumeInvocation): CliResumeCommand 
   return { command: { file: invocation.executable, args, stdin: invocation.task }, copies, sessionId: invocation.resumeId };
 }
 
+/** The parts of the user's settings.json that decide where Claude sends its model requests and how it logs in. */
+const ClaudeSettings = z.looseObject({ env: z.record(z.string(), z.unknown()).optional(), apiKeyHelper: z.unknown().optional() });
+
+/** A login given as a key or token: no claude.ai OAuth login, so nothing to refresh. */
+const CLAUDE_KEY_VARS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"] as const;
+
+/**
+ * `ANTHROPIC_BASE_URL` (the `env` block of the user's settings.json wins: Claude copies it over its environment at
+ * startup), else `api.anthropic.com`; and, for the claude.ai login in `.credentials.json`, its token endpoint
+ * (TOKEN_URL `https://platform.claude.com/v1/oauth/token` in 2.1.197), whatever the base URL.
+ */
+export function claudeNetwork(
+  userEnv: Readonly<Record<string, string | undefined>>,
+  agentEnv: Readonly<Record<string, string>>,
+): CliNetworkNeeds {
+  const settingsFile = join(userClaudeConfigDir(userEnv), "settings.json");
+  const settings = ClaudeSettings.safeParse(readUserConfig(settingsFile, "json"));
+  const settingsEnv = settings.success ? stringValues(settings.data.env) : {};
+  const env: Record<string, string | undefined> = { ...agentEnv, ...settingsEnv };
+  const baseUrlWhy = settingsEnv.ANTHROPIC_BASE_URL ? `ANTHROPIC_BASE_URL in the env of ${settingsFile}` : "ANTHROPIC_BASE_URL";
+  const api = env.ANTHROPIC_BASE_URL
+    ? { url: env.ANTHROPIC_BASE_URL, why: baseUrlWhy }
+    : { url: "api.anthropic.com", why: "its model API" };
+  const keyLogin = CLAUDE_KEY_VARS.some((name) => env[name]) || (settings.success && settings.data.apiKeyHelper !== undefined);
+  const refresh = { url: LOGIN_HOSTS.claudeTokenRefresh, why: "token refresh of the claude.ai login (.credentials.json)" };
+  return { endpoints: endpointList(keyLogin ? [api] : [api, refresh]) };
+}
+
 export const claudeDefinition: CliTranslator = {
   home: claudeHome,
+  network: claudeNetwork,
   command: claudeCommand,
   resume: claudeResume,
   parser: (invocation) => createClaudeParser(invocation.sessionId),

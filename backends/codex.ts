@@ -1,9 +1,18 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
+import { z } from "zod";
 import type { AgentCommand } from "../src/agent/stream-contract.js";
-import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "../src/agent/cli-contract.js";
+import type {
+  CliHome,
+  CliInvocation,
+  CliNetworkNeeds,
+  CliResumeCommand,
+  CliResumeInvocation,
+  CliTranslator,
+} from "../src/agent/cli-contract.js";
 import { createCodexParser } from "./codex-stream.js";
 import { sameNameLinks, userDir } from "./cli-home.js";
+import { endpointList, LOGIN_HOSTS, readUserConfig } from "./model-endpoints.js";
 
 /**
  * OpenAI Codex CLI (`codex exec --json`, tested with 0.171.0). See docs/backends/codex.md for why each flag is there.
@@ -82,8 +91,88 @@ export function codexResume(invocation: CliResumeInvocation): CliResumeCommand {
   return { command: { file: invocation.executable, args, stdin: invocation.task }, sessionId: invocation.resumeId };
 }
 
+/** The keys of config.toml that choose the model provider and its base URL. */
+const CodexConfig = z.looseObject({
+  model_provider: z.string().optional(),
+  profile: z.string().optional(),
+  profiles: z.record(z.string(), z.looseObject({ model_provider: z.string().optional() })).optional(),
+  openai_base_url: z.string().optional(),
+  model_providers: z
+    .record(
+      z.string(),
+      z.looseObject({
+        base_url: z.string().optional(),
+        requires_openai_auth: z.boolean().optional(),
+        aws: z.looseObject({ region: z.string().optional() }).optional(),
+      }),
+    )
+    .optional(),
+});
+
+/** Only which kind of login auth.json holds (`codex login`): its secrets are not read. */
+const CodexAuth = z.looseObject({ auth_mode: z.string().nullish(), OPENAI_API_KEY: z.string().nullish(), tokens: z.unknown().optional() });
+
+/** Codex's built-in local providers and the port each listens on by default (CODEX_OSS_PORT / CODEX_OSS_BASE_URL move them). */
+const CODEX_OSS_PORTS: Readonly<Record<string, number>> = { ollama: 11434, lmstudio: 1234 };
+
+/** How Codex will authenticate to OpenAI: a ChatGPT login in auth.json (refreshed), a ChatGPT access token, or a key. */
+function codexLogin(home: string, agentEnv: Readonly<Record<string, string>>): "chatgpt-file" | "chatgpt-token" | "api-key" {
+  if (agentEnv.CODEX_API_KEY) return "api-key";
+  if (agentEnv.CODEX_ACCESS_TOKEN) return "chatgpt-token";
+  const auth = CodexAuth.safeParse(readUserConfig(join(home, "auth.json"), "json"));
+  if (!auth.success) return "api-key";
+  const mode = auth.data.auth_mode?.toLowerCase();
+  const chatgpt = mode ? mode.includes("chatgpt") : Boolean(auth.data.tokens) && !auth.data.OPENAI_API_KEY;
+  return chatgpt ? "chatgpt-file" : "api-key";
+}
+
+/**
+ * The selected provider (`model_provider`, or that of the selected `profile`; default `openai`): a custom
+ * `[model_providers.<id>] base_url`, the built-in provider's `openai_base_url`, or the default Codex picks by login:
+ * `https://api.openai.com/v1` for a key, `https://chatgpt.com/backend-api/codex` for a ChatGPT login, which refreshes at
+ * `https://auth.openai.com/oauth/token` (CODEX_REFRESH_TOKEN_URL_OVERRIDE moves it). Codex 0.171.0 ignores the
+ * `OPENAI_BASE_URL` variable (checked: it still called api.openai.com), so it is not read.
+ */
+export function codexNetwork(
+  userEnv: Readonly<Record<string, string | undefined>>,
+  agentEnv: Readonly<Record<string, string>>,
+): CliNetworkNeeds {
+  const home = userCodexHome(userEnv);
+  const configFile = join(home, "config.toml");
+  const parsed = CodexConfig.safeParse(readUserConfig(configFile, "toml"));
+  const config = parsed.success ? parsed.data : {};
+  const providerId = (config.profile && config.profiles?.[config.profile]?.model_provider) || config.model_provider || "openai";
+  const ossPort = CODEX_OSS_PORTS[providerId];
+  if (ossPort !== undefined) {
+    const url = agentEnv.CODEX_OSS_BASE_URL || `http://localhost:${agentEnv.CODEX_OSS_PORT || ossPort}/v1`;
+    return { endpoints: endpointList([{ url, why: `the local model server of Codex's built-in provider "${providerId}"` }]) };
+  }
+  if (providerId === "amazon-bedrock") {
+    const aws = config.model_providers?.[providerId]?.aws;
+    const region = aws?.region || agentEnv.AWS_REGION || agentEnv.AWS_DEFAULT_REGION || "us-east-1";
+    return { endpoints: endpointList([{ url: `bedrock-mantle.${region}.api.aws`, why: "its model API (Amazon Bedrock)" }]) };
+  }
+  const custom = providerId === "openai" ? undefined : config.model_providers?.[providerId];
+  const configured = custom
+    ? { url: custom.base_url, why: `base_url of model provider "${providerId}" in ${configFile}` }
+    : { url: config.openai_base_url, why: `openai_base_url in ${configFile}` };
+  const usesOpenaiLogin = !custom || custom.requires_openai_auth === true;
+  const login = usesOpenaiLogin ? codexLogin(home, agentEnv) : "api-key";
+  const fallback =
+    login === "api-key"
+      ? { url: "api.openai.com", why: "its model API" }
+      : { url: LOGIN_HOSTS.chatgptBackend, why: "its model API for a ChatGPT login (the ChatGPT backend)" };
+  const refresh = {
+    url: agentEnv.CODEX_REFRESH_TOKEN_URL_OVERRIDE || LOGIN_HOSTS.openaiTokenRefresh,
+    why: "token refresh of the ChatGPT login (auth.json)",
+  };
+  const api = configured.url ? configured : fallback;
+  return { endpoints: endpointList(login === "chatgpt-file" ? [api, refresh] : [api]) };
+}
+
 export const codexDefinition: CliTranslator = {
   home: codexHome,
+  network: codexNetwork,
   command: codexCommand,
   resume: codexResume,
   parser: () => createCodexParser(),

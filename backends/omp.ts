@@ -1,7 +1,17 @@
+import { existsSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
+import { z } from "zod";
 import type { AgentCommand } from "../src/agent/stream-contract.js";
-import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "../src/agent/cli-contract.js";
+import type {
+  CliHome,
+  CliInvocation,
+  CliNetworkNeeds,
+  CliResumeCommand,
+  CliResumeInvocation,
+  CliTranslator,
+} from "../src/agent/cli-contract.js";
 import { sameNameLinks, userHome } from "./cli-home.js";
+import { endpointList, LOGIN_HOSTS, providerOfModel, readUserConfig } from "./model-endpoints.js";
 import { createPiStreamParser } from "./pi-stream.js";
 
 /**
@@ -66,8 +76,89 @@ export function ompResume(invocation: CliResumeInvocation): CliResumeCommand {
   return { command: { file: invocation.executable, args, stdin: invocation.task }, ...(same ? { sessionId: invocation.resumeId } : {}) };
 }
 
+/** A provider of models.yml: its base URL, and any model's own. */
+const OmpProvider = z.looseObject({
+  baseUrl: z.string().optional(),
+  models: z.array(z.looseObject({ baseUrl: z.string().optional() })).optional(),
+});
+const OmpModels = z.looseObject({ providers: z.record(z.string(), OmpProvider).optional() });
+const OmpConfig = z.looseObject({ modelRoles: z.record(z.string(), z.unknown()).optional() });
+
+/**
+ * Built-in providers of omp 18.2.3 (pi-catalog's models.json and its auth rules): each one's API host and the
+ * variables that log in to it. Its Anthropic /login refreshes at api.anthropic.com, its ChatGPT /login at auth.openai.com.
+ */
+const OMP_PROVIDERS: Readonly<Record<string, { host: string; keys: readonly string[]; refresh?: string }>> = {
+  anthropic: { host: "api.anthropic.com", keys: ["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"] },
+  openai: { host: "api.openai.com", keys: ["OPENAI_API_KEY"] },
+  "openai-codex": { host: LOGIN_HOSTS.chatgptBackend, keys: [], refresh: LOGIN_HOSTS.openaiTokenRefresh },
+  google: { host: "generativelanguage.googleapis.com", keys: ["GEMINI_API_KEY"] },
+  "github-copilot": { host: "api.githubcopilot.com", keys: ["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"] },
+  openrouter: { host: "openrouter.ai", keys: ["OPENROUTER_API_KEY"] },
+  xai: { host: "api.x.ai", keys: ["XAI_API_KEY"] },
+  groq: { host: "api.groq.com", keys: ["GROQ_API_KEY"] },
+  mistral: { host: "api.mistral.ai", keys: ["MISTRAL_API_KEY"] },
+  deepseek: { host: "api.deepseek.com", keys: ["DEEPSEEK_API_KEY"] },
+  "opencode-zen": { host: "opencode.ai", keys: ["OPENCODE_API_KEY"] },
+};
+
+/** The first of the spellings that exists (omp reads models.yml, then models.yaml, then a legacy models.json). */
+function firstExisting(dir: string, names: readonly string[]): string {
+  return names.map((name) => join(dir, name)).find((file) => existsSync(file)) ?? join(dir, names[0]!);
+}
+
+/**
+ * The providers of config.yml's `modelRoles` (the default and every other role a run may use); without any, omp takes
+ * the first available provider, so each provider models.yml defines and each a key variable logs in to is included
+ * (its /login store, agent.db, is SQLite and not read), and with none of those, Anthropic. For each: models.yml's
+ * `baseUrl` (the provider's and its models'), else for Anthropic `ANTHROPIC_BASE_URL` (omp's gateway variable), else
+ * the built-in host, and a ChatGPT /login's token host.
+ */
+export function ompNetwork(
+  userEnv: Readonly<Record<string, string | undefined>>,
+  agentEnv: Readonly<Record<string, string>>,
+): CliNetworkNeeds {
+  const dir = userOmpAgentDir(userEnv);
+  const modelsFile = firstExisting(dir, ["models.yml", "models.yaml", "models.json"]);
+  const configFile = firstExisting(dir, ["config.yml", "config.yaml"]);
+  const models = OmpModels.safeParse(readUserConfig(modelsFile, "yaml"));
+  const providers = (models.success && models.data.providers) || {};
+  const config = OmpConfig.safeParse(readUserConfig(configFile, "yaml"));
+  const roles = Object.entries((config.success && config.data.modelRoles) || {}).flatMap(([role, model]) => {
+    const id = providerOfModel(model);
+    return id ? [{ id, how: `modelRoles.${role} in ${configFile}` }] : [];
+  });
+  const available = [
+    ...Object.keys(providers),
+    ...Object.entries(OMP_PROVIDERS)
+      .filter(([, provider]) => provider.keys.some((key) => agentEnv[key]))
+      .map(([id]) => id),
+  ];
+  const candidates =
+    roles.length > 0
+      ? roles
+      : available.length > 0
+        ? available.map((id) => ({ id, how: "one of the available providers (no modelRoles)" }))
+        : [{ id: "anthropic", how: "omp's first provider (nothing configured)" }];
+  return {
+    endpoints: endpointList(
+      candidates.flatMap(({ id, how }) => {
+        const custom = providers[id];
+        const customUrls = [custom?.baseUrl, ...(custom?.models ?? []).map((model) => model.baseUrl)].filter(Boolean);
+        if (customUrls.length > 0) return customUrls.map((url) => ({ url, why: `providers.${id}.baseUrl in ${modelsFile} (${how})` }));
+        if (id === "anthropic" && agentEnv.ANTHROPIC_BASE_URL)
+          return [{ url: agentEnv.ANTHROPIC_BASE_URL, why: `ANTHROPIC_BASE_URL (${how})` }];
+        const builtIn = OMP_PROVIDERS[id];
+        const api = { url: builtIn?.host, why: `its model API (provider ${id}, ${how})` };
+        return builtIn?.refresh ? [api, { url: builtIn.refresh, why: "token refresh of the ChatGPT /login (agent.db)" }] : [api];
+      }),
+    ),
+  };
+}
+
 export const ompDefinition: CliTranslator = {
   home: ompHome,
+  network: ompNetwork,
   command: ompCommand,
   resume: ompResume,
   parser: (_invocation, info) => createPiStreamParser({ cli: info.name }),

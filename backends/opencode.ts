@@ -1,8 +1,17 @@
 import { join } from "node:path";
+import { z } from "zod";
 import type { AgentCommand } from "../src/agent/stream-contract.js";
-import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "../src/agent/cli-contract.js";
-import type { LoginLink } from "../src/agent/cli-contract.js";
+import type {
+  CliHome,
+  CliInvocation,
+  CliNetworkNeeds,
+  CliResumeCommand,
+  CliResumeInvocation,
+  CliTranslator,
+  LoginLink,
+} from "../src/agent/cli-contract.js";
 import { userDir } from "./cli-home.js";
+import { endpointList, LOGIN_HOSTS, providerOfModel, readUserConfig } from "./model-endpoints.js";
 import { createOpencodeParser } from "./opencode-stream.js";
 
 /**
@@ -41,13 +50,23 @@ const CONFIG_FILES = ["opencode.json", "opencode.jsonc", "config.json", "AGENTS.
 /** OpenCode's folder under each XDG dir (config, data). */
 const XDG_APP_DIR = "opencode";
 
+/** The user's own OpenCode config dir (`$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`). */
+function userOpencodeConfigDir(userEnv: Readonly<Record<string, string | undefined>>): string {
+  return join(userDir(userEnv, "XDG_CONFIG_HOME", ".config"), XDG_APP_DIR);
+}
+
+/** The user's own OpenCode data dir, where `opencode auth login` keeps auth.json. */
+function userOpencodeDataDir(userEnv: Readonly<Record<string, string | undefined>>): string {
+  return join(userDir(userEnv, "XDG_DATA_HOME", ".local/share"), XDG_APP_DIR);
+}
+
 export function opencodeHome(homeDir: string, userEnv: Readonly<Record<string, string | undefined>>): CliHome {
   const config = join(homeDir, "config");
   const data = join(homeDir, "data");
   const cache = join(homeDir, "cache");
   const state = join(homeDir, "state");
-  const userConfig = join(userDir(userEnv, "XDG_CONFIG_HOME", ".config"), XDG_APP_DIR);
-  const userData = join(userDir(userEnv, "XDG_DATA_HOME", ".local/share"), XDG_APP_DIR);
+  const userConfig = userOpencodeConfigDir(userEnv);
+  const userData = userOpencodeDataDir(userEnv);
   const links: LoginLink[] = [
     { at: join(data, XDG_APP_DIR, "auth.json"), target: join(userData, "auth.json") },
     ...CONFIG_FILES.map((name) => ({ at: join(config, XDG_APP_DIR, name), target: join(userConfig, name) })),
@@ -101,8 +120,119 @@ function sqlText(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
 }
 
+/** The keys of an OpenCode config file that choose the model's provider and its base URL. */
+const OpencodeConfig = z.looseObject({
+  model: z.string().optional(),
+  small_model: z.string().optional(),
+  provider: z.record(z.string(), z.looseObject({ options: z.looseObject({ baseURL: z.string().optional() }).optional() })).optional(),
+});
+
+/** Only which providers auth.json holds a login for, and of which kind (`api`, `oauth`): not the secrets. */
+const OpencodeAuth = z.record(z.string(), z.looseObject({ type: z.string().optional() }));
+
+/**
+ * Providers OpenCode ships (its bundled models.dev snapshot and AI SDK packages, 1.18.33): the default API host, the
+ * variables that log in, and the variable the provider's AI SDK package reads as its base URL.
+ */
+const OPENCODE_PROVIDERS: Readonly<Record<string, { host: string; keys: readonly string[]; baseUrlVar?: string }>> = {
+  anthropic: { host: "api.anthropic.com", keys: ["ANTHROPIC_API_KEY"], baseUrlVar: "ANTHROPIC_BASE_URL" },
+  openai: { host: "api.openai.com", keys: ["OPENAI_API_KEY"], baseUrlVar: "OPENAI_BASE_URL" },
+  opencode: { host: "opencode.ai", keys: ["OPENCODE_API_KEY"] },
+  google: { host: "generativelanguage.googleapis.com", keys: ["GOOGLE_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "GEMINI_API_KEY"] },
+  openrouter: { host: "openrouter.ai", keys: ["OPENROUTER_API_KEY"] },
+  xai: { host: "api.x.ai", keys: ["XAI_API_KEY"] },
+  groq: { host: "api.groq.com", keys: ["GROQ_API_KEY"] },
+  mistral: { host: "api.mistral.ai", keys: ["MISTRAL_API_KEY"] },
+  deepseek: { host: "api.deepseek.com", keys: ["DEEPSEEK_API_KEY"] },
+  "github-copilot": { host: "api.githubcopilot.com", keys: ["GITHUB_TOKEN"] },
+};
+
+/** The config files OpenCode merges from its global dir, later ones winning. */
+const MERGED_CONFIG_FILES = ["config.json", "opencode.json", "opencode.jsonc"] as const;
+
+interface OpencodeProviderChoice {
+  readonly model: string | undefined;
+  readonly smallModel: string | undefined;
+  /** Each configured provider's baseURL, and the file that set it. */
+  readonly baseUrls: ReadonlyMap<string, { readonly url: string | undefined; readonly file: string }>;
+}
+
+/** The user's global config, merged as OpenCode merges it; `{env:NAME}` is substituted from the agent's environment first, as OpenCode does. */
+function readOpencodeConfig(dir: string, agentEnv: Readonly<Record<string, string>>): OpencodeProviderChoice {
+  let model: string | undefined;
+  let smallModel: string | undefined;
+  const baseUrls = new Map<string, { url: string | undefined; file: string }>();
+  const substitute = (text: string) => text.replace(/\{env:([^}]+)\}/g, (_match, name: string) => agentEnv[name.trim()] ?? "");
+  for (const name of MERGED_CONFIG_FILES) {
+    const file = join(dir, name);
+    const parsed = OpencodeConfig.safeParse(readUserConfig(file, "jsonc", substitute));
+    if (!parsed.success) continue;
+    model = parsed.data.model ?? model;
+    smallModel = parsed.data.small_model ?? smallModel;
+    for (const [id, provider] of Object.entries(parsed.data.provider ?? {})) {
+      const url = provider.options?.baseURL;
+      if (url !== undefined || !baseUrls.has(id)) baseUrls.set(id, { url, file });
+    }
+  }
+  return { model, smallModel, baseUrls };
+}
+
+/**
+ * The providers of `model` and `small_model` in the user's config; without either, OpenCode takes the first available
+ * of the providers the config defines, else of every provider it can log in to, so each of those is included; with
+ * none, its own free provider (OpenCode Zen). For each: the config's `provider.<id>.options.baseURL`, else the
+ * variable its SDK reads, else its default host; an OpenAI ChatGPT login (`oauth` in auth.json) talks to the ChatGPT
+ * backend and refreshes at auth.openai.com. models.dev is not needed: handoff sets OPENCODE_DISABLE_MODELS_FETCH.
+ */
+export function opencodeNetwork(
+  userEnv: Readonly<Record<string, string | undefined>>,
+  agentEnv: Readonly<Record<string, string>>,
+): CliNetworkNeeds {
+  const config = readOpencodeConfig(userOpencodeConfigDir(userEnv), agentEnv);
+  const auth = OpencodeAuth.safeParse(readUserConfig(join(userOpencodeDataDir(userEnv), "auth.json"), "json"));
+  const logins = auth.success ? auth.data : {};
+  const named = [
+    { id: providerOfModel(config.model), how: "model" },
+    { id: providerOfModel(config.smallModel), how: "small_model" },
+  ].flatMap(({ id, how }) => (id ? [{ id, how: `its ${how}` }] : []));
+  const loggedIn = [
+    ...Object.keys(logins),
+    ...Object.entries(OPENCODE_PROVIDERS)
+      .filter(([, provider]) => provider.keys.some((key) => agentEnv[key]))
+      .map(([id]) => id),
+  ];
+  const candidates =
+    named.length > 0
+      ? named
+      : config.baseUrls.size > 0
+        ? [...config.baseUrls.keys()].map((id) => ({ id, how: "one of the configured providers (no model named)" }))
+        : loggedIn.length > 0
+          ? loggedIn.map((id) => ({ id, how: "one of the logged-in providers (no model named)" }))
+          : [{ id: "opencode", how: "its default free provider" }];
+  return {
+    endpoints: endpointList(
+      candidates.flatMap(({ id, how }) => {
+        const configured = config.baseUrls.get(id);
+        if (configured?.url) return [{ url: configured.url, why: `provider.${id}.options.baseURL in ${configured.file} (${how})` }];
+        if (id === "openai" && logins[id]?.type === "oauth") {
+          return [
+            { url: LOGIN_HOSTS.chatgptBackend, why: `its model API for the ChatGPT login of provider openai (${how})` },
+            { url: LOGIN_HOSTS.openaiTokenRefresh, why: "token refresh of the ChatGPT login (auth.json)" },
+          ];
+        }
+        const builtIn = OPENCODE_PROVIDERS[id];
+        if (!builtIn) return [];
+        const fromEnv = builtIn.baseUrlVar ? agentEnv[builtIn.baseUrlVar] : undefined;
+        if (fromEnv) return [{ url: fromEnv, why: `${builtIn.baseUrlVar} (provider ${id}, ${how})` }];
+        return [{ url: builtIn.host, why: `its model API (provider ${id}, ${how})` }];
+      }),
+    ),
+  };
+}
+
 export const opencodeDefinition: CliTranslator = {
   home: opencodeHome,
+  network: opencodeNetwork,
   command: opencodeCommand,
   resume: opencodeResume,
   parser: () => createOpencodeParser(),

@@ -1,7 +1,16 @@
 import { isAbsolute, join } from "node:path";
+import { z } from "zod";
 import type { AgentCommand } from "../src/agent/stream-contract.js";
-import type { CliHome, CliInvocation, CliResumeCommand, CliResumeInvocation, CliTranslator } from "../src/agent/cli-contract.js";
+import type {
+  CliHome,
+  CliInvocation,
+  CliNetworkNeeds,
+  CliResumeCommand,
+  CliResumeInvocation,
+  CliTranslator,
+} from "../src/agent/cli-contract.js";
 import { sameNameLinks, userHome } from "./cli-home.js";
+import { endpointList, LOGIN_HOSTS, readUserConfig } from "./model-endpoints.js";
 import { createPiStreamParser } from "./pi-stream.js";
 
 /**
@@ -74,8 +83,90 @@ export function piResume(invocation: CliResumeInvocation): CliResumeCommand {
   return { command: { file: invocation.executable, args, stdin: invocation.task }, ...(same ? { sessionId: invocation.resumeId } : {}) };
 }
 
+/** A provider of models.json: its base URL, and any model's own. */
+const PiProvider = z.looseObject({
+  baseUrl: z.string().optional(),
+  models: z.array(z.looseObject({ baseUrl: z.string().optional() })).optional(),
+});
+const PiModels = z.looseObject({ providers: z.record(z.string(), PiProvider).optional() });
+const PiSettings = z.looseObject({ defaultProvider: z.string().optional() });
+/** Only which providers /login stored, and of which kind (`api_key`, `oauth`): not the secrets. */
+const PiAuth = z.record(z.string(), z.looseObject({ type: z.string().optional() }));
+
+/**
+ * Built-in providers of pi-ai 0.73.1 (models.generated.js, env-api-keys.js): each one's API host and the variables
+ * that log in to it. A /login (OAuth) adds the hosts in PI_OAUTH_HOSTS.
+ */
+const PI_PROVIDERS: Readonly<Record<string, { host: string; keys: readonly string[] }>> = {
+  anthropic: { host: "api.anthropic.com", keys: ["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"] },
+  openai: { host: "api.openai.com", keys: ["OPENAI_API_KEY"] },
+  "openai-codex": { host: LOGIN_HOSTS.chatgptBackend, keys: [] },
+  google: { host: "generativelanguage.googleapis.com", keys: ["GEMINI_API_KEY"] },
+  "github-copilot": { host: "api.individual.githubcopilot.com", keys: ["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"] },
+  openrouter: { host: "openrouter.ai", keys: ["OPENROUTER_API_KEY"] },
+  xai: { host: "api.x.ai", keys: ["XAI_API_KEY"] },
+  groq: { host: "api.groq.com", keys: ["GROQ_API_KEY"] },
+  mistral: { host: "api.mistral.ai", keys: ["MISTRAL_API_KEY"] },
+  deepseek: { host: "api.deepseek.com", keys: ["DEEPSEEK_API_KEY"] },
+  opencode: { host: "opencode.ai", keys: ["OPENCODE_API_KEY"] },
+};
+
+/** Where each /login (pi-ai's utils/oauth) refreshes its token. */
+const PI_OAUTH_HOSTS: Readonly<Record<string, { url: string; why: string }>> = {
+  anthropic: { url: LOGIN_HOSTS.claudeTokenRefresh, why: "token refresh of the claude.ai /login (auth.json)" },
+  "openai-codex": { url: LOGIN_HOSTS.openaiTokenRefresh, why: "token refresh of the ChatGPT /login (auth.json)" },
+  "github-copilot": { url: "api.github.com", why: "the Copilot token of the GitHub /login (auth.json)" },
+};
+
+/**
+ * `defaultProvider` of settings.json; without it pi takes the first available of its providers, so each provider
+ * models.json defines and each it can log in to (auth.json, a key variable) is included, and with none of those,
+ * Anthropic (the first direct API in pi's order). For each: models.json's `baseUrl` (the provider's and its models'),
+ * else the built-in host, and a /login's token host.
+ */
+export function piNetwork(
+  userEnv: Readonly<Record<string, string | undefined>>,
+  agentEnv: Readonly<Record<string, string>>,
+): CliNetworkNeeds {
+  const dir = userPiAgentDir(userEnv);
+  const modelsFile = join(dir, "models.json");
+  const models = PiModels.safeParse(readUserConfig(modelsFile, "json"));
+  const providers = (models.success && models.data.providers) || {};
+  const settings = PiSettings.safeParse(readUserConfig(join(dir, "settings.json"), "json"));
+  const auth = PiAuth.safeParse(readUserConfig(join(dir, "auth.json"), "json"));
+  const logins = auth.success ? auth.data : {};
+  const defaultProvider = settings.success ? settings.data.defaultProvider : undefined;
+  const available = [
+    ...Object.keys(providers),
+    ...Object.keys(logins),
+    ...Object.entries(PI_PROVIDERS)
+      .filter(([, provider]) => provider.keys.some((key) => agentEnv[key]))
+      .map(([id]) => id),
+  ];
+  const candidates = defaultProvider
+    ? [{ id: defaultProvider, how: "defaultProvider in settings.json" }]
+    : available.length > 0
+      ? available.map((id) => ({ id, how: "one of the available providers (no defaultProvider)" }))
+      : [{ id: "anthropic", how: "pi's first provider (nothing configured)" }];
+  return {
+    endpoints: endpointList(
+      candidates.flatMap(({ id, how }) => {
+        const custom = providers[id];
+        const customUrls = [custom?.baseUrl, ...(custom?.models ?? []).map((model) => model.baseUrl)].filter(Boolean);
+        const api =
+          customUrls.length > 0
+            ? customUrls.map((url) => ({ url, why: `providers.${id}.baseUrl in ${modelsFile} (${how})` }))
+            : [{ url: PI_PROVIDERS[id]?.host, why: `its model API (provider ${id}, ${how})` }];
+        const oauth = logins[id]?.type === "oauth" ? PI_OAUTH_HOSTS[id] : undefined;
+        return oauth ? [...api, oauth] : api;
+      }),
+    ),
+  };
+}
+
 export const piDefinition: CliTranslator = {
   home: piHome,
+  network: piNetwork,
   command: piCommand,
   resume: piResume,
   parser: (_invocation, info) => createPiStreamParser({ cli: info.name }),

@@ -51,6 +51,7 @@ const sixth: CliBackendDefinition = {
     projectFiles: ["SIXTH.md", ".sixth/"],
   },
   home: (homeDir) => ({ env: { SIXTH_HOME: join(homeDir, "sixth") }, dirs: [join(homeDir, "sixth")], links: [] }),
+  network: () => ({ endpoints: [{ url: "api.sixth.example", why: "its model API" }] }),
   command: (invocation) => ({ file: invocation.executable, args: ["run", "--json"], stdin: invocation.task }),
   parser: (_invocation, info): StreamParser => {
     let finalMessage: string | null = null;

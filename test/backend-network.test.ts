@@ -1,0 +1,238 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { describe, expect, test } from "vitest";
+import { CLI_BACKEND_ROWS } from "../backends/index.js";
+import type { CliNetworkNeeds, CliTranslator } from "../src/agent/cli-contract.js";
+import type { ConformanceCli } from "./helpers/conformance.js";
+import { claudeCli } from "./conformance/claude.js";
+import { codexCli } from "./conformance/codex.js";
+import { ompCli, ompUserConfig, ompUserModels } from "./conformance/omp.js";
+import { opencodeCli, opencodeUserConfig } from "./conformance/opencode.js";
+import { piCli } from "./conformance/pi.js";
+import { tempDir } from "./helpers/repo.js";
+
+/** Where the scripted model would listen: what a user's config names instead of the provider's API. */
+const MODEL_URL = "http://127.0.0.1:43210";
+
+function translator(name: string): CliTranslator {
+  const row = CLI_BACKEND_ROWS.find((candidate) => candidate.name === name);
+  if (!row) throw new Error(`no backend ${name}`);
+  return row.definition;
+}
+
+function userHome(files: Readonly<Record<string, string>> = {}): string {
+  const home = tempDir("handoff-network-home");
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(home, path)), { recursive: true });
+    writeFileSync(join(home, path), text);
+  }
+  return home;
+}
+
+function network(name: string, home: string, agentEnv: Readonly<Record<string, string>> = {}): CliNetworkNeeds {
+  return translator(name).network({ HOME: home }, agentEnv);
+}
+
+function urls(needs: CliNetworkNeeds): string[] {
+  return needs.endpoints.map((endpoint) => endpoint.url);
+}
+
+/** The user's home as the conformance suite builds it, and the environment it passes with --env. */
+function conformanceNeeds(cli: ConformanceCli): CliNetworkNeeds {
+  const home = userHome();
+  cli.setupUserHome(home, MODEL_URL);
+  return network(cli.name, home, cli.passEnv?.(MODEL_URL) ?? {});
+}
+
+const CONFORMANCE: readonly { readonly cli: ConformanceCli; readonly defaultHost: string }[] = [
+  { cli: claudeCli, defaultHost: "api.anthropic.com" },
+  { cli: codexCli, defaultHost: "api.openai.com" },
+  { cli: opencodeCli, defaultHost: "opencode.ai" },
+  { cli: piCli, defaultHost: "api.anthropic.com" },
+  { cli: ompCli, defaultHost: "api.anthropic.com" },
+];
+
+describe("each CLI's model endpoints, as the user set it up", () => {
+  test.each(CONFORMANCE)("$cli.name: the scripted model's URL from the conformance home, not the default API", ({ cli, defaultHost }) => {
+    const needs = conformanceNeeds(cli);
+    expect(needs.endpoints.length).toBeGreaterThan(0);
+    for (const url of urls(needs)) expect(url.startsWith(MODEL_URL), `${cli.name}: ${url}`).toBe(true);
+    expect(urls(needs)).not.toContain(defaultHost);
+    for (const endpoint of needs.endpoints) expect(endpoint.why).not.toBe("");
+  });
+
+  test("every CLI reads an unreadable, malformed or wrongly shaped config as absent, and never throws", () => {
+    const garbage = "{ not: [valid\n\t= json, toml or yaml";
+    const home = userHome({
+      ".claude/settings.json": garbage,
+      ".claude/.credentials.json": garbage,
+      ".codex/config.toml": garbage,
+      ".codex/auth.json": garbage,
+      ".config/opencode/opencode.json": garbage,
+      ".config/opencode/opencode.jsonc": "[1, 2]",
+      ".local/share/opencode/auth.json": garbage,
+      ".pi/agent/models.json": '{"providers": {"x": {"baseUrl": 42}}}',
+      ".pi/agent/settings.json": garbage,
+      ".pi/agent/auth.json": "null",
+      ".omp/agent/models.yml": garbage,
+      ".omp/agent/config.yml": "modelRoles: [1, 2",
+    });
+    for (const row of CLI_BACKEND_ROWS) {
+      expect(urls(network(row.name, home)), row.name).toEqual(urls(network(row.name, userHome())));
+    }
+  });
+});
+
+describe("claude", () => {
+  test("no config: api.anthropic.com, and the token host of the claude.ai login", () => {
+    expect(network("claude", userHome()).endpoints).toEqual([
+      { url: "api.anthropic.com", why: "its model API" },
+      { url: "platform.claude.com", why: "token refresh of the claude.ai login (.credentials.json)" },
+    ]);
+  });
+
+  test("a key in the environment needs no token refresh", () => {
+    expect(urls(network("claude", userHome(), { ANTHROPIC_API_KEY: "sk-ant-x" }))).toEqual(["api.anthropic.com"]);
+  });
+
+  test("ANTHROPIC_BASE_URL in settings.json's env wins over the passed variable, as Claude applies it", () => {
+    const home = userHome({ ".claude/settings.json": JSON.stringify({ env: { ANTHROPIC_BASE_URL: "https://gateway.corp.example" } }) });
+    const needs = network("claude", home, { ANTHROPIC_BASE_URL: MODEL_URL, ANTHROPIC_AUTH_TOKEN: "t" });
+    expect(needs.endpoints).toEqual([
+      { url: "https://gateway.corp.example", why: `ANTHROPIC_BASE_URL in the env of ${join(home, ".claude", "settings.json")}` },
+    ]);
+  });
+
+  test("CLAUDE_CONFIG_DIR names the settings read", () => {
+    const home = userHome({ "elsewhere/settings.json": JSON.stringify({ env: { ANTHROPIC_BASE_URL: MODEL_URL }, apiKeyHelper: "k" }) });
+    expect(urls(translator("claude").network({ HOME: home, CLAUDE_CONFIG_DIR: join(home, "elsewhere") }, {}))).toEqual([MODEL_URL]);
+  });
+});
+
+describe("codex", () => {
+  test("no config: api.openai.com", () => {
+    expect(network("codex", userHome()).endpoints).toEqual([{ url: "api.openai.com", why: "its model API" }]);
+  });
+
+  test("the custom provider's base_url, named with its file and key", () => {
+    const needs = conformanceNeeds(codexCli);
+    expect(needs.endpoints).toHaveLength(1);
+    expect(needs.endpoints[0]?.url).toBe(`${MODEL_URL}/v1`);
+    expect(needs.endpoints[0]?.why).toMatch(/^base_url of model provider "scripted" in .*\.codex\/config\.toml$/);
+  });
+
+  test("a ChatGPT login: the ChatGPT backend and auth.openai.com; CODEX_API_KEY makes it a key login again", () => {
+    const home = userHome({
+      ".codex/auth.json": JSON.stringify({ auth_mode: "chatgpt", OPENAI_API_KEY: null, tokens: { refresh_token: "r" } }),
+    });
+    expect(urls(network("codex", home))).toEqual(["chatgpt.com", "auth.openai.com"]);
+    expect(urls(network("codex", home, { CODEX_API_KEY: "sk-x" }))).toEqual(["api.openai.com"]);
+  });
+
+  test("openai_base_url moves the built-in provider; the OPENAI_BASE_URL variable does not (Codex 0.171.0 ignores it)", () => {
+    const home = userHome({ ".codex/config.toml": `openai_base_url = "https://gateway.corp.example/v1"\n` });
+    expect(urls(network("codex", home, { OPENAI_BASE_URL: MODEL_URL }))).toEqual(["https://gateway.corp.example/v1"]);
+    expect(urls(network("codex", userHome(), { OPENAI_BASE_URL: MODEL_URL }))).toEqual(["api.openai.com"]);
+  });
+
+  test("the selected profile's provider, and CODEX_HOME", () => {
+    const config = [
+      'profile = "local"',
+      "[profiles.local]",
+      'model_provider = "gw"',
+      "[model_providers.gw]",
+      `base_url = "${MODEL_URL}/v1"`,
+      "[model_providers.other]",
+      'base_url = "https://other.example/v1"',
+    ].join("\n");
+    const home = userHome({ "codex-home/config.toml": config });
+    expect(urls(translator("codex").network({ HOME: home, CODEX_HOME: join(home, "codex-home") }, {}))).toEqual([`${MODEL_URL}/v1`]);
+  });
+});
+
+describe("opencode", () => {
+  test("no config: OpenCode's own free provider", () => {
+    expect(urls(network("opencode", userHome()))).toEqual(["opencode.ai"]);
+  });
+
+  test("JSONC (comments, trailing commas) in opencode.jsonc, and {env:NAME} from the agent's environment", () => {
+    const jsonc = `// my gateway\n{ "model": "gw/m", "provider": { "gw": { "options": { "baseURL": "{env:GW_URL}", }, }, }, }\n`;
+    const home = userHome({ ".config/opencode/opencode.jsonc": jsonc });
+    expect(urls(network("opencode", home, { GW_URL: MODEL_URL }))).toEqual([MODEL_URL]);
+  });
+
+  test("the model's provider only, when the config names one", () => {
+    const config = opencodeUserConfig(MODEL_URL);
+    const other = { other: { options: { baseURL: "https://other.example/v1" } } };
+    const home = userHome({
+      ".config/opencode/opencode.json": JSON.stringify({
+        ...config,
+        model: "mock/mock-model",
+        provider: { ...(config.provider as object), ...other },
+      }),
+    });
+    expect(urls(network("opencode", home))).toEqual([`${MODEL_URL}/v1`]);
+  });
+
+  test("no model named: each configured provider", () => {
+    const provider = { a: { options: { baseURL: "https://a.example/v1" } }, b: { options: { baseURL: "https://b.example/v1" } } };
+    const needs = network("opencode", userHome({ ".config/opencode/opencode.json": JSON.stringify({ provider }) }));
+    expect(urls(needs)).toEqual(["https://a.example/v1", "https://b.example/v1"]);
+    expect(needs.endpoints[0]?.why).toContain("one of the configured providers");
+  });
+
+  test("a built-in provider: ANTHROPIC_BASE_URL, as its SDK reads it, else its API; logins in auth.json and keys choose", () => {
+    const home = userHome({ ".config/opencode/opencode.json": JSON.stringify({ model: "anthropic/claude-x" }) });
+    expect(urls(network("opencode", home))).toEqual(["api.anthropic.com"]);
+    expect(urls(network("opencode", home, { ANTHROPIC_BASE_URL: MODEL_URL }))).toEqual([MODEL_URL]);
+    expect(urls(network("opencode", userHome(), { OPENAI_API_KEY: "sk" }))).toEqual(["api.openai.com"]);
+    const chatgpt = userHome({ ".local/share/opencode/auth.json": JSON.stringify({ openai: { type: "oauth", refresh: "r" } }) });
+    expect(urls(network("opencode", chatgpt))).toEqual(["chatgpt.com", "auth.openai.com"]);
+  });
+});
+
+describe("pi", () => {
+  test("no config: Anthropic's API", () => {
+    expect(urls(network("pi", userHome()))).toEqual(["api.anthropic.com"]);
+  });
+
+  test("defaultProvider picks one of several providers in models.json", () => {
+    const providers = {
+      a: { baseUrl: "https://a.example/v1" },
+      b: { baseUrl: `${MODEL_URL}/v1`, models: [{ baseUrl: `${MODEL_URL}/alt` }] },
+    };
+    const home = userHome({
+      ".pi/agent/models.json": JSON.stringify({ providers }),
+      ".pi/agent/settings.json": JSON.stringify({ defaultProvider: "b" }),
+    });
+    expect(urls(network("pi", home))).toEqual([`${MODEL_URL}/v1`, `${MODEL_URL}/alt`]);
+    const undecided = userHome({ ".pi/agent/models.json": JSON.stringify({ providers }) });
+    expect(urls(network("pi", undecided))).toEqual(["https://a.example/v1", `${MODEL_URL}/v1`, `${MODEL_URL}/alt`]);
+  });
+
+  test("a /login adds its token host; a key variable chooses a built-in provider", () => {
+    const home = userHome({ ".pi/agent/auth.json": JSON.stringify({ anthropic: { type: "oauth", refresh: "r" } }) });
+    expect(urls(network("pi", home))).toEqual(["api.anthropic.com", "platform.claude.com"]);
+    expect(urls(network("pi", userHome(), { OPENAI_API_KEY: "sk" }))).toEqual(["api.openai.com"]);
+  });
+});
+
+describe("omp", () => {
+  test("no config: Anthropic's API", () => {
+    expect(urls(network("omp", userHome()))).toEqual(["api.anthropic.com"]);
+  });
+
+  test("the roles' providers from config.yml, with the base URL from models.yml", () => {
+    const home = userHome({ ".omp/agent/models.yml": ompUserModels(MODEL_URL), ".omp/agent/config.yml": ompUserConfig() });
+    const needs = network("omp", home);
+    expect(needs.endpoints).toHaveLength(1);
+    expect(needs.endpoints[0]?.why).toMatch(/^providers\.mock\.baseUrl in .*models\.yml \(modelRoles\.default in .*config\.yml\)$/);
+  });
+
+  test("ANTHROPIC_BASE_URL moves the Anthropic provider; a ChatGPT role adds its token host", () => {
+    const anthropic = userHome({ ".omp/agent/config.yml": "modelRoles:\n  default: anthropic/claude-x\n" });
+    expect(urls(network("omp", anthropic, { ANTHROPIC_BASE_URL: MODEL_URL }))).toEqual([MODEL_URL]);
+    const codex = userHome({ ".omp/agent/config.yaml": "modelRoles:\n  default: openai-codex/gpt-5.5\n" });
+    expect(urls(network("omp", codex))).toEqual(["chatgpt.com", "auth.openai.com"]);
+  });
+});
