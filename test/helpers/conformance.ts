@@ -328,6 +328,14 @@ export function describeConformance(cli: ConformanceCli, expectations: Conforman
         run.model.requests.some((request) => !request.side && request.hasAuth),
         "the model saw the user's credential",
       ).toBe(true);
+      // In the sandbox the agent had an empty network: it reached the scripted model through handoff's gate alone.
+      if (run.result.containment?.sandbox === "bwrap") {
+        const modelPort = Number(new URL(run.model.url).port);
+        expect(run.result.network).toMatchObject({ mode: "filtered", enforced: true });
+        expect(run.result.network?.allowed).toContainEqual(
+          expect.objectContaining({ host: "127.0.0.1", port: modelPort, roles: ["agent"], rule: expect.stringContaining(cli.name) }),
+        );
+      }
       expectCleanRun(run);
     });
 
