@@ -27,7 +27,7 @@ const VERIFY = { verify: ["npm test"] };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(!bwrap.ok)("with the sandbox (bubblewrap)", () => {
-  test("the run records the sandbox it used: bwrap, network for the agent only, no uncontained rows", async () => {
+  test("the run records the sandbox it used: bwrap, the agent's and setup's network filtered, none for verification, no uncontained rows", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const run = await delegate(repo, agent("fixes-add.sh"), VERIFY);
     expectVerifiedFix(run);
@@ -35,7 +35,7 @@ describe.skipIf(!bwrap.ok)("with the sandbox (bubblewrap)", () => {
       sandbox: "bwrap",
       requested: "auto",
       reason: null,
-      network: { agent: true, setup: true, verify: false },
+      network: { agent: "filtered", setup: "filtered", verify: "none" },
       uncontained: [],
     });
     expect(run.result.policy.warnings.map((w) => w.rule)).not.toContain("no_sandbox");
@@ -112,7 +112,7 @@ describe.skipIf(!bwrap.ok)("with the sandbox (bubblewrap)", () => {
 
       const online = await delegate(repo, agent("fixes-add.sh"), { verify: ["npm test", fetchIt], verifyNetwork: true });
       expect(online.result.terminalReason).toBe("verified");
-      expect(online.result.containment?.network.verify).toBe(true);
+      expect(online.result.containment?.network.verify).toBe("host");
       expect(requests()).toBe(1);
     } finally {
       server.close();
