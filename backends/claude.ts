@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { z } from "zod";
 import type { AgentCommand } from "../src/agent/stream-contract.js";
+import type { KeyRoute } from "../src/egress/key-route.js";
 import type {
   CliHome,
   CliInvocation,
@@ -143,9 +144,28 @@ export function claudeNetwork(
   return { endpoints: endpointList(keyLogin ? [api] : [api, refresh]) };
 }
 
+/**
+ * `ANTHROPIC_API_KEY` (sent as `x-api-key`) and `ANTHROPIC_AUTH_TOKEN` (a bearer token), kept out of the sandbox: Claude
+ * gets a placeholder and `ANTHROPIC_BASE_URL` on the sandbox's loopback. Not when the user's settings.json sets
+ * ANTHROPIC_BASE_URL: Claude copies its `env` over its environment, so the forwarder's base URL would not hold.
+ */
+export function claudeKeys(userEnv: Readonly<Record<string, string | undefined>>, agentEnv: Readonly<Record<string, string>>): KeyRoute[] {
+  const settings = ClaudeSettings.safeParse(readUserConfig(join(userClaudeConfigDir(userEnv), "settings.json"), "json"));
+  const settingsEnv = settings.success ? stringValues(settings.data.env) : {};
+  if (settingsEnv.ANTHROPIC_BASE_URL || settingsEnv.ANTHROPIC_API_KEY || settingsEnv.ANTHROPIC_AUTH_TOKEN) return [];
+  const upstream = agentEnv.ANTHROPIC_BASE_URL || "https://api.anthropic.com";
+  const routes: KeyRoute[] = [];
+  if (agentEnv.ANTHROPIC_API_KEY)
+    routes.push({ variable: "ANTHROPIC_API_KEY", header: "x-api-key", upstream, baseUrlVariable: "ANTHROPIC_BASE_URL" });
+  if (agentEnv.ANTHROPIC_AUTH_TOKEN)
+    routes.push({ variable: "ANTHROPIC_AUTH_TOKEN", header: "bearer", upstream, baseUrlVariable: "ANTHROPIC_BASE_URL" });
+  return routes;
+}
+
 export const claudeDefinition: CliTranslator = {
   home: claudeHome,
   network: claudeNetwork,
+  keys: claudeKeys,
   command: claudeCommand,
   resume: claudeResume,
   parser: (invocation) => createClaudeParser(invocation.sessionId),

@@ -10,18 +10,19 @@ import { parseArgs } from "node:util";
 import { REPO_SPECS, ensureRepo } from "./lib/generate.mjs";
 import { benchBatch } from "./lib/batch.mjs";
 import { benchStartup } from "./lib/startup.mjs";
+import { benchEgress } from "./lib/egress.mjs";
 import { benchIngestion } from "./lib/ingest.mjs";
 import { benchRepo } from "./lib/phases.mjs";
 import { REAL_PROJECT, RealProjectUnavailable, benchRealProject } from "./lib/real-project.mjs";
 import { formatTable, judgeRows } from "./lib/report.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const DEFAULT_ROUNDS = { small: 7, medium: 5, large: 3, real: 3, batch: 2, startup: 21 };
+const DEFAULT_ROUNDS = { small: 7, medium: 5, large: 3, real: 3, batch: 2, startup: 21, egress: 5 };
 // What `--only` can name: the synthetic repositories, the real npm project, the ingestion benchmark, the batch, start-up.
-const SECTIONS = [...Object.keys(REPO_SPECS), "real", "ingest", "batch", "startup"];
+const SECTIONS = [...Object.keys(REPO_SPECS), "real", "ingest", "batch", "startup", "egress"];
 const FS_TYPES = { 16914836: "tmpfs", 61267: "ext4", 1481003842: "xfs", 2435016766: "btrfs", 2035054128: "overlayfs" };
 const USAGE =
-  "usage: npm run bench -- [--sizes small,medium,large] [--no-real] [--only small,medium,large,real,ingest,batch,startup] [--rounds N] [--ingest-bytes N] [--dir DIR]";
+  "usage: npm run bench -- [--sizes small,medium,large] [--no-real] [--only small,medium,large,real,ingest,batch,startup,egress] [--rounds N] [--ingest-bytes N] [--dir DIR]";
 
 const log = (line) => process.stderr.write(`bench: ${line}\n`);
 
@@ -62,6 +63,7 @@ function options() {
     ingestBytes: only === null || only.includes("ingest") ? ingestBytes : 0,
     batch: only === null || only.includes("batch"),
     startup: only === null || only.includes("startup"),
+    egress: only === null || only.includes("egress"),
     dir: values.dir ?? process.env.HANDOFF_BENCH_DIR ?? defaultDir(),
   };
 }
@@ -117,6 +119,7 @@ async function main() {
     ingestion: null,
     batch: null,
     startup: null,
+    egress: null,
   };
   log(`working in ${opts.dir} (${results.machine.filesystem}); ${results.machine.cpus} cores, ${results.machine.git}`);
 
@@ -153,6 +156,11 @@ async function main() {
   if (opts.startup) {
     const workDir = join(opts.dir, "work", "startup");
     results.startup = await benchStartup({ root: ROOT, workDir, rounds: opts.rounds ?? DEFAULT_ROUNDS.startup, log });
+  }
+
+  if (opts.egress) {
+    const workDir = join(opts.dir, "work", "egress");
+    results.egress = await benchEgress({ root: ROOT, workDir, rounds: opts.rounds ?? DEFAULT_ROUNDS.egress, log });
   }
 
   const missed = judgeRows(results);

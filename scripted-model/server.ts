@@ -26,6 +26,8 @@ export interface RecordedRequest {
   readonly model: string | null;
   readonly userAgent: string | null;
   readonly hasAuth: boolean;
+  /** With `expectedKey`: whether the request carried exactly that key (`x-api-key` or a bearer token); never the key itself. */
+  readonly keyMatched: boolean | null;
   /** 0 for a `hang` step, which never answers. */
   readonly status: number;
 }
@@ -43,6 +45,8 @@ export interface ScriptedModelOptions {
   readonly script: ModelScript;
   /** Default: a free port. */
   readonly port?: number;
+  /** The key a test expects on every request: each request records whether it arrived (`keyMatched`). */
+  readonly expectedKey?: string;
 }
 
 const ROUTES: Readonly<Record<string, Protocol>> = {
@@ -58,6 +62,8 @@ class BadRequest extends Error {}
 /** Starts a fake LLM provider on 127.0.0.1 that answers every protocol from `script`. */
 export async function startScriptedModel(options: ScriptedModelOptions): Promise<ScriptedModel> {
   const script = parseModelScript(options.script);
+  const recorded = (req: IncomingMessage, facts: Partial<RecordedRequest> & { readonly status: number }) =>
+    entry(req, facts, options.expectedKey);
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   let seq = 0;
@@ -75,7 +81,7 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
   });
   // Codex's built-in provider tries a Responses WebSocket first; refusing it makes Codex fall back to SSE.
   server.on("upgrade", (req: IncomingMessage, socket: Socket) => {
-    requests.push(entry(req, { status: 426 }));
+    requests.push(recorded(req, { status: 426 }));
     socket.end("HTTP/1.1 426 Upgrade Required\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
   });
 
@@ -83,24 +89,24 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
     const path = pathOf(req);
     const method = req.method ?? "GET";
     if ((method === "HEAD" || method === "GET") && path === "/") {
-      requests.push(entry(req, { status: 200 }));
+      requests.push(recorded(req, { status: 200 }));
       res.writeHead(200, { "content-type": "text/plain" }).end(method === "HEAD" ? undefined : "scripted model\n");
       return;
     }
     if (method === "GET" && path === "/v1/models") {
-      requests.push(entry(req, { status: 200 }));
+      requests.push(recorded(req, { status: 200 }));
       sendJson(res, 200, { object: "list", data: [{ id: "mock-model", object: "model" }] });
       return;
     }
     if (method === "POST" && path === "/v1/messages/count_tokens") {
       await readBody(req).catch(() => undefined);
-      requests.push(entry(req, { protocol: "anthropic", side: true, status: 200 }));
+      requests.push(recorded(req, { protocol: "anthropic", side: true, status: 200 }));
       sendJson(res, 200, { input_tokens: INPUT_TOKENS });
       return;
     }
     const protocol = ROUTES[path];
     if (!protocol || method !== "POST") {
-      requests.push(entry(req, { status: 404 }));
+      requests.push(recorded(req, { status: 404 }));
       sendJson(res, 404, { error: { message: `scripted model: no route for ${method} ${path}` } });
       return;
     }
@@ -110,13 +116,13 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
       body = JSON.parse((await readBody(req)).toString("utf8"));
     } catch (error) {
       const message = error instanceof BadRequest ? error.message : `request body is not JSON: ${String(error)}`;
-      requests.push(entry(req, { protocol: protocol.name, status: 400 }));
+      requests.push(recorded(req, { protocol: protocol.name, status: 400 }));
       sendJson(res, 400, protocol.error(400, `scripted model: ${message}`));
       return;
     }
     const parsed = protocol.parse(body);
     if (!parsed.ok) {
-      requests.push(entry(req, { protocol: protocol.name, status: 400 }));
+      requests.push(recorded(req, { protocol: protocol.name, status: 400 }));
       sendJson(res, 400, protocol.error(400, `scripted model: unexpected ${protocol.name} request: ${parsed.message}`));
       return;
     }
@@ -126,7 +132,7 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
     const context: ReplyContext = { model: conversation.model ?? "mock-model", seq, callId: decision.callId };
     const status = statusOf(decision.action);
     requests.push(
-      entry(req, {
+      recorded(req, {
         protocol: protocol.name,
         stepIndex: decision.stepIndex,
         turn: decision.turn,
@@ -210,7 +216,11 @@ function header(req: IncomingMessage, name: string): string | null {
   return typeof value === "string" && value !== "" ? value : null;
 }
 
-function entry(req: IncomingMessage, facts: Partial<RecordedRequest> & { readonly status: number }): RecordedRequest {
+function entry(
+  req: IncomingMessage,
+  facts: Partial<RecordedRequest> & { readonly status: number },
+  expectedKey: string | undefined,
+): RecordedRequest {
   return {
     time: new Date().toISOString(),
     method: req.method ?? "GET",
@@ -223,6 +233,10 @@ function entry(req: IncomingMessage, facts: Partial<RecordedRequest> & { readonl
     model: null,
     userAgent: header(req, "user-agent"),
     hasAuth: header(req, "authorization") !== null || header(req, "x-api-key") !== null,
+    keyMatched:
+      expectedKey === undefined
+        ? null
+        : header(req, "x-api-key") === expectedKey || header(req, "authorization") === `Bearer ${expectedKey}`,
     ...facts,
   };
 }

@@ -40,6 +40,18 @@ export function judgeRows(results) {
     row.met = row.target === null ? null : row.ratio <= row.target;
     if (row.met === false) missed.push(`start-up ${row.command}: ${row.ratio}× node -e 0 (target ${row.target}×)`);
   }
+  const egress = results.egress;
+  if (egress) {
+    const t = egress.targets;
+    egress.met = {
+      throughput: egress.throughput.gate >= t.throughputMBps,
+      rss: egress.gateRssBytes < t.gateRssMiB * 1024 ** 2,
+      run: egress.run.addedMs <= t.addedRunMs,
+    };
+    if (!egress.met.throughput) missed.push(`egress: ${egress.throughput.gate} MB/s through the gate (target ≥ ${t.throughputMBps})`);
+    if (!egress.met.rss) missed.push(`egress: the gate's RSS ${mib(egress.gateRssBytes)} (target < ${t.gateRssMiB} MiB)`);
+    if (!egress.met.run) missed.push(`egress: a whole run +${egress.run.addedMs} ms filtered (target ≤ ${t.addedRunMs} ms)`);
+  }
   return missed;
 }
 
@@ -85,6 +97,17 @@ export function formatTable(results) {
       lines.push(
         `  ${row.command.padEnd(20)} ${ms(row.ms.median)} ms  ${row.ratio.toFixed(2)}×${row.target === null ? "" : `  (target ≤ ${row.target}× ${row.met ? "ok" : "MISSED"})`}`,
       );
+  }
+  if (results.egress) {
+    const e = results.egress;
+    const mark = (met) => (met ? "ok" : "MISSED");
+    lines.push(
+      "",
+      `egress (medians of ${e.throughput.ms.gate.n}):`,
+      `  ${e.responseBytes / 1024 ** 2} MiB response: ${e.throughput.gate} MB/s through the forwarder and the gate, ${e.throughput.direct} MB/s straight  (target ≥ ${e.targets.throughputMBps} ${mark(e.met.throughput)})`,
+      `  the gate's peak RSS ${mib(e.gateRssBytes)}  (target < ${e.targets.gateRssMiB} MiB ${mark(e.met.rss)})`,
+      `  a whole run: ${ms(e.run.ms.filtered.median)} ms filtered, ${ms(e.run.ms.open.median)} ms with --allow-net '*': +${e.run.addedMs} ms  (target ≤ ${e.targets.addedRunMs} ms ${mark(e.met.run)})`,
+    );
   }
   return lines.join("\n");
 }

@@ -1,4 +1,5 @@
 import type { ModelEndpoint } from "../egress/model-endpoints.js";
+import type { KeyRoute } from "../egress/key-route.js";
 import type { AgentCommand, StreamParser } from "./stream-contract.js";
 
 /** What a user needs to know about an agent CLI: where to get it, how to log in, which version handoff tested. */
@@ -83,6 +84,12 @@ export interface CliTranslator {
    * links), never from the repository. What the egress allowlist grants the agent on top of `--allow-net`.
    */
   network(userEnv: Readonly<Record<string, string | undefined>>, agentEnv: Readonly<Record<string, string>>): CliNetworkNeeds;
+  /**
+   * The model keys in the agent's environment (passed with `--env`) that handoff can keep out of the sandbox: each
+   * with the header the CLI sends it in, where it sends it, and the variable that points the CLI elsewhere. Absent
+   * or empty: the CLI's keys stay in its environment (result.json `network.keys` says so).
+   */
+  keys?(userEnv: Readonly<Record<string, string | undefined>>, agentEnv: Readonly<Record<string, string>>): readonly KeyRoute[];
   command(invocation: CliInvocation): AgentCommand;
   /** The command that continues a session headless; absent for a CLI that cannot. */
   resume?(invocation: CliResumeInvocation): CliResumeCommand | CliCannotResume;

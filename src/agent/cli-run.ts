@@ -100,7 +100,14 @@ async function runCliTurn(
   const mounts: ExtraMounts = {
     ...mergeMounts(installMounts(executable.path, executable.pathEnv), loginMounts(home.links, linked)),
     // Its model's hosts, as the user's own config names them: what the egress allowlist adds for this agent.
-    network: { backend: info.name, endpoints: definition.network(context.userEnv, context.env).endpoints },
+    network: {
+      backend: info.name,
+      endpoints: definition.network(context.userEnv, context.env).endpoints,
+      keys: (definition.keys?.(context.userEnv, context.env) ?? []).flatMap((route) => {
+        const key = context.env[route.variable];
+        return key ? [{ route, key }] : [];
+      }),
+    },
   };
   const inHome = (run: AgentCommand): AgentCommand => ({ ...run, env: { ...home.env, ...run.env, PATH: executable.pathEnv } });
   try {

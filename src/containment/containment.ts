@@ -22,6 +22,7 @@ import { isOpen } from "../egress/egress-policy.js";
 import { EgressLog } from "../egress/egress-log.js";
 import type { BlockReason } from "../egress/allow-rules.js";
 import type { NetworkRecord } from "../egress/egress-record.js";
+import type { KeyRecord } from "../egress/key-route.js";
 import { networkRecord } from "../egress/network-record.js";
 import { type BackendNetwork, type FilteredProcess, type NetworkAccess, openFilteredProcess } from "./network-access.js";
 
@@ -163,6 +164,8 @@ export class Containment {
   readonly #agentBinds = new Set<string>();
   /** Every connection the agent and setup tried through the egress proxy, for result.json `network`. */
   readonly #egressLog = new EgressLog();
+  /** What became of each model key the agent was given (result.json `network.keys`). */
+  readonly #keys = new Map<string, KeyRecord>();
   #count = 0;
 
   constructor(settings: ContainmentSettings, cgroups: CgroupSupport = detectCgroupSupport()) {
@@ -211,6 +214,8 @@ export class Containment {
           const access = spec.offline ? "none" : this.network(spec.role);
           const egress = access === "filtered" && spec.role !== "verify" ? this.#openEgress(spec.role, spec.label, extra) : null;
           if (egress) filtered.push(egress);
+          for (const key of egress?.keys ?? []) this.#keys.set(`${key.backend}\0${key.variable}`, key);
+          if (!egress) this.#noteKeysWithAgent(extra, "--allow-net '*': the agent had the host network");
           const binds = this.#binds(
             spec,
             egress
@@ -236,6 +241,7 @@ export class Containment {
           file = choice.executable;
           if (egress) proxyEnv = egress.env;
         }
+        if (choice.kind !== "bwrap") this.#noteKeysWithAgent(extra, "no sandbox: the agent had the host network");
         // The toolchains' root variables, sandbox or not: every process gets a private HOME, where rustup would look.
         const env: Record<string, string> = {
           ...this.#toolchains.env,
@@ -275,6 +281,7 @@ export class Containment {
         // After every process of the tree is gone: nothing can open a connection any more.
         for (const egress of filtered) {
           await egress.gate.close();
+          for (const forwarder of egress.forwarders) await forwarder.close();
           for (const host of egress.gate.blockedHosts()) {
             const event = { kind: "egress_blocked", role: spec.role, label: spec.label, ...host } as const;
             events.push(event);
@@ -290,6 +297,15 @@ export class Containment {
         return { limitsHit, events };
       },
     };
+  }
+
+  /** A key that stayed in the agent's environment: no filtered network to keep it out with. */
+  #noteKeysWithAgent(extra: ExtraMounts, why: string): void {
+    for (const { route } of extra.network?.keys ?? []) {
+      const key = `${extra.network!.backend}\0${route.variable}`;
+      if (!this.#keys.has(key))
+        this.#keys.set(key, { backend: extra.network!.backend, variable: route.variable, held: "with_agent", detail: why });
+    }
   }
 
   /** The egress gate of one agent or setup process: `--allow-net`, plus setup's registries or the backend's own hosts. */
@@ -373,6 +389,7 @@ export class Containment {
       rules: this.settings.egress,
       backendOutside: this.#events.some((event) => event.kind === "unsandboxed_backend"),
       log: this.#egressLog,
+      keys: [...this.#keys.values()],
     });
   }
 

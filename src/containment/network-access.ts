@@ -10,6 +10,8 @@ import { EgressGate } from "../egress/egress-gate.js";
 import type { EgressLog } from "../egress/egress-log.js";
 import type { EgressRole } from "../egress/egress-record.js";
 import { type ModelEndpoint, endpointAccess } from "../egress/model-endpoints.js";
+import type { KeyRecord, KeyRoute } from "../egress/key-route.js";
+import { ModelForwarder, keyPlaceholder } from "../egress/model-forwarder.js";
 
 export type { NetworkAccess } from "../egress/egress-policy.js";
 
@@ -17,6 +19,8 @@ export type { NetworkAccess } from "../egress/egress-policy.js";
 export interface BackendNetwork {
   readonly backend: string;
   readonly endpoints: readonly ModelEndpoint[];
+  /** Its model keys in the agent's environment, with their values: kept out of the sandbox when the network is filtered. */
+  readonly keys?: readonly { readonly route: KeyRoute; readonly key: string }[];
 }
 
 /**
@@ -31,6 +35,9 @@ export const FORWARDER = {
 /** What a filtered process adds to its sandbox: the gate outside, the binds and entry inside, the proxy variables. */
 export interface FilteredProcess {
   readonly gate: EgressGate;
+  /** One per model key the agent was given: it adds the key outside the sandbox. */
+  readonly forwarders: readonly ModelForwarder[];
+  readonly keys: readonly KeyRecord[];
   /** Read-only inside: the gate's socket directory, and the forwarder with its node. */
   readonly readOnly: readonly string[];
   readonly programs: readonly string[];
@@ -65,13 +72,64 @@ export function openFilteredProcess(request: FilteredRequest): FilteredProcess {
     log: request.log,
   });
   const proxy = `http://127.0.0.1:${gate.proxyPort}`;
+  const forward = gate.forwardSpec();
+  const env: Record<string, string> = proxyEnvironment(proxy);
+  const forwarders: ModelForwarder[] = [];
+  const keys: KeyRecord[] = [];
+  for (const [i, { route, key }] of (request.backend?.keys ?? []).entries()) {
+    const backend = request.backend!.backend;
+    if (!isHttpUrl(route.upstream)) {
+      keys.push({
+        backend,
+        variable: route.variable,
+        held: "with_agent",
+        detail: `its base URL is not an http(s) URL: ${route.upstream.slice(0, 100)}`,
+      });
+      continue;
+    }
+    const port = freePort(forward.map((entry) => entry.listen));
+    const placeholder = keyPlaceholder();
+    const forwarder = new ModelForwarder({
+      socket: join(dir, `k${i}.sock`),
+      route,
+      realKey: key,
+      placeholder,
+      role: request.role,
+      label: request.label,
+      rule: `${backend}: ${route.variable}, added by handoff's model forwarder`,
+      log: request.log,
+    });
+    forwarders.push(forwarder);
+    forward.push({ listen: port, socket: join(dir, `k${i}.sock`) });
+    env[route.variable] = placeholder;
+    env[route.baseUrlVariable] = forwarder.insideBaseUrl(port);
+    keys.push({ backend, variable: route.variable, held: "forwarded", detail: `added on the way to ${new URL(route.upstream).origin}` });
+  }
   return {
     gate,
+    forwarders,
+    keys,
     readOnly: [dir],
     programs: [FORWARDER.node, FORWARDER.script],
-    entry: [FORWARDER.node, FORWARDER.script, JSON.stringify(gate.forwardSpec()), "--"],
-    env: proxyEnvironment(proxy),
+    entry: [FORWARDER.node, FORWARDER.script, JSON.stringify(forward), "--"],
+    env,
   };
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+/** A port of the sandbox's loopback that nothing else of this process listens on. */
+function freePort(taken: readonly number[]): number {
+  let port = 41_000;
+  while (taken.includes(port)) port++;
+  return port;
 }
 
 /** A Unix socket's path holds 107 bytes: the run's scratch space when its path is short enough, else the temp dir. */

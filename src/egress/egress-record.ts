@@ -4,12 +4,16 @@
  * CONTRACT (filled in by the proxy work): the types are fixed; the tally builder is to be implemented.
  */
 import type { BlockReason } from "./allow-rules.js";
+import type { KeyRecord } from "./key-route.js";
 
 /** Who made the connection: the agent, or a setup command (its command line). */
 export type EgressRole = "agent" | "setup";
 
-/** How the connection came: an HTTP CONNECT tunnel, a plain HTTP request by absolute URI, or a fixed tunnel (a model endpoint on a local address). */
-export type EgressVia = "connect" | "http" | "tunnel";
+/**
+ * How the connection came: an HTTP CONNECT tunnel, a plain HTTP request by absolute URI, a fixed tunnel (a model
+ * endpoint on a local address), or a model request handoff's forwarder sent on with the real key.
+ */
+export type EgressVia = "connect" | "http" | "tunnel" | "model";
 
 export interface EgressAttempt {
   /** ISO time the attempt arrived. */
@@ -61,6 +65,8 @@ export interface NetworkRecord {
   readonly attempts: readonly EgressAttempt[];
   /** How many attempts were left out of `attempts` (they are still counted in the tallies). */
   readonly attemptsLeftOut: number;
+  /** Each model key the agent was given with `--env`: kept out of the sandbox, or why not. */
+  readonly keys: readonly KeyRecord[];
 }
 
 export const ATTEMPTS_KEPT = 200;

@@ -1,6 +1,7 @@
 import type { EgressLog } from "./egress-log.js";
 import type { EgressSettings, NetworkAccess } from "./egress-policy.js";
 import type { NetworkRecord } from "./egress-record.js";
+import type { KeyRecord } from "./key-route.js";
 import { ruleWords } from "./rule-words.js";
 
 export interface NetworkFacts {
@@ -11,6 +12,7 @@ export interface NetworkFacts {
   /** A backend started its agent without handoff's sandbox: nothing held its network. */
   readonly backendOutside: boolean;
   readonly log: EgressLog;
+  readonly keys: readonly KeyRecord[];
 }
 
 /** result.json `network`, from what the run was given and what its gates saw. */
@@ -23,6 +25,7 @@ export function networkRecord(facts: NetworkFacts): NetworkRecord {
     blocked: tallies.blocked,
     attempts: tallies.attempts,
     attemptsLeftOut: tallies.attemptsLeftOut,
+    keys: facts.keys,
   };
   if (!facts.sandboxed)
     return { ...base, mode: "open", enforced: false, reason: "no sandbox: the agent and the setup commands had this machine's network" };

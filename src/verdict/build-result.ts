@@ -259,5 +259,6 @@ function writtenNetwork(n: NetworkRecord) {
     allowed: n.allowed.map(tally),
     blocked: n.blocked.map(tally),
     attempts: n.attempts.map((attempt) => ({ ...attempt })),
+    keys: n.keys.map((key) => ({ ...key })),
   };
 }

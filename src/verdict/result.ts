@@ -61,6 +61,10 @@ const Network = z.looseObject({
     }),
   ),
   attemptsLeftOut: z.number(),
+  /** Each model key the agent was given: `forwarded` (a placeholder inside, the key added outside) or `with_agent`. */
+  keys: z
+    .array(z.looseObject({ backend: z.string(), variable: z.string(), held: z.enum(["forwarded", "with_agent"]), detail: z.string() }))
+    .optional(),
 });
 
 /** A process the crash sweep dealt with (src/containment/survivors.ts `Survivor`, without its start time). */

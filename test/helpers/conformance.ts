@@ -157,11 +157,15 @@ export async function runWithCli(
     readonly files?: Record<string, string>;
     /** More `handoff run` options, before the task (e.g. `["--attempts", "2"]`). */
     readonly extraArgs?: readonly string[];
+    /** The key the scripted model checks each request for (it records whether it arrived, never the key). */
+    readonly expectedKey?: string;
+    /** More variables in handoff's environment (pass them to the agent with `--env` in `extraArgs`). */
+    readonly env?: Readonly<Record<string, string>>;
   } = {},
 ): Promise<CliRunOutcome> {
   const bin = agentCliBin(cli.name);
   if (!bin) throw new Error(`${cli.name} is not installed`);
-  const model = await startScriptedModel({ script });
+  const model = await startScriptedModel({ script, expectedKey: options.expectedKey });
   onTestFinished(() => model.close());
   const repo = await makeRepo(options.files ?? FAILING_ADD_PROJECT);
   const userHome = fakeUserHome(cli, model.url);
@@ -201,9 +205,9 @@ export async function runWithCli(
       "--",
       TASK,
     ],
-    { env: { ...USER_ENV_RESET, HOME: userHome, HANDOFF_CLI_HOME_DIR: CLI_HOMES, ...passEnv } },
+    { env: { ...USER_ENV_RESET, HOME: userHome, HANDOFF_CLI_HOME_DIR: CLI_HOMES, ...passEnv, ...options.env } },
   );
-  const env = { ...USER_ENV_RESET, HOME: userHome, HANDOFF_CLI_HOME_DIR: CLI_HOMES, ...passEnv };
+  const env = { ...USER_ENV_RESET, HOME: userHome, HANDOFF_CLI_HOME_DIR: CLI_HOMES, ...passEnv, ...options.env };
   return collectRun(outcome, join(runsDir, runId), { model, userHome, homeBefore, env });
 }
 

@@ -1,0 +1,31 @@
+/**
+ * A model key the agent's CLI is given as an environment variable (`--env ANTHROPIC_API_KEY`), and how handoff keeps
+ * it out of the sandbox: the CLI gets a placeholder and a base URL on the sandbox's loopback; handoff's model
+ * forwarder, outside, puts the real key on each request and sends it on to `upstream`, and nowhere else.
+ */
+export interface KeyRoute {
+  /** The variable that holds the key in the agent's environment. */
+  readonly variable: string;
+  /** How the CLI sends it: `x-api-key: KEY`, or `authorization: Bearer KEY`. */
+  readonly header: "x-api-key" | "bearer";
+  /** The base URL the CLI would send it to: its config's or the environment's, else its provider's default. */
+  readonly upstream: string;
+  /** The variable that points the CLI at another base URL: set to the forwarder's inside the sandbox. */
+  readonly baseUrlVariable: string;
+}
+
+/** A key route that could not be kept out of the sandbox, and why (the key then stays in the agent's environment). */
+export interface KeyRouteRefused {
+  readonly variable: string;
+  readonly why: string;
+}
+
+/** What result.json `network.keys` says of each model key the agent was given. */
+export interface KeyRecord {
+  readonly backend: string;
+  readonly variable: string;
+  /** `forwarded`: the agent held a placeholder and handoff added the key on the way out; `with_agent`: it was in the agent's environment. */
+  readonly held: "forwarded" | "with_agent";
+  /** Where handoff sent it (forwarded), or why it stayed in the sandbox. */
+  readonly detail: string;
+}

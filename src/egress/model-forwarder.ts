@@ -1,0 +1,114 @@
+import { randomBytes } from "node:crypto";
+import { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse, createServer, request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
+import type { Socket } from "node:net";
+import type { EgressLog } from "./egress-log.js";
+import type { EgressRole } from "./egress-record.js";
+import type { KeyRoute } from "./key-route.js";
+
+/** What the CLI holds instead of its key: recognisable, and worth nothing anywhere. */
+export function keyPlaceholder(): string {
+  return `handoff-placeholder-${randomBytes(12).toString("hex")}`;
+}
+
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+]);
+
+export interface ModelForwarderOptions {
+  readonly socket: string;
+  readonly route: KeyRoute;
+  readonly realKey: string;
+  readonly placeholder: string;
+  readonly role: EgressRole;
+  readonly label: string;
+  /** The rule in words, for the record (`claude: ANTHROPIC_API_KEY, added by handoff`). */
+  readonly rule: string;
+  readonly log: EgressLog;
+}
+
+/**
+ * handoff's model forwarder for one key: an HTTP server on a Unix socket (reached from the sandbox's loopback) that
+ * sends every request on to the route's upstream, with the placeholder the CLI sent replaced by the real key in the
+ * route's header. A request that does not carry the placeholder goes on unchanged: the key is added to nothing else.
+ */
+export class ModelForwarder {
+  readonly #options: ModelForwarderOptions;
+  readonly #upstream: URL;
+  readonly #server;
+  readonly #live = new Set<Socket>();
+
+  constructor(options: ModelForwarderOptions) {
+    this.#options = options;
+    this.#upstream = new URL(options.route.upstream);
+    this.#server = createServer({ requestTimeout: 0 }, (req, res) => this.#forward(req, res));
+    this.#server.on("connection", (socket: Socket) => {
+      this.#live.add(socket);
+      socket.on("error", () => {});
+      socket.on("close", () => this.#live.delete(socket));
+    });
+    this.#server.on("clientError", (_error, socket) => socket.destroy());
+    this.#server.listen(options.socket);
+  }
+
+  /** The base URL the CLI is given inside the sandbox: the forwarder's port, the upstream's path. */
+  insideBaseUrl(port: number): string {
+    const path = this.#upstream.pathname.replace(/\/+$/, "");
+    return `http://127.0.0.1:${port}${path}`;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.#live) socket.destroy();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  #forward(req: IncomingMessage, res: ServerResponse): void {
+    req.on("error", () => {});
+    res.on("error", () => {});
+    const { route, realKey, placeholder, log, role, label, rule } = this.#options;
+    const upstream = this.#upstream;
+    const port = upstream.port === "" ? (upstream.protocol === "https:" ? 443 : 80) : Number(upstream.port);
+    const attempt = log.record({ role, label, host: upstream.hostname.replace(/^\[|\]$/g, ""), port, via: "model", rule, reason: null });
+    const headers: OutgoingHttpHeaders = {};
+    for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;
+    headers.host = upstream.host;
+    if (route.header === "x-api-key" && headers["x-api-key"] === placeholder) headers["x-api-key"] = realKey;
+    if (route.header === "bearer" && headers.authorization === `Bearer ${placeholder}`) headers.authorization = `Bearer ${realKey}`;
+    // The CLI's path already carries the upstream's prefix (its base URL inside has the same path).
+    const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;
+    const out = send({
+      protocol: upstream.protocol,
+      hostname: upstream.hostname.replace(/^\[|\]$/g, ""),
+      port,
+      method: req.method,
+      path: req.url ?? "/",
+      headers,
+      agent: false,
+    });
+    out.on("error", (error) => {
+      if (!res.headersSent) {
+        const body = `handoff's model forwarder could not reach ${upstream.host}: ${error.message}\n`;
+        res.writeHead(502, { "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(body) });
+        res.end(body);
+      } else res.destroy();
+    });
+    out.on("response", (answer) => {
+      const back: OutgoingHttpHeaders = {};
+      for (const [name, value] of Object.entries(answer.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) back[name] = value;
+      res.writeHead(answer.statusCode ?? 502, back);
+      answer.on("data", (chunk: Buffer) => attempt.addDown(chunk.length));
+      answer.on("error", () => res.destroy());
+      answer.pipe(res);
+    });
+    req.on("data", (chunk: Buffer) => attempt.addUp(chunk.length));
+    req.pipe(out);
+  }
+}
