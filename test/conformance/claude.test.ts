@@ -114,7 +114,7 @@ describe.runIf(conformanceEnabled("claude"))("claude: permissions", () => {
       "env > seen-env.txt",
       "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' > seen-proc-environ.txt",
       // The key is looked for whole, put together from two halves and read from stdin: never written anywhere whole.
-      'printf %s "$CHECK_A$CHECK_B" | grep -rlsF -f /dev/stdin "$HOME" "$CLAUDE_CONFIG_DIR" "${TMPDIR:-/tmp}" /tmp . /proc/[0-9]*/environ /proc/[0-9]*/cmdline > seen-key-in.txt; true',
+      'printf %s "$CHECK_A$CHECK_B" | grep -rlsF -f /dev/stdin "$HOME" "$CLAUDE_CONFIG_DIR" "$TMPDIR" /tmp . /proc/[0-9]*/environ /proc/[0-9]*/cmdline > seen-key-in.txt; true',
     ].join("; ");
     const run = await runWithCli(
       claudeCli,
