@@ -16,9 +16,13 @@ export function networkHeadline(r: RunResult): string | null {
   if (blocked.length > 0) {
     const roles = new Set(blocked.flatMap((host) => host.roles));
     const who = roles.has("agent") && roles.has("setup") ? "the agent and setup" : roles.has("setup") ? "a setup command" : "the agent";
-    const named = blocked.slice(0, HOSTS_NAMED).map((host) => `${escapeControls(host.host)}:${host.port}`);
-    const more = blocked.length > HOSTS_NAMED ? `, and ${blocked.length - HOSTS_NAMED} more` : "";
-    const count = blocked.length === 1 ? "1 host that was" : `${blocked.length} hosts that were`;
+    // One host once, with every port it was tried on.
+    const ports = new Map<string, number[]>();
+    for (const entry of blocked) ports.set(entry.host, [...(ports.get(entry.host) ?? []), entry.port]);
+    const hosts = [...ports.entries()];
+    const named = hosts.slice(0, HOSTS_NAMED).map(([host, list]) => `${escapeControls(host)} (port ${list.join(", ")})`);
+    const more = hosts.length > HOSTS_NAMED ? `, and ${hosts.length - HOSTS_NAMED} more` : "";
+    const count = hosts.length === 1 ? "1 host that was" : `${hosts.length} hosts that were`;
     return `${who} tried to reach ${count} blocked: ${named.join(", ")}${more} (result.json network.blocked)`;
   }
   if (network.mode === "open") return `the agent had this machine's network: ${escapeControls(network.reason ?? "unfiltered")}`;
