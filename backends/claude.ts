@@ -156,9 +156,19 @@ export function claudeKeys(userEnv: Readonly<Record<string, string | undefined>>
   const upstream = agentEnv.ANTHROPIC_BASE_URL || "https://api.anthropic.com";
   const routes: KeyRoute[] = [];
   if (agentEnv.ANTHROPIC_API_KEY)
-    routes.push({ variable: "ANTHROPIC_API_KEY", header: "x-api-key", upstream, baseUrlVariable: "ANTHROPIC_BASE_URL" });
+    routes.push({
+      variable: "ANTHROPIC_API_KEY",
+      header: "x-api-key",
+      upstream,
+      redirect: { kind: "variable", variable: "ANTHROPIC_BASE_URL" },
+    });
   if (agentEnv.ANTHROPIC_AUTH_TOKEN)
-    routes.push({ variable: "ANTHROPIC_AUTH_TOKEN", header: "bearer", upstream, baseUrlVariable: "ANTHROPIC_BASE_URL" });
+    routes.push({
+      variable: "ANTHROPIC_AUTH_TOKEN",
+      header: "bearer",
+      upstream,
+      redirect: { kind: "variable", variable: "ANTHROPIC_BASE_URL" },
+    });
   return routes;
 }
 

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { z } from "zod";
 import type { AgentCommand } from "../src/agent/stream-contract.js";
+import { BASE_URL_TOKEN, type KeyRoute } from "../src/egress/key-route.js";
 import type {
   CliHome,
   CliInvocation,
@@ -102,6 +103,7 @@ const CodexConfig = z.looseObject({
       z.string(),
       z.looseObject({
         base_url: z.string().optional(),
+        env_key: z.string().optional(),
         requires_openai_auth: z.boolean().optional(),
         aws: z.looseObject({ region: z.string().optional() }).optional(),
       }),
@@ -170,9 +172,35 @@ export function codexNetwork(
   return { endpoints: endpointList(login === "chatgpt-file" ? [api, refresh] : [api]) };
 }
 
+/**
+ * The key of a custom provider (`[model_providers.<id>] env_key`, a variable passed with `--env`), kept out of the
+ * sandbox: Codex gets a placeholder in that variable and, first on its command line, `-c model_providers.<id>.base_url`
+ * pointing at handoff's model forwarder, which sends it on with the key as a bearer token. Codex's built-in OpenAI
+ * provider and a ChatGPT login keep their keys with the agent for now.
+ */
+export function codexKeys(userEnv: Readonly<Record<string, string | undefined>>, agentEnv: Readonly<Record<string, string>>): KeyRoute[] {
+  const parsed = CodexConfig.safeParse(readUserConfig(join(userCodexHome(userEnv), "config.toml"), "toml"));
+  if (!parsed.success) return [];
+  const config = parsed.data;
+  const providerId = (config.profile && config.profiles?.[config.profile]?.model_provider) || config.model_provider || "openai";
+  const custom = providerId === "openai" ? undefined : config.model_providers?.[providerId];
+  // A dotted key of -c: an id that would need quoting there is left alone.
+  if (!custom?.base_url || !custom.env_key || custom.requires_openai_auth || !/^[A-Za-z0-9_-]+$/.test(providerId)) return [];
+  if (!agentEnv[custom.env_key]) return [];
+  return [
+    {
+      variable: custom.env_key,
+      header: "bearer",
+      upstream: custom.base_url,
+      redirect: { kind: "leading_args", args: ["-c", `model_providers.${providerId}.base_url=${BASE_URL_TOKEN}`] },
+    },
+  ];
+}
+
 export const codexDefinition: CliTranslator = {
   home: codexHome,
   network: codexNetwork,
+  keys: codexKeys,
   command: codexCommand,
   resume: codexResume,
   parser: () => createCodexParser(),

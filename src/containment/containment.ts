@@ -237,7 +237,7 @@ export class Containment {
             uid: sandboxId(process.getuid?.() ?? 1000),
             gid: sandboxId(process.getgid?.() ?? 1000),
           });
-          args = [...prefix, ...(egress?.entry ?? []), file, ...args];
+          args = [...prefix, ...(egress?.entry ?? []), file, ...(egress?.leadingArgs ?? []), ...args];
           file = choice.executable;
           if (egress) proxyEnv = egress.env;
         }

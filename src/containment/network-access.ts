@@ -10,7 +10,7 @@ import { EgressGate } from "../egress/egress-gate.js";
 import type { EgressLog } from "../egress/egress-log.js";
 import type { EgressRole } from "../egress/egress-record.js";
 import { type ModelEndpoint, endpointAccess } from "../egress/model-endpoints.js";
-import type { KeyRecord, KeyRoute } from "../egress/key-route.js";
+import { BASE_URL_TOKEN, type KeyRecord, type KeyRoute } from "../egress/key-route.js";
 import { ModelForwarder, keyPlaceholder } from "../egress/model-forwarder.js";
 
 export type { NetworkAccess } from "../egress/egress-policy.js";
@@ -38,6 +38,8 @@ export interface FilteredProcess {
   /** One per model key the agent was given: it adds the key outside the sandbox. */
   readonly forwarders: readonly ModelForwarder[];
   readonly keys: readonly KeyRecord[];
+  /** Put first on the CLI's own command line: a key route's redirect to the forwarder (Codex's `-c …base_url=…`). */
+  readonly leadingArgs: readonly string[];
   /** Read-only inside: the gate's socket directory, and the forwarder with its node. */
   readonly readOnly: readonly string[];
   readonly programs: readonly string[];
@@ -76,6 +78,7 @@ export function openFilteredProcess(request: FilteredRequest): FilteredProcess {
   const env: Record<string, string> = proxyEnvironment(proxy);
   const forwarders: ModelForwarder[] = [];
   const keys: KeyRecord[] = [];
+  const leadingArgs: string[] = [];
   for (const [i, { route, key }] of (request.backend?.keys ?? []).entries()) {
     const backend = request.backend!.backend;
     if (!isHttpUrl(route.upstream)) {
@@ -102,13 +105,16 @@ export function openFilteredProcess(request: FilteredRequest): FilteredProcess {
     forwarders.push(forwarder);
     forward.push({ listen: port, socket: join(dir, `k${i}.sock`) });
     env[route.variable] = placeholder;
-    env[route.baseUrlVariable] = forwarder.insideBaseUrl(port);
+    const inside = forwarder.insideBaseUrl(port);
+    if (route.redirect.kind === "variable") env[route.redirect.variable] = inside;
+    else leadingArgs.push(...route.redirect.args.map((arg) => arg.replaceAll(BASE_URL_TOKEN, JSON.stringify(inside))));
     keys.push({ backend, variable: route.variable, held: "forwarded", detail: `added on the way to ${new URL(route.upstream).origin}` });
   }
   return {
     gate,
     forwarders,
     keys,
+    leadingArgs,
     readOnly: [dir],
     programs: [FORWARDER.node, FORWARDER.script],
     entry: [FORWARDER.node, FORWARDER.script, JSON.stringify(forward), "--"],

@@ -10,9 +10,20 @@ export interface KeyRoute {
   readonly header: "x-api-key" | "bearer";
   /** The base URL the CLI would send it to: its config's or the environment's, else its provider's default. */
   readonly upstream: string;
-  /** The variable that points the CLI at another base URL: set to the forwarder's inside the sandbox. */
-  readonly baseUrlVariable: string;
+  /** How the CLI is pointed at the forwarder's base URL inside the sandbox. */
+  readonly redirect: BaseUrlRedirect;
 }
+
+/**
+ * A variable set to the forwarder's base URL, or arguments put first on the CLI's command line (Codex's
+ * `-c model_providers.<id>.base_url="…"`), where BASE_URL_TOKEN stands for the URL, written as a TOML/JSON string.
+ */
+export type BaseUrlRedirect =
+  | { readonly kind: "variable"; readonly variable: string }
+  | { readonly kind: "leading_args"; readonly args: readonly string[] };
+
+/** In a `leading_args` redirect: replaced by the forwarder's base URL, quoted as a JSON string. */
+export const BASE_URL_TOKEN = "{base_url}";
 
 /** A key route that could not be kept out of the sandbox, and why (the key then stays in the agent's environment). */
 export interface KeyRouteRefused {

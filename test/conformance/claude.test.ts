@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { claudeArgs } from "../../backends/claude.js";
@@ -11,6 +11,7 @@ import {
   describeConformance,
   describeSteering,
   expectCleanRun,
+  runLookingForKey,
   runWithCli,
 } from "../helpers/conformance.js";
 import { tempDir } from "../helpers/repo.js";
@@ -108,41 +109,13 @@ describe.runIf(conformanceEnabled("claude"))("claude: permissions", () => {
   test("an API key passed with --env never enters the sandbox: Claude holds a placeholder, and the scripted model receives the real key", {
     timeout: 180_000,
   }, async () => {
-    // Everything the agent can see of itself: its environment, every process's in its PID namespace, and the
-    // files of its homes and its tree, searched for the key (and a copy of the environment kept for the test).
-    const look = [
-      "env > seen-env.txt",
-      "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' > seen-proc-environ.txt",
-      // The key is looked for whole, put together from two halves and read from stdin: never written anywhere whole.
-      'printf %s "$CHECK_A$CHECK_B" | grep -rlsF -f /dev/stdin "$HOME" "$CLAUDE_CONFIG_DIR" "$TMPDIR" /tmp . /proc/[0-9]*/environ /proc/[0-9]*/cmdline > seen-key-in.txt; true',
-    ].join("; ");
-    const run = await runWithCli(
-      claudeCli,
-      { steps: [{ run: { command: look } }, { write: { path: "math.js", content: FIXED_MATH } }, { say: "Fixed add(). All tests pass." }] },
-      {
-        expectedKey: CLAUDE_TEST_KEY,
-        extraArgs: ["--env", "CHECK_A", "--env", "CHECK_B"],
-        env: { CHECK_A: CLAUDE_TEST_KEY.slice(0, 10), CHECK_B: CLAUDE_TEST_KEY.slice(10) },
-      },
-    );
-    expect(run.result.terminalReason, run.stderr).toBe("verified");
-    const mainRequests = run.model.requests.filter((request) => !request.side);
-    expect(mainRequests.length).toBeGreaterThan(0);
-    expect(mainRequests.every((request) => request.keyMatched)).toBe(true);
-    const patch = readFileSync(join(run.runDir, "changes.patch"), "utf8");
-    const added = (file: string) => new RegExp(`\\+\\+\\+ b/${file}\\n@@[^\\n]*\\n((?:\\+[^\\n]*\\n)*)`).exec(patch)?.[1] ?? "";
-    const env = added("seen-env.txt");
+    const { run, seen } = await runLookingForKey(claudeCli, CLAUDE_TEST_KEY);
+    const env = seen("seen-env.txt");
     expect(env).toMatch(/\+ANTHROPIC_API_KEY=handoff-placeholder-[0-9a-f]{24}\n/);
     expect(env).toMatch(/\+ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:\d+\n/);
-    expect(added("seen-proc-environ.txt")).toContain("ANTHROPIC_API_KEY=handoff-placeholder-");
-    expect(patch).toContain("seen-key-in.txt");
-    expect(added("seen-key-in.txt")).toBe("");
+    expect(seen("seen-proc-environ.txt")).toContain("ANTHROPIC_API_KEY=handoff-placeholder-");
     expect(run.result.network?.keys).toEqual([
       expect.objectContaining({ backend: "claude", variable: "ANTHROPIC_API_KEY", held: "forwarded" }),
     ]);
-    expect(run.result.network?.allowed).toContainEqual(
-      expect.objectContaining({ host: "127.0.0.1", port: run.model.port, rule: expect.stringContaining("added by handoff") }),
-    );
-    expectCleanRun(run);
   });
 });

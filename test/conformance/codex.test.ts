@@ -12,9 +12,10 @@ import {
   describeSteering,
   expectCleanRun,
   expectNotSteered,
+  runLookingForKey,
   runWithCli,
 } from "../helpers/conformance.js";
-import { CODEX_KEY_VAR, codexCli, codexUserConfig } from "./codex.js";
+import { CODEX_KEY_VAR, CODEX_TEST_KEY, codexCli, codexUserConfig } from "./codex.js";
 
 describeConformance(codexCli);
 
@@ -94,5 +95,13 @@ describe.runIf(conformanceEnabled("codex"))("codex: a provider nobody listens on
     expect(run.result.hint).toMatch(/could not reach its model provider/);
     expect(Date.now() - started).toBeLessThan(90_000);
     expectCleanRun(run);
+  });
+
+  test("a custom provider's key passed with --env never enters the sandbox: Codex holds a placeholder, and the scripted model receives the real key", {
+    timeout: 180_000,
+  }, async () => {
+    const { run, seen } = await runLookingForKey(codexCli, CODEX_TEST_KEY);
+    expect(seen("seen-proc-environ.txt")).toContain(`${CODEX_KEY_VAR}=handoff-placeholder-`);
+    expect(run.result.network?.keys).toEqual([expect.objectContaining({ backend: "codex", variable: CODEX_KEY_VAR, held: "forwarded" })]);
   });
 });

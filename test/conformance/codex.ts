@@ -4,6 +4,7 @@ import type { ConformanceCli } from "../helpers/conformance.js";
 
 /** The variable the user's provider config names as its key; handoff passes it through with --env. */
 export const CODEX_KEY_VAR = "HANDOFF_TEST_CODEX_KEY";
+export const CODEX_TEST_KEY = "sk-handoff-conformance";
 
 /**
  * The user's own `~/.codex/config.toml` as a user of a custom Responses-API provider writes it. `gpt-5.5` is a model
@@ -33,5 +34,5 @@ export const codexCli: ConformanceCli = {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "config.toml"), codexUserConfig(modelUrl));
   },
-  passEnv: () => ({ [CODEX_KEY_VAR]: "sk-handoff-conformance" }),
+  passEnv: () => ({ [CODEX_KEY_VAR]: CODEX_TEST_KEY }),
 };

@@ -636,3 +636,40 @@ export function describeSteering(cli: ConformanceCli, steering: SteeringCase): v
     });
   });
 }
+
+/**
+ * A fix whose agent first looks for its model key everywhere it can see: its environment, every process's in its PID
+ * namespace (each process's environ and cmdline under /proc), its homes, its temp dirs and its tree. The key is searched for whole,
+ * put together from two halves passed as CHECK_A and CHECK_B and read from stdin, so the search never writes it. The
+ * run must verify, the scripted model must have received the key on every request, and the search find nothing.
+ */
+export async function runLookingForKey(cli: ConformanceCli, key: string): Promise<{ run: CliRunOutcome; seen: (file: string) => string }> {
+  const look = [
+    "env > seen-env.txt",
+    "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' > seen-proc-environ.txt",
+    'printf %s "$CHECK_A$CHECK_B" | grep -rlsF -f /dev/stdin "$HOME" "$TMPDIR" /tmp . /proc/[0-9]*/environ /proc/[0-9]*/cmdline > seen-key-in.txt; true',
+  ].join("; ");
+  const half = Math.floor(key.length / 2);
+  const run = await runWithCli(
+    cli,
+    { steps: [{ run: { command: look } }, { write: { path: "math.js", content: FIXED_MATH } }, { say: "Fixed add(). All tests pass." }] },
+    {
+      expectedKey: key,
+      extraArgs: ["--env", "CHECK_A", "--env", "CHECK_B"],
+      env: { CHECK_A: key.slice(0, half), CHECK_B: key.slice(half) },
+    },
+  );
+  expect(run.result.terminalReason, run.stderr).toBe("verified");
+  const main = run.model.requests.filter((request) => !request.side);
+  expect(main.length).toBeGreaterThan(0);
+  expect(main.every((request) => request.keyMatched)).toBe(true);
+  const patch = readFileSync(join(run.runDir, "changes.patch"), "utf8");
+  const seen = (file: string) => new RegExp(`\\+\\+\\+ b/${file}\\n@@[^\\n]*\\n((?:\\+[^\\n]*\\n)*)`).exec(patch)?.[1] ?? "";
+  expect(patch).toContain("seen-key-in.txt");
+  expect(seen("seen-key-in.txt"), "files and processes in the sandbox that hold the key").toBe("");
+  expect(run.result.network?.allowed).toContainEqual(
+    expect.objectContaining({ host: "127.0.0.1", port: run.model.port, rule: expect.stringContaining("added by handoff") }),
+  );
+  expectCleanRun(run);
+  return { run, seen };
+}
