@@ -136,41 +136,45 @@ export class EgressGate {
       this.#refuseHttp(res, 403, host, `the Host header names ${headerHost.host}, not ${host}`);
       return;
     }
-    void this.#decideAndResolve(host, port, "http").then((decided) => {
-      if (decided.kind === "refused") {
-        this.#refuseHttp(res, decided.status, host, decided.why);
-        return;
-      }
-      const attempt = this.#allowed(host, port, "http", decided.rule);
-      const headers: OutgoingHttpHeaders = {};
-      for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;
-      const upstream = request({
-        host: decided.address,
-        port,
-        method: req.method,
-        path: `${target.pathname}${target.search}`,
-        headers,
-        setHost: false,
-        agent: false,
-        timeout: this.#options.connectTimeoutMs ?? 15_000,
-      });
-      upstream.on("timeout", () => upstream.destroy(new Error("timed out")));
-      upstream.on("error", (error) => {
-        if (!res.headersSent) this.#answer(res, 502, `handoff's egress proxy could not reach ${host}:${port}: ${error.message}`);
-        else res.destroy();
-      });
-      upstream.on("response", (answer) => {
-        upstream.setTimeout(0);
-        const back: OutgoingHttpHeaders = {};
-        for (const [name, value] of Object.entries(answer.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) back[name] = value;
-        res.writeHead(answer.statusCode ?? 502, back);
-        answer.on("data", (chunk: Buffer) => attempt.addDown(chunk.length));
-        answer.on("error", () => res.destroy());
-        answer.pipe(res);
-      });
-      req.on("data", (chunk: Buffer) => attempt.addUp(chunk.length));
-      req.pipe(upstream);
-    });
+    this.#guarded(
+      res,
+      () => this.#decideAndResolve(host, port, "http"),
+      (decided) => {
+        if (decided.kind === "refused") {
+          this.#refuseHttp(res, decided.status, host, decided.why);
+          return;
+        }
+        const attempt = this.#allowed(host, port, "http", decided.rule);
+        const headers: OutgoingHttpHeaders = {};
+        for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;
+        const upstream = request({
+          host: decided.address,
+          port,
+          method: req.method,
+          path: `${target.pathname}${target.search}`,
+          headers,
+          setHost: false,
+          agent: false,
+          timeout: this.#options.connectTimeoutMs ?? 15_000,
+        });
+        upstream.on("timeout", () => upstream.destroy(new Error("timed out")));
+        upstream.on("error", (error) => {
+          if (!res.headersSent) this.#answer(res, 502, `handoff's egress proxy could not reach ${host}:${port}: ${error.message}`);
+          else res.destroy();
+        });
+        upstream.on("response", (answer) => {
+          upstream.setTimeout(0);
+          const back: OutgoingHttpHeaders = {};
+          for (const [name, value] of Object.entries(answer.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) back[name] = value;
+          res.writeHead(answer.statusCode ?? 502, back);
+          answer.on("data", (chunk: Buffer) => attempt.addDown(chunk.length));
+          answer.on("error", () => res.destroy());
+          answer.pipe(res);
+        });
+        req.on("data", (chunk: Buffer) => attempt.addUp(chunk.length));
+        req.pipe(upstream);
+      },
+    );
   }
 
   /** `CONNECT host:port`: decided by the requested host, then by the server name of the TLS ClientHello that follows. */
@@ -182,36 +186,40 @@ export class EgressGate {
       return;
     }
     const { host, port } = target;
-    void this.#decideAndResolve(host, port, "connect").then((decided) => {
-      if (decided.kind === "refused") {
-        this.#refuseRaw(client, decided.status, decided.why, host);
-        return;
-      }
-      const upstream = connect({ host: decided.address, port, timeout: this.#options.connectTimeoutMs ?? 15_000 });
-      this.#track(upstream);
-      upstream.once("timeout", () => upstream.destroy(new Error("timed out")));
-      upstream.once("error", (error) => {
-        if (!client.destroyed && client.writable && !established)
-          this.#refuseRaw(client, 502, `handoff's egress proxy could not reach ${host}:${port}: ${error.message}`);
-        else client.destroy();
-      });
-      let established = false;
-      upstream.once("connect", () => {
-        upstream.setTimeout(0);
-        established = true;
-        client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-        this.#readHello(client, head, host, port, (first) => {
-          if (first === null) {
-            upstream.destroy();
-            return;
-          }
-          const attempt = this.#allowed(host, port, "connect", decided.rule);
-          attempt.addUp(first.length);
-          if (first.length > 0) upstream.write(first);
-          pipeCounted(client, upstream, attempt);
+    this.#guarded(
+      client,
+      () => this.#decideAndResolve(host, port, "connect"),
+      (decided) => {
+        if (decided.kind === "refused") {
+          this.#refuseRaw(client, decided.status, decided.why, host);
+          return;
+        }
+        const upstream = connect({ host: decided.address, port, timeout: this.#options.connectTimeoutMs ?? 15_000 });
+        this.#track(upstream);
+        upstream.once("timeout", () => upstream.destroy(new Error("timed out")));
+        upstream.once("error", (error) => {
+          if (!client.destroyed && client.writable && !established)
+            this.#refuseRaw(client, 502, `handoff's egress proxy could not reach ${host}:${port}: ${error.message}`);
+          else client.destroy();
         });
-      });
-    });
+        let established = false;
+        upstream.once("connect", () => {
+          upstream.setTimeout(0);
+          established = true;
+          client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+          this.#readHello(client, head, host, port, (first) => {
+            if (first === null) {
+              upstream.destroy();
+              return;
+            }
+            const attempt = this.#allowed(host, port, "connect", decided.rule);
+            attempt.addUp(first.length);
+            if (first.length > 0) upstream.write(first);
+            pipeCounted(client, upstream, attempt);
+          });
+        });
+      },
+    );
   }
 
   /**
@@ -261,6 +269,16 @@ export class EgressGate {
     upstream.once("error", () => client.destroy());
     client.once("error", () => upstream.destroy());
     pipeCounted(client, upstream, attempt);
+  }
+
+  /**
+   * Runs `then` on the decision; whatever either throws (a header node refuses to send on, a bug) ends that one
+   * connection, never handoff: an uncaught rejection would take the run down.
+   */
+  #guarded<T>(end: { destroy(): unknown }, decide: () => Promise<T>, then: (decided: T) => void): void {
+    decide()
+      .then(then)
+      .catch(() => end.destroy());
   }
 
   async #decideAndResolve(

@@ -49,7 +49,14 @@ export class ModelForwarder {
   constructor(options: ModelForwarderOptions) {
     this.#options = options;
     this.#upstream = new URL(options.route.upstream);
-    this.#server = createServer({ requestTimeout: 0 }, (req, res) => this.#forward(req, res));
+    this.#server = createServer({ requestTimeout: 0 }, (req, res) => {
+      try {
+        this.#forward(req, res);
+      } catch {
+        // A request node will not send on (a header it refuses): that request ends, never handoff.
+        res.destroy();
+      }
+    });
     this.#server.on("connection", (socket: Socket) => {
       this.#live.add(socket);
       socket.on("error", () => {});
