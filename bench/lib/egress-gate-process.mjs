@@ -26,6 +26,8 @@ const gate = new EgressGate({
 });
 process.stdout.write(`${JSON.stringify(gate.forwardSpec())}\n`);
 process.stdin.resume();
+// The bench may be gone before the answer (it failed): nothing to tell it then.
+process.stdout.on("error", () => process.exit(0));
 process.stdin.on("end", async () => {
   await gate.close();
   process.stdout.write(`${process.resourceUsage().maxRSS * 1024}\n`);

@@ -42,7 +42,8 @@ export async function benchEgress({ root, workDir, rounds, log }) {
     const spec = JSON.parse(await lines.next());
     // The forwarder as the sandbox runs it, here on a free port of this machine's loopback: the same two hops.
     const listen = 20_000 + Math.floor(Math.random() * 20_000);
-    const forwarderSpec = spec.map((entry) => ({ ...entry, listen }));
+    // The model's tunnel (the entry listening on the model's own port), moved to a free port of this machine.
+    const forwarderSpec = spec.filter((entry) => entry.listen === upstreamPort).map((entry) => ({ ...entry, listen }));
     const forwarder = spawn(
       process.execPath,
       [join(root, "sandbox/forwarder.mjs"), JSON.stringify(forwarderSpec), "--", process.execPath, "-e", "setTimeout(() => {}, 1e9)"],
