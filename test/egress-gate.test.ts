@@ -1,12 +1,11 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { type IncomingMessage, createServer, request } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import { type AddressInfo, type Socket, connect, createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { afterEach, beforeAll, describe, expect, test } from "vitest";
 import { parseAllowNet } from "../src/egress/allow-net.js";
 import type { AllowRule } from "../src/egress/allow-rules.js";
 import { EgressGate } from "../src/egress/egress-gate.js";
@@ -15,6 +14,7 @@ import { ATTEMPTS_KEPT, HOSTS_KEPT } from "../src/egress/egress-record.js";
 import { checkResolved, matchHost } from "../src/egress/host-match.js";
 import type { Tunnel } from "../src/egress/model-endpoints.js";
 import { ruleWords } from "../src/egress/rule-words.js";
+import { testCertificates } from "./helpers/test-ca.js";
 
 /**
  * The egress gate called directly, as the sandbox's forwarder reaches it: through its Unix socket. Names resolve through
@@ -196,7 +196,7 @@ describe("plain HTTP through the proxy", () => {
 describe("CONNECT through the proxy", () => {
   let certs: { ca: string; key: string; cert: string };
   beforeAll(() => {
-    certs = testCertificates();
+    certs = testCertificates("allowed.test");
   });
 
   async function tlsServer(): Promise<{ port: number; handshakes: () => number; close: () => void }> {
@@ -328,46 +328,3 @@ describe("tunnels and the record", () => {
     }
   });
 });
-
-/** A test CA and a certificate for `allowed.test` it signed, made with openssl in a temp dir. */
-function testCertificates(): { ca: string; key: string; cert: string } {
-  const dir = mkdtempSync(join(tmpdir(), "handoff-gate-ca-"));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  const run = (args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-  run([
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.pem",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=handoff gate test CA",
-  ]);
-  run(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=allowed.test"]);
-  writeFileSync(join(dir, "ext.cnf"), "subjectAltName=DNS:allowed.test\n");
-  run([
-    "x509",
-    "-req",
-    "-in",
-    "server.csr",
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "server.pem",
-    "-days",
-    "2",
-    "-extfile",
-    "ext.cnf",
-  ]);
-  const read = (name: string) => readFileSync(join(dir, name), "utf8");
-  return { ca: read("ca.pem"), key: read("server.key"), cert: read("server.pem") };
-}

@@ -1,6 +1,5 @@
-import { execFileSync } from "node:child_process";
 import { createSocket } from "node:dgram";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { type Server, createServer } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import { type AddressInfo, createServer as createNetServer } from "node:net";
@@ -10,6 +9,7 @@ import { probeBubblewrap } from "../src/containment/sandbox.js";
 import { loadRun } from "../src/run-dir/run-lookup.js";
 import { renderMarkdownReport } from "../src/review/markdown-report.js";
 import { renderTextReport } from "../src/review/text-report.js";
+import { testCertificates } from "./helpers/test-ca.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate, delegateWithoutSandbox } from "./helpers/run.js";
 import { expectVerifiedFix } from "./helpers/verdicts.js";
@@ -127,7 +127,7 @@ describe.skipIf(!bwrap.ok)("default-deny egress for the agent and setup (bubblew
   });
 
   test("a host named with --allow-net is reached over HTTP and over HTTPS (CONNECT); a CONNECT whose TLS names another host is refused", async () => {
-    const certs = testCertificates();
+    const certs = testCertificates("localhost");
     let reached = 0;
     const plain = createServer((_request, response) => {
       reached++;
@@ -227,45 +227,3 @@ test("without a sandbox nothing holds the agent's network, and result.json and t
   expect(run.result.network?.reason).toContain("no sandbox");
   expect(renderTextReport(loadRun(run.runDir))).toContain("network: the agent had this machine's network: no sandbox");
 });
-
-/** A test CA and a certificate for `localhost` it signed, made with openssl in a temp dir. */
-function testCertificates(): { ca: string; key: string; cert: string } {
-  const dir = tempDir("handoff-egress-ca");
-  const run = (args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-  run([
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.pem",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=handoff test CA",
-  ]);
-  run(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"]);
-  writeFileSync(join(dir, "ext.cnf"), "subjectAltName=DNS:localhost\n");
-  run([
-    "x509",
-    "-req",
-    "-in",
-    "server.csr",
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "server.pem",
-    "-days",
-    "2",
-    "-extfile",
-    "ext.cnf",
-  ]);
-  const read = (name: string) => readFileSync(join(dir, name), "utf8");
-  return { ca: read("ca.pem"), key: read("server.key"), cert: read("server.pem") };
-}

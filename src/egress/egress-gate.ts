@@ -1,11 +1,12 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import { rmSync } from "node:fs";
-import { type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse, createServer, request } from "node:http";
+import { type IncomingMessage, type Server, type ServerResponse, createServer, request } from "node:http";
 import { type Server as NetServer, type Socket, connect, createServer as createNetServer, isIP } from "node:net";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import type { AllowRule, BlockReason, HostDecision } from "./allow-rules.js";
 import { serverNameOf } from "./client-hello.js";
+import { endToEndHeaders, relayAnswer } from "./http-relay.js";
 import type { EgressLog, OpenAttempt } from "./egress-log.js";
 import type { EgressRole, EgressVia } from "./egress-record.js";
 import { normalHost } from "./host-match.js";
@@ -39,19 +40,6 @@ export interface ForwardEntry {
 
 /** Ports the proxy may take inside the sandbox, the first one no tunnel needs. */
 const PROXY_PORTS = [3128, 8118, 18_128, 28_128, 38_128];
-
-/** Headers that belong to one hop, never forwarded (RFC 9110 §7.6.1), and the proxy's own. */
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "proxy-authorization",
-  "proxy-authenticate",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-]);
 
 /**
  * handoff's egress proxy for one contained process: an HTTP proxy on a Unix socket (plain HTTP by absolute URI, and
@@ -145,8 +133,7 @@ export class EgressGate {
           return;
         }
         const attempt = this.#allowed(host, port, "http", decided.rule);
-        const headers: OutgoingHttpHeaders = {};
-        for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;
+        const headers = endToEndHeaders(req.headers, "with host");
         const upstream = request({
           host: decided.address,
           port,
@@ -164,12 +151,7 @@ export class EgressGate {
         });
         upstream.on("response", (answer) => {
           upstream.setTimeout(0);
-          const back: OutgoingHttpHeaders = {};
-          for (const [name, value] of Object.entries(answer.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) back[name] = value;
-          res.writeHead(answer.statusCode ?? 502, back);
-          answer.on("data", (chunk: Buffer) => attempt.addDown(chunk.length));
-          answer.on("error", () => res.destroy());
-          answer.pipe(res);
+          relayAnswer(answer, res, attempt);
         });
         req.on("data", (chunk: Buffer) => attempt.addUp(chunk.length));
         req.pipe(upstream);

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse, createServer, request as httpRequest } from "node:http";
+import { type IncomingMessage, type ServerResponse, createServer, request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { Socket } from "node:net";
 import type { EgressLog } from "./egress-log.js";
+import { endToEndHeaders, relayAnswer } from "./http-relay.js";
 import type { EgressRole } from "./egress-record.js";
 import type { KeyRoute } from "./key-route.js";
 
@@ -10,18 +11,6 @@ import type { KeyRoute } from "./key-route.js";
 export function keyPlaceholder(): string {
   return `handoff-placeholder-${randomBytes(12).toString("hex")}`;
 }
-
-const HOP_BY_HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "proxy-authorization",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "host",
-]);
 
 export interface ModelForwarderOptions {
   readonly socket: string;
@@ -84,8 +73,7 @@ export class ModelForwarder {
     const upstream = this.#upstream;
     const port = upstream.port === "" ? (upstream.protocol === "https:" ? 443 : 80) : Number(upstream.port);
     const attempt = log.record({ role, label, host: upstream.hostname.replace(/^\[|\]$/g, ""), port, via: "model", rule, reason: null });
-    const headers: OutgoingHttpHeaders = {};
-    for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) headers[name] = value;
+    const headers = endToEndHeaders(req.headers, "without host");
     headers.host = upstream.host;
     if (route.header === "x-api-key" && headers["x-api-key"] === placeholder) headers["x-api-key"] = realKey;
     if (route.header === "bearer" && headers.authorization === `Bearer ${placeholder}`) headers.authorization = `Bearer ${realKey}`;
@@ -107,14 +95,7 @@ export class ModelForwarder {
         res.end(body);
       } else res.destroy();
     });
-    out.on("response", (answer) => {
-      const back: OutgoingHttpHeaders = {};
-      for (const [name, value] of Object.entries(answer.headers)) if (!HOP_BY_HOP.has(name) && value !== undefined) back[name] = value;
-      res.writeHead(answer.statusCode ?? 502, back);
-      answer.on("data", (chunk: Buffer) => attempt.addDown(chunk.length));
-      answer.on("error", () => res.destroy());
-      answer.pipe(res);
-    });
+    out.on("response", (answer) => relayAnswer(answer, res, attempt));
     req.on("data", (chunk: Buffer) => attempt.addUp(chunk.length));
     req.pipe(out);
   }
