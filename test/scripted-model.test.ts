@@ -513,6 +513,7 @@ describe("scripted model: failures and plumbing", () => {
       model: "mock-model",
       userAgent: "opencode/1.18.33",
       hasAuth: true,
+      keyMatched: null,
       status: 200,
     });
   });
