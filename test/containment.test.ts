@@ -178,8 +178,8 @@ describe.skipIf(!bwrap.ok)("with the sandbox (bubblewrap)", () => {
     const run = await delegate(repo, `sed -i 's/a - b/a + b/' math.js; cut -d')' -f2- /proc/$$/stat > stat.txt; echo $$ > pid.txt`, VERIFY);
     const added = (file: string) => new RegExp(`\\+\\+\\+ b/${file}\\n@@[^\\n]*\\n\\+([^\\n]*)`).exec(run.patch)?.[1] ?? "";
     const [, , , session, ttyNr] = added("stat.txt").trim().split(" ");
-    // pid 1 is bubblewrap's init, which made the session; the agent comes after the egress forwarder and its threads.
-    expect(Number(added("pid.txt").trim())).toBeGreaterThan(2);
+    // pid 1 is bubblewrap's init, which made the session; the agent comes after it (and after the Node forwarder, where socat is not installed).
+    expect(Number(added("pid.txt").trim())).toBeGreaterThan(1);
     expect(session).toBe("1");
     expect(ttyNr).toBe("0");
   });

@@ -2,10 +2,11 @@
 // against the same response read straight from the server, in the same bench run; the gate process's peak RSS; and
 // what a whole sandboxed run pays for its filtered network against the same run with `--allow-net '*'`.
 import { spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { connect } from "node:net";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { run } from "./git.mjs";
 import { interleave } from "./harness.mjs";
 
@@ -44,11 +45,11 @@ export async function benchEgress({ root, workDir, rounds, log }) {
     const listen = 20_000 + Math.floor(Math.random() * 20_000);
     // The model's tunnel (the entry listening on the model's own port), moved to a free port of this machine.
     const forwarderSpec = spec.filter((entry) => entry.listen === upstreamPort).map((entry) => ({ ...entry, listen }));
-    const forwarder = spawn(
-      process.execPath,
-      [join(root, "sandbox/forwarder.mjs"), JSON.stringify(forwarderSpec), "--", process.execPath, "-e", "setTimeout(() => {}, 1e9)"],
-      { stdio: "ignore" },
-    );
+    // The entry a filtered sandbox gets here: socat where the system has it, else the Node forwarder.
+    const { sandboxEntry } = await import(pathToFileURL(join(root, "dist/src/containment/sandbox-entry.js")).href);
+    const inside = sandboxEntry(forwarderSpec);
+    const [entryFile, ...entryArgs] = [...inside.entry, process.execPath, "-e", "setTimeout(() => {}, 1e9)"];
+    const forwarder = spawn(entryFile, entryArgs, { stdio: "ignore" });
     await waitForPort(listen);
     const measured = await interleave(
       [
@@ -58,12 +59,14 @@ export async function benchEgress({ root, workDir, rounds, log }) {
       rounds,
     );
     forwarder.kill("SIGTERM");
+    // Outside a sandbox socat outlives its entry (inside, the PID namespace ends it).
+    if (inside.kind === "socat") spawn("pkill", ["-f", `TCP-LISTEN:${listen},`]);
     gate.stdin.end();
     const rss = Number(await lines.next());
     const mbps = (ms) => Math.round(RESPONSE_BYTES / 1e6 / (ms / 1000));
-    const throughput = { direct: mbps(measured.direct.median), gate: mbps(measured.gate.median), ms: measured };
+    const throughput = { forwarder: inside.kind, direct: mbps(measured.direct.median), gate: mbps(measured.gate.median), ms: measured };
     log(
-      `egress: ${throughput.gate} MB/s through the gate, ${throughput.direct} MB/s straight; gate RSS ${Math.round(rss / 1024 ** 2)} MiB`,
+      `egress: ${throughput.gate} MB/s through the ${inside.kind} forwarder and the gate, ${throughput.direct} MB/s straight; gate RSS ${Math.round(rss / 1024 ** 2)} MiB`,
     );
     const runCost = await wholeRun({ root, workDir, rounds, log });
     return { targets: EGRESS_TARGETS, responseBytes: RESPONSE_BYTES, throughput, gateRssBytes: rss, run: runCost };
@@ -92,6 +95,8 @@ function download(port) {
  */
 async function wholeRun({ root, workDir, rounds, log }) {
   const repo = join(workDir, "repo");
+  // A fresh repository each bench run: the last one's would have nothing to commit.
+  rmSync(repo, { recursive: true, force: true });
   mkdirSync(repo, { recursive: true });
   writeFileSync(join(repo, "math.js"), "exports.add = (a, b) => a - b;\n");
   writeFileSync(join(repo, "test.js"), "if (require('./math.js').add(2, 2) !== 4) process.exit(1);\n");

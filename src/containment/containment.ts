@@ -222,7 +222,7 @@ export class Containment {
               ? {
                   ...extra,
                   readOnly: [...(extra.readOnly ?? []), ...egress.readOnly],
-                  programs: [...(extra.programs ?? []), ...egress.programs],
+                  programs: [...(extra.programs ?? []), ...egress.inside.programs],
                 }
               : extra,
           );
@@ -237,7 +237,7 @@ export class Containment {
             uid: sandboxId(process.getuid?.() ?? 1000),
             gid: sandboxId(process.getgid?.() ?? 1000),
           });
-          args = [...prefix, ...(egress?.entry ?? []), file, ...(egress?.leadingArgs ?? []), ...args];
+          args = [...prefix, ...(egress?.inside.entry ?? []), file, ...(egress?.leadingArgs ?? []), ...args];
           file = choice.executable;
           if (egress) proxyEnv = egress.env;
         }

@@ -1,9 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import type { AllowRule } from "../egress/allow-rules.js";
-import { packageRoot } from "../lib/package-root.js";
 import { checkResolved, matchHost } from "../egress/host-match.js";
 import { ruleWords } from "../egress/rule-words.js";
 import { EgressGate } from "../egress/egress-gate.js";
@@ -12,6 +10,7 @@ import type { EgressRole } from "../egress/egress-record.js";
 import { type ModelEndpoint, endpointAccess } from "../egress/model-endpoints.js";
 import { BASE_URL_TOKEN, type KeyRecord, type KeyRoute } from "../egress/key-route.js";
 import { ModelForwarder, keyPlaceholder } from "../egress/model-forwarder.js";
+import { type SandboxEntry, sandboxEntry } from "./sandbox-entry.js";
 
 export type { NetworkAccess } from "../egress/egress-policy.js";
 
@@ -23,15 +22,6 @@ export interface BackendNetwork {
   readonly keys?: readonly { readonly route: KeyRoute; readonly key: string }[];
 }
 
-/**
- * The in-sandbox forwarder (the sandbox's entry for a filtered process) and the node that runs it. Plain JavaScript
- * beside the package's bin/, not compiled: it runs alone inside the sandbox, from src/ (the tests) as from dist/.
- */
-export const FORWARDER = {
-  node: process.execPath,
-  script: join(packageRoot() ?? join(dirname(fileURLToPath(import.meta.url)), "..", "..", ".."), "sandbox", "forwarder.mjs"),
-} as const;
-
 /** What a filtered process adds to its sandbox: the gate outside, the binds and entry inside, the proxy variables. */
 export interface FilteredProcess {
   readonly gate: EgressGate;
@@ -40,11 +30,10 @@ export interface FilteredProcess {
   readonly keys: readonly KeyRecord[];
   /** Put first on the CLI's own command line: a key route's redirect to the forwarder (Codex's `-c …base_url=…`). */
   readonly leadingArgs: readonly string[];
-  /** Read-only inside: the gate's socket directory, and the forwarder with its node. */
+  /** Read-only inside: the gate's socket directory. */
   readonly readOnly: readonly string[];
-  readonly programs: readonly string[];
-  /** Put before the command inside the sandbox: node, the forwarder, its spec. */
-  readonly entry: readonly string[];
+  /** The in-sandbox forwarder: what it needs visible, and the words put before the command. */
+  readonly inside: SandboxEntry;
   readonly env: Readonly<Record<string, string>>;
 }
 
@@ -116,8 +105,7 @@ export function openFilteredProcess(request: FilteredRequest): FilteredProcess {
     keys,
     leadingArgs,
     readOnly: [dir],
-    programs: [FORWARDER.node, FORWARDER.script],
-    entry: [FORWARDER.node, FORWARDER.script, JSON.stringify(forward), "--"],
+    inside: sandboxEntry(forward),
     env,
   };
 }
