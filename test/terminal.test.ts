@@ -228,6 +228,39 @@ describe("decideOutcome precedence", () => {
   });
 });
 
+describe("decideOutcome when the agent could not reach its model", () => {
+  const unreachable = agentResult({
+    kind: "failed",
+    detail: "network_unreachable",
+    message: "could not connect",
+    hint: "the CLI's own hint",
+  });
+
+  test("with a filtered network, the hint names the hosts the gate refused the agent", () => {
+    const verdict = expectVerdict(
+      facts({ agent: unreachable, agentNetwork: "filtered", agentBlocked: [{ host: "api.example.com", port: 443 }] }),
+      "external_agent_error",
+      "network_unreachable",
+    );
+    expect(verdict.hint).toMatch(/^the sandbox's network is filtered and handoff's gate refused the agent api\.example\.com:443: allow/);
+    expect(verdict.hint).toContain("--allow-net HOST");
+  });
+
+  test("with a filtered network and nothing refused, the hint says the CLI may not use the proxy", () => {
+    const verdict = expectVerdict(
+      facts({ agent: unreachable, agentNetwork: "filtered", agentBlocked: [] }),
+      "external_agent_error",
+      "network_unreachable",
+    );
+    expect(verdict.hint).toMatch(/may not use the proxy handoff gives it \(HTTPS_PROXY\); give it your network with --allow-net '\*'$/);
+  });
+
+  test("with the host's network, the CLI's own hint stands", () => {
+    const verdict = expectVerdict(facts({ agent: unreachable, agentNetwork: "host" }), "external_agent_error", "network_unreachable");
+    expect(verdict.hint).toBe("the CLI's own hint");
+  });
+});
+
 describe("decideOutcome on verification", () => {
   const verified = (verification: VerificationOutcome | null, baseline: BaselineOutcome | null = null, verifyCommands = ["npm test"]) =>
     facts({ verification, baseline, verifyCommands });

@@ -690,6 +690,8 @@ export class PipelineRun {
       setupFailed: this.#gates.setup.find((record) => !commandPassed(record)) ?? null,
       programUnavailable: this.#run.programUnavailable,
       egressRefused: options.egressBlocked === "fail" && this.#run.egressBlocked.length > 0 ? this.#run.egressBlocked : null,
+      agentNetwork: this.#made.containment?.network("agent") ?? null,
+      agentBlocked: this.#run.egressBlocked.filter((blocked) => blocked.role === "agent"),
     };
   }
 

@@ -42,6 +42,10 @@ export interface RunFacts {
   readonly programUnavailable?: ProgramUnavailable | null;
   /** `--egress-blocked fail`: the hosts the agent or setup were refused (absent or null: blocked egress is only a warning). */
   readonly egressRefused?: readonly { readonly role: string; readonly host: string; readonly port: number }[] | null;
+  /** How the agent reached the network (none, filtered through handoff's gate, the host's); null before containment. */
+  readonly agentNetwork?: "none" | "filtered" | "host" | null;
+  /** The hosts handoff's gate refused the agent, whatever `--egress-blocked` says. */
+  readonly agentBlocked?: readonly { readonly host: string; readonly port: number }[];
   /** The run's handoff died and a later start swept the run (src/run-dir/crash-result.ts); absent for a run that ended itself. */
   readonly crashed?: CrashFacts | null;
 }
@@ -165,7 +169,12 @@ export function decideOutcome(facts: RunFacts): Verdict {
       case "cancelled":
         return verdict("user_cancelled", "interrupted", "the agent was cancelled");
       case "failed":
-        return verdict("external_agent_error", agentDetail(outcome.detail), outcome.message, outcome.hint);
+        return verdict(
+          "external_agent_error",
+          agentDetail(outcome.detail),
+          outcome.message,
+          unreachableHint(outcome, facts) ?? outcome.hint,
+        );
       case "finished":
         break;
       default:
@@ -548,4 +557,18 @@ function failedAgainstBase(facts: RunFacts, command: string, exit: string): Verd
     `\`${command}\` is still red, as on the base (${exit}): the patch did not make it pass`,
     "see test.log; if the base itself should be green, the environment may be broken (with --junit, handoff tells the two apart per test)",
   );
+}
+
+/**
+ * An agent that could not reach its model through the filtered network: the hosts the gate refused it, or (none
+ * refused) a CLI that did not use the proxy handoff gave it. Null where the CLI's own hint stands.
+ */
+function unreachableHint(outcome: { readonly detail: string }, facts: RunFacts): string | null {
+  if (outcome.detail !== "network_unreachable" || facts.agentNetwork !== "filtered") return null;
+  const hosts = [...new Set((facts.agentBlocked ?? []).map((blocked) => `${blocked.host}:${blocked.port}`))];
+  if (hosts.length > 0) {
+    const shown = hosts.slice(0, 5).join(", ") + (hosts.length > 5 ? ", …" : "");
+    return `the sandbox's network is filtered and handoff's gate refused the agent ${shown}: allow its model's host with --allow-net HOST (or give it your network with --allow-net '*')`;
+  }
+  return "the sandbox's network is filtered and the agent asked handoff's gate for nothing: its CLI may not use the proxy handoff gives it (HTTPS_PROXY); give it your network with --allow-net '*'";
 }
