@@ -1,10 +1,10 @@
 import { createSocket } from "node:dgram";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { type Server, createServer } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import { type AddressInfo, createServer as createNetServer } from "node:net";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { probeBubblewrap } from "../src/containment/sandbox.js";
 import { loadRun } from "../src/run-dir/run-lookup.js";
 import { renderMarkdownReport } from "../src/review/markdown-report.js";
@@ -216,6 +216,34 @@ describe.skipIf(!bwrap.ok)("default-deny egress for the agent and setup (bubblew
     expect(run.result.network).toMatchObject({ mode: "open", enforced: true });
     expect(run.result.containment?.network).toMatchObject({ agent: "host", setup: "host", verify: "none" });
     expect(run.result.policy.warnings.map((w) => w.rule)).toContain("network_unfiltered");
+  });
+});
+
+describe.runIf(bwrap.ok)("a login that must stay a file", () => {
+  test("a CLI's OAuth login file is said in result.json network.logins: with the agent, and how far it could go", async () => {
+    const userHome = tempDir("handoff-user");
+    mkdirSync(join(userHome, ".claude"));
+    writeFileSync(join(userHome, ".claude", ".credentials.json"), '{"old":true}\n');
+    vi.stubEnv("HOME", userHome);
+    try {
+      const repo = await makeRepo(FAILING_ADD_PROJECT);
+      const run = await delegate(repo, "", {
+        backend: "claude",
+        bin: resolve(import.meta.dirname, "../fixtures/fake-clis/claude-refreshes-login.sh"),
+        ...VERIFY,
+      });
+      expect(run.result.network?.logins).toEqual([
+        {
+          backend: "claude",
+          file: join(userHome, ".claude", ".credentials.json"),
+          held: "with_agent",
+          detail: expect.stringContaining("the agent could send it only to the hosts the allowlist names"),
+        },
+      ]);
+      expect(run.result.network?.keys).toEqual([]);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });
 

@@ -95,10 +95,11 @@ async function runCliTurn(
   // Only recorded, and read again if the run failed: it runs beside the agent, not before it.
   const probing = probeVersion(executable.path, executable.pathEnv, definition.home);
   const linked = linkLogins(home.links);
+  const logins = loginMounts(home.links, linked);
   let ran: Awaited<ReturnType<typeof runAgentProcess>>;
   let replaced: ReturnType<typeof replacedLinks>;
   const mounts: ExtraMounts = {
-    ...mergeMounts(installMounts(executable.path, executable.pathEnv), loginMounts(home.links, linked)),
+    ...mergeMounts(installMounts(executable.path, executable.pathEnv), logins),
     // Its model's hosts, as the user's own config names them: what the egress allowlist adds for this agent.
     network: {
       backend: info.name,
@@ -107,6 +108,7 @@ async function runCliTurn(
         const key = context.env[route.variable];
         return key ? [{ route, key }] : [];
       }),
+      logins: logins.writable,
     },
   };
   const inHome = (run: AgentCommand): AgentCommand => ({ ...run, env: { ...home.env, ...run.env, PATH: executable.pathEnv } });

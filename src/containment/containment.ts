@@ -22,7 +22,7 @@ import { isOpen } from "../egress/egress-policy.js";
 import { EgressLog } from "../egress/egress-log.js";
 import type { BlockReason } from "../egress/allow-rules.js";
 import type { NetworkRecord } from "../egress/egress-record.js";
-import type { KeyRecord } from "../egress/key-route.js";
+import type { KeyRecord, LoginRecord } from "../egress/key-route.js";
 import { networkRecord } from "../egress/network-record.js";
 import { type BackendNetwork, type FilteredProcess, type NetworkAccess, openFilteredProcess } from "./network-access.js";
 
@@ -166,6 +166,8 @@ export class Containment {
   readonly #egressLog = new EgressLog();
   /** What became of each model key the agent was given (result.json `network.keys`). */
   readonly #keys = new Map<string, KeyRecord>();
+  /** Each login file the agent could read and write (result.json `network.logins`). */
+  readonly #logins = new Map<string, LoginRecord>();
   #count = 0;
 
   constructor(settings: ContainmentSettings, cgroups: CgroupSupport = detectCgroupSupport()) {
@@ -242,6 +244,7 @@ export class Containment {
           if (egress) proxyEnv = egress.env;
         }
         if (choice.kind !== "bwrap") this.#noteKeysWithAgent(extra, "no sandbox: the agent had the host network");
+        this.#noteLogins(extra, choice.kind === "bwrap" ? (spec.offline ? "none" : this.network(spec.role)) : "host");
         // The toolchains' root variables, sandbox or not: every process gets a private HOME, where rustup would look.
         const env: Record<string, string> = {
           ...this.#toolchains.env,
@@ -300,6 +303,25 @@ export class Containment {
   }
 
   /** A key that stayed in the agent's environment: no filtered network to keep it out with. */
+  #noteLogins(extra: ExtraMounts, access: NetworkAccess): void {
+    const backend = extra.network?.backend;
+    if (!backend) return;
+    const reach =
+      access === "filtered"
+        ? "the agent could send it only to the hosts the allowlist names"
+        : access === "host"
+          ? "the agent had this machine's network"
+          : "the agent had no network";
+    for (const file of extra.network?.logins ?? [])
+      if (!this.#logins.has(file))
+        this.#logins.set(file, {
+          backend,
+          file,
+          held: "with_agent",
+          detail: `a login that refreshes stays a file in ${backend}'s home, readable and writable so that no refreshed token is lost; ${reach}`,
+        });
+  }
+
   #noteKeysWithAgent(extra: ExtraMounts, why: string): void {
     for (const { route } of extra.network?.keys ?? []) {
       const key = `${extra.network!.backend}\0${route.variable}`;
@@ -390,6 +412,7 @@ export class Containment {
       backendOutside: this.#events.some((event) => event.kind === "unsandboxed_backend"),
       log: this.#egressLog,
       keys: [...this.#keys.values()],
+      logins: [...this.#logins.values()],
     });
   }
 

@@ -20,6 +20,8 @@ export interface BackendNetwork {
   readonly endpoints: readonly ModelEndpoint[];
   /** Its model keys in the agent's environment, with their values: kept out of the sandbox when the network is filtered. */
   readonly keys?: readonly { readonly route: KeyRoute; readonly key: string }[];
+  /** The user's login files linked into the CLI's home that it may rewrite (a refreshed OAuth token). */
+  readonly logins?: readonly string[];
 }
 
 /** What a filtered process adds to its sandbox: the gate outside, the binds and entry inside, the proxy variables. */

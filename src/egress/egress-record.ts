@@ -4,7 +4,7 @@
  * CONTRACT (filled in by the proxy work): the types are fixed; the tally builder is to be implemented.
  */
 import type { BlockReason } from "./allow-rules.js";
-import type { KeyRecord } from "./key-route.js";
+import type { KeyRecord, LoginRecord } from "./key-route.js";
 
 /** Who made the connection: the agent, or a setup command (its command line). */
 export type EgressRole = "agent" | "setup";
@@ -67,6 +67,8 @@ export interface NetworkRecord {
   readonly attemptsLeftOut: number;
   /** Each model key the agent was given with `--env`: kept out of the sandbox, or why not. */
   readonly keys: readonly KeyRecord[];
+  /** Each login file of the CLI's home the agent could read (and write, for its refresh). */
+  readonly logins: readonly LoginRecord[];
 }
 
 export const ATTEMPTS_KEPT = 200;

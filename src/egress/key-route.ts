@@ -31,6 +31,19 @@ export interface KeyRouteRefused {
   readonly why: string;
 }
 
+/**
+ * What result.json `network.logins` says of a login that stays a file in the CLI's home (an OAuth login that
+ * refreshes): the agent can read it, and write it so that no refreshed token is lost.
+ */
+export interface LoginRecord {
+  readonly backend: string;
+  /** The user's own file, linked into the CLI's private home. */
+  readonly file: string;
+  readonly held: "with_agent";
+  /** How far it could go: the filtered network's allowlist, or the host's network. */
+  readonly detail: string;
+}
+
 /** What result.json `network.keys` says of each model key the agent was given. */
 export interface KeyRecord {
   readonly backend: string;

@@ -1,7 +1,7 @@
 import type { EgressLog } from "./egress-log.js";
 import type { EgressSettings, NetworkAccess } from "./egress-policy.js";
 import type { NetworkRecord } from "./egress-record.js";
-import type { KeyRecord } from "./key-route.js";
+import type { KeyRecord, LoginRecord } from "./key-route.js";
 import { ruleWords } from "./rule-words.js";
 
 export interface NetworkFacts {
@@ -13,6 +13,7 @@ export interface NetworkFacts {
   readonly backendOutside: boolean;
   readonly log: EgressLog;
   readonly keys: readonly KeyRecord[];
+  readonly logins: readonly LoginRecord[];
 }
 
 /** result.json `network`, from what the run was given and what its gates saw. */
@@ -26,6 +27,7 @@ export function networkRecord(facts: NetworkFacts): NetworkRecord {
     attempts: tallies.attempts,
     attemptsLeftOut: tallies.attemptsLeftOut,
     keys: facts.keys,
+    logins: facts.logins,
   };
   if (!facts.sandboxed)
     return { ...base, mode: "open", enforced: false, reason: "no sandbox: the agent and the setup commands had this machine's network" };

@@ -260,5 +260,6 @@ function writtenNetwork(n: NetworkRecord) {
     blocked: n.blocked.map(tally),
     attempts: n.attempts.map((attempt) => ({ ...attempt })),
     keys: n.keys.map((key) => ({ ...key })),
+    logins: n.logins.map((login) => ({ ...login })),
   };
 }

@@ -65,6 +65,8 @@ const Network = z.looseObject({
   keys: z
     .array(z.looseObject({ backend: z.string(), variable: z.string(), held: z.enum(["forwarded", "with_agent"]), detail: z.string() }))
     .optional(),
+  /** Each login file of the CLI's home the agent could read and write (an OAuth login that refreshes). */
+  logins: z.array(z.looseObject({ backend: z.string(), file: z.string(), held: z.literal("with_agent"), detail: z.string() })).optional(),
 });
 
 /** A process the crash sweep dealt with (src/containment/survivors.ts `Survivor`, without its start time). */
