@@ -100,10 +100,17 @@ describe("plain HTTP through the proxy", () => {
     const upstream = await plainServer();
     try {
       const { socket, log } = openGate(["allowed.test"]);
-      const answer = await viaProxy(socket, `http://allowed.test:${upstream.port}/path?q=1`, { "proxy-authorization": "Basic x" });
+      const answer = await viaProxy(socket, `http://allowed.test:${upstream.port}/path?q=1`, {
+        "proxy-authorization": "Basic x",
+        connection: "keep-alive, X-Hop-Only",
+        "x-hop-only": "this hop",
+        "x-end-to-end": "kept",
+      });
       expect(answer).toEqual({ status: 200, body: `hello from allowed.test:${upstream.port}` });
       expect(upstream.requests[0]!.url).toBe("/path?q=1");
       expect(upstream.requests[0]!.headers["proxy-authorization"]).toBeUndefined();
+      expect(upstream.requests[0]!.headers["x-hop-only"]).toBeUndefined();
+      expect(upstream.requests[0]!.headers["x-end-to-end"]).toBe("kept");
       const { allowed, blocked } = log.tallies();
       expect(blocked).toEqual([]);
       expect(allowed).toEqual([

@@ -16,9 +16,16 @@ const HOP_BY_HOP = new Set([
 
 /** The end-to-end headers of a request or a response, to send on; a forwarder to another origin sets its own Host. */
 export function endToEndHeaders(headers: IncomingHttpHeaders, host: "with host" | "without host"): OutgoingHttpHeaders {
+  // The headers `Connection` names are this hop's too (`Connection: close, x-secret` keeps x-secret from going on).
+  const named = new Set(
+    String(headers.connection ?? "")
+      .split(",")
+      .map((name) => name.trim().toLowerCase())
+      .filter(Boolean),
+  );
   const kept: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(headers))
-    if (!HOP_BY_HOP.has(name) && (host === "with host" || name !== "host") && value !== undefined) kept[name] = value;
+    if (!HOP_BY_HOP.has(name) && !named.has(name) && (host === "with host" || name !== "host") && value !== undefined) kept[name] = value;
   return kept;
 }
 
