@@ -255,6 +255,15 @@ describe("decideOutcome when the agent could not reach its model", () => {
     expect(verdict.hint).toMatch(/may not use the proxy handoff gives it \(HTTPS_PROXY\); give it your network with --allow-net '\*'$/);
   });
 
+  test("with a filtered network whose model route the agent used, its provider did not answer: the CLI's own hint stands, whatever else was refused", () => {
+    const verdict = expectVerdict(
+      facts({ agent: unreachable, agentNetwork: "filtered", agentBlocked: [{ host: "github.com", port: 443 }], agentUsedModelRoute: true }),
+      "external_agent_error",
+      "network_unreachable",
+    );
+    expect(verdict.hint).toBe("the CLI's own hint");
+  });
+
   test("with the host's network, the CLI's own hint stands", () => {
     const verdict = expectVerdict(facts({ agent: unreachable, agentNetwork: "host" }), "external_agent_error", "network_unreachable");
     expect(verdict.hint).toBe("the CLI's own hint");

@@ -692,6 +692,12 @@ export class PipelineRun {
       egressRefused: options.egressBlocked === "fail" && this.#run.egressBlocked.length > 0 ? this.#run.egressBlocked : null,
       agentNetwork: this.#made.containment?.network("agent") ?? null,
       agentBlocked: this.#run.egressBlocked.filter((blocked) => blocked.role === "agent"),
+      agentUsedModelRoute:
+        this.#made.containment
+          ?.networkRecord()
+          .attempts.some(
+            (attempt) => attempt.role === "agent" && attempt.allowed && (attempt.via === "model" || attempt.via === "tunnel"),
+          ) ?? false,
     };
   }
 

@@ -46,6 +46,8 @@ export interface RunFacts {
   readonly agentNetwork?: "none" | "filtered" | "host" | null;
   /** The hosts handoff's gate refused the agent, whatever `--egress-blocked` says. */
   readonly agentBlocked?: readonly { readonly host: string; readonly port: number }[];
+  /** The agent went out by its model's own way (handoff's model forwarder or the tunnel to a local endpoint). */
+  readonly agentUsedModelRoute?: boolean;
   /** The run's handoff died and a later start swept the run (src/run-dir/crash-result.ts); absent for a run that ended itself. */
   readonly crashed?: CrashFacts | null;
 }
@@ -565,6 +567,9 @@ function failedAgainstBase(facts: RunFacts, command: string, exit: string): Verd
  */
 function unreachableHint(outcome: { readonly detail: string }, facts: RunFacts): string | null {
   if (outcome.detail !== "network_unreachable" || facts.agentNetwork !== "filtered") return null;
+  // Its requests went out to its model and the provider did not answer: the backend's own hint says so, and what
+  // else the gate refused it (a CLI's update checks) is beside the point.
+  if (facts.agentUsedModelRoute) return null;
   const hosts = [...new Set((facts.agentBlocked ?? []).map((blocked) => `${blocked.host}:${blocked.port}`))];
   if (hosts.length > 0) {
     const shown = hosts.slice(0, 5).join(", ") + (hosts.length > 5 ? ", …" : "");
