@@ -96,7 +96,9 @@ export function codexResume(invocation: CliResumeInvocation): CliResumeCommand {
 const CodexConfig = z.looseObject({
   model_provider: z.string().optional(),
   profile: z.string().optional(),
-  profiles: z.record(z.string(), z.looseObject({ model_provider: z.string().optional() })).optional(),
+  profiles: z
+    .record(z.string(), z.looseObject({ model_provider: z.string().optional(), openai_base_url: z.string().optional() }))
+    .optional(),
   openai_base_url: z.string().optional(),
   model_providers: z
     .record(
@@ -173,17 +175,32 @@ export function codexNetwork(
 }
 
 /**
- * The key of a custom provider (`[model_providers.<id>] env_key`, a variable passed with `--env`), kept out of the
- * sandbox: Codex gets a placeholder in that variable and, first on its command line, `-c model_providers.<id>.base_url`
- * pointing at handoff's model forwarder, which sends it on with the key as a bearer token. Codex's built-in OpenAI
- * provider and a ChatGPT login keep their keys with the agent for now.
+ * The keys Codex takes from the environment, kept out of the sandbox: Codex gets a placeholder in the variable and,
+ * first on its command line, a `-c` that points its provider at handoff's model forwarder, which sends each request
+ * on with the key as a bearer token.
+ * - A custom provider's `[model_providers.<id>] env_key`, via `-c model_providers.<id>.base_url=…`.
+ * - `CODEX_API_KEY` for the built-in OpenAI provider (it wins over a login in auth.json), via `-c openai_base_url=…`,
+ *   which overrides config.toml's. Not when the selected profile sets its own `openai_base_url`.
+ * Codex 0.171.0 does not read `OPENAI_API_KEY` from the environment (checked: no key was sent), and a ChatGPT login
+ * stays a file in its home: neither is routed.
  */
 export function codexKeys(userEnv: Readonly<Record<string, string | undefined>>, agentEnv: Readonly<Record<string, string>>): KeyRoute[] {
   const parsed = CodexConfig.safeParse(readUserConfig(join(userCodexHome(userEnv), "config.toml"), "toml"));
-  if (!parsed.success) return [];
-  const config = parsed.data;
-  const providerId = (config.profile && config.profiles?.[config.profile]?.model_provider) || config.model_provider || "openai";
-  const custom = providerId === "openai" ? undefined : config.model_providers?.[providerId];
+  const config = parsed.success ? parsed.data : {};
+  const profile = config.profile ? config.profiles?.[config.profile] : undefined;
+  const providerId = profile?.model_provider || config.model_provider || "openai";
+  if (providerId === "openai") {
+    if (!agentEnv.CODEX_API_KEY || profile?.openai_base_url) return [];
+    return [
+      {
+        variable: "CODEX_API_KEY",
+        header: "bearer",
+        upstream: config.openai_base_url || "https://api.openai.com/v1",
+        redirect: { kind: "leading_args", args: ["-c", `openai_base_url=${BASE_URL_TOKEN}`] },
+      },
+    ];
+  }
+  const custom = config.model_providers?.[providerId];
   // A dotted key of -c: an id that would need quoting there is left alone.
   if (!custom?.base_url || !custom.env_key || custom.requires_openai_auth || !/^[A-Za-z0-9_-]+$/.test(providerId)) return [];
   if (!agentEnv[custom.env_key]) return [];

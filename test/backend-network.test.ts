@@ -150,6 +150,39 @@ describe("codex", () => {
   });
 });
 
+describe("codex: the keys kept out of the sandbox", () => {
+  const keys = (home: string, agentEnv: Readonly<Record<string, string>>) => translator("codex").keys?.({ HOME: home }, agentEnv) ?? [];
+
+  test("CODEX_API_KEY for the built-in provider: a bearer token, redirected by -c openai_base_url, to config.toml's base URL or OpenAI's", () => {
+    expect(keys(userHome(), { CODEX_API_KEY: "sk-x" })).toEqual([
+      {
+        variable: "CODEX_API_KEY",
+        header: "bearer",
+        upstream: "https://api.openai.com/v1",
+        redirect: { kind: "leading_args", args: ["-c", "openai_base_url={base_url}"] },
+      },
+    ]);
+    const gateway = userHome({ ".codex/config.toml": `openai_base_url = "https://gateway.corp.example/v1"\n` });
+    expect(keys(gateway, { CODEX_API_KEY: "sk-x" }).map((route) => route.upstream)).toEqual(["https://gateway.corp.example/v1"]);
+  });
+
+  test("no route without the key, for OPENAI_API_KEY (Codex does not read it), or when the selected profile sets its own base URL", () => {
+    expect(keys(userHome(), {})).toEqual([]);
+    expect(keys(userHome(), { OPENAI_API_KEY: "sk-x" })).toEqual([]);
+    const profiled = userHome({ ".codex/config.toml": 'profile = "p"\n[profiles.p]\nopenai_base_url = "https://p.example/v1"\n' });
+    expect(keys(profiled, { CODEX_API_KEY: "sk-x" })).toEqual([]);
+  });
+
+  test("a custom provider's env_key, redirected by -c model_providers.<id>.base_url; CODEX_API_KEY is not its key", () => {
+    const home = userHome();
+    codexCli.setupUserHome(home, MODEL_URL);
+    const routes = keys(home, { ...codexCli.passEnv?.(MODEL_URL), CODEX_API_KEY: "sk-x" });
+    expect(routes.map((route) => [route.variable, route.upstream, route.redirect])).toEqual([
+      ["HANDOFF_TEST_CODEX_KEY", `${MODEL_URL}/v1`, { kind: "leading_args", args: ["-c", "model_providers.scripted.base_url={base_url}"] }],
+    ]);
+  });
+});
+
 describe("opencode", () => {
   test("no config: OpenCode's own free provider", () => {
     expect(urls(network("opencode", userHome()))).toEqual(["opencode.ai"]);

@@ -15,7 +15,7 @@ import {
   runLookingForKey,
   runWithCli,
 } from "../helpers/conformance.js";
-import { CODEX_KEY_VAR, CODEX_TEST_KEY, codexCli, codexUserConfig } from "./codex.js";
+import { CODEX_BUILTIN_KEY, CODEX_KEY_VAR, CODEX_TEST_KEY, codexBuiltinCli, codexCli, codexUserConfig } from "./codex.js";
 
 describeConformance(codexCli);
 
@@ -103,5 +103,13 @@ describe.runIf(conformanceEnabled("codex"))("codex: a provider nobody listens on
     const { run, seen } = await runLookingForKey(codexCli, CODEX_TEST_KEY);
     expect(seen("seen-proc-environ.txt")).toContain(`${CODEX_KEY_VAR}=handoff-placeholder-`);
     expect(run.result.network?.keys).toEqual([expect.objectContaining({ backend: "codex", variable: CODEX_KEY_VAR, held: "forwarded" })]);
+  });
+
+  test("CODEX_API_KEY for the built-in OpenAI provider never enters the sandbox either: -c openai_base_url points Codex at handoff's forwarder", {
+    timeout: 180_000,
+  }, async () => {
+    const { run, seen } = await runLookingForKey(codexBuiltinCli, CODEX_BUILTIN_KEY);
+    expect(seen("seen-proc-environ.txt")).toContain("CODEX_API_KEY=handoff-placeholder-");
+    expect(run.result.network?.keys).toEqual([expect.objectContaining({ backend: "codex", variable: "CODEX_API_KEY", held: "forwarded" })]);
   });
 });

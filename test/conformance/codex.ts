@@ -36,3 +36,16 @@ export const codexCli: ConformanceCli = {
   },
   passEnv: () => ({ [CODEX_KEY_VAR]: CODEX_TEST_KEY }),
 };
+
+/** A user of Codex's built-in OpenAI provider with a key: `openai_base_url` names their gateway, CODEX_API_KEY the key. */
+export const CODEX_BUILTIN_KEY = "sk-handoff-conformance-builtin";
+
+export const codexBuiltinCli: ConformanceCli = {
+  name: "codex",
+  setupUserHome(home, modelUrl) {
+    const dir = join(home, ".codex");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "config.toml"), ['model = "gpt-5.5"', `openai_base_url = ${JSON.stringify(`${modelUrl}/v1`)}`, ""].join("\n"));
+  },
+  passEnv: () => ({ CODEX_API_KEY: CODEX_BUILTIN_KEY }),
+};
