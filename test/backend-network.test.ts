@@ -215,6 +215,10 @@ describe("pi", () => {
     expect(urls(network("pi", home))).toEqual(["api.anthropic.com", "platform.claude.com"]);
     expect(urls(network("pi", userHome(), { OPENAI_API_KEY: "sk" }))).toEqual(["api.openai.com"]);
   });
+
+  test("no key route: pi has no base URL variable or flag to point it at the forwarder (docs/backends/pi.md, Keys)", () => {
+    expect(translator("pi").keys).toBeUndefined();
+  });
 });
 
 describe("omp", () => {
