@@ -10,6 +10,7 @@ import type {
   CliResumeInvocation,
   CliTranslator,
 } from "../src/agent/cli-contract.js";
+import type { KeyRoute } from "../src/egress/key-route.js";
 import { sameNameLinks, userHome } from "./cli-home.js";
 import { endpointList, LOGIN_HOSTS, providerOfModel, readUserConfig } from "./model-endpoints.js";
 import { createPiStreamParser } from "./pi-stream.js";
@@ -156,9 +157,51 @@ export function ompNetwork(
   };
 }
 
+/** omp's Foundry switch (`CLAUDE_CODE_USE_FOUNDRY`): then `FOUNDRY_BASE_URL`, not `ANTHROPIC_BASE_URL`, moves Anthropic. */
+function foundryEnabled(agentEnv: Readonly<Record<string, string>>): boolean {
+  return ["1", "true", "yes", "on"].includes((agentEnv.CLAUDE_CODE_USE_FOUNDRY ?? "").trim().toLowerCase());
+}
+
+/** A base URL as omp's Anthropic provider takes it: no trailing slashes, a trailing `/v1` dropped (omp adds `/v1/messages`). */
+function anthropicBase(url: string): string {
+  const trimmed = url.trim().replace(/\/+$/, "");
+  return trimmed.endsWith("/v1") ? trimmed.slice(0, -3) : trimmed;
+}
+
+/**
+ * `ANTHROPIC_API_KEY` of the built-in Anthropic provider, kept out of the sandbox: omp gets a placeholder and
+ * `ANTHROPIC_BASE_URL` on the sandbox's loopback (omp 18.2.3 reads it for provider `anthropic` when models.yml gives
+ * that provider no base URL of its own). To a base URL that is not Anthropic's, omp sends the key both as `x-api-key`
+ * and as a bearer token; the forwarder puts the key in `x-api-key` and drops the other. Not when models.yml sets a
+ * base URL for `anthropic` (it wins over the variable), nor with Foundry on (`FOUNDRY_BASE_URL` wins), nor when
+ * `ANTHROPIC_OAUTH_TOKEN` is set or the key is an OAuth token (`sk-ant-oat…`): omp sends those as a bearer token with
+ * Claude Code's headers, which it decides from the token itself and so would not do for a placeholder. A key in
+ * `agent.db` or in models.yml is not a variable and stays with the agent.
+ */
+export function ompKeys(userEnv: Readonly<Record<string, string | undefined>>, agentEnv: Readonly<Record<string, string>>): KeyRoute[] {
+  const key = agentEnv.ANTHROPIC_API_KEY;
+  if (!key || key.includes("sk-ant-oat") || agentEnv.ANTHROPIC_OAUTH_TOKEN || foundryEnabled(agentEnv)) return [];
+  const modelsFile = firstExisting(userOmpAgentDir(userEnv), ["models.yml", "models.yaml", "models.json"]);
+  const models = existsSync(modelsFile) ? readUserConfig(modelsFile, "yaml") : {};
+  const parsed = OmpModels.safeParse(models);
+  // A models.yml handoff cannot read: what omp makes of it is unknown, so no route.
+  if (!parsed.success) return [];
+  const anthropic = parsed.data.providers?.anthropic;
+  if (anthropic?.baseUrl || anthropic?.models?.some((model) => model.baseUrl)) return [];
+  return [
+    {
+      variable: "ANTHROPIC_API_KEY",
+      header: "x-api-key",
+      upstream: anthropicBase(agentEnv.ANTHROPIC_BASE_URL || "") || "https://api.anthropic.com",
+      redirect: { kind: "variable", variable: "ANTHROPIC_BASE_URL" },
+    },
+  ];
+}
+
 export const ompDefinition: CliTranslator = {
   home: ompHome,
   network: ompNetwork,
+  keys: ompKeys,
   command: ompCommand,
   resume: ompResume,
   parser: (_invocation, info) => createPiStreamParser({ cli: info.name }),

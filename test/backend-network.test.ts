@@ -248,6 +248,10 @@ describe("pi", () => {
     expect(urls(network("pi", home))).toEqual(["api.anthropic.com", "platform.claude.com"]);
     expect(urls(network("pi", userHome(), { OPENAI_API_KEY: "sk" }))).toEqual(["api.openai.com"]);
   });
+
+  test("no key route: pi has no base URL variable or flag to point it at the forwarder (docs/backends/pi.md, Keys)", () => {
+    expect(translator("pi").keys).toBeUndefined();
+  });
 });
 
 describe("omp", () => {
@@ -267,5 +271,47 @@ describe("omp", () => {
     expect(urls(network("omp", anthropic, { ANTHROPIC_BASE_URL: MODEL_URL }))).toEqual([MODEL_URL]);
     const codex = userHome({ ".omp/agent/config.yaml": "modelRoles:\n  default: openai-codex/gpt-5.5\n" });
     expect(urls(network("omp", codex))).toEqual(["chatgpt.com", "auth.openai.com"]);
+  });
+});
+
+describe("omp: the keys handoff keeps out of the sandbox", () => {
+  const keys = (home: string, agentEnv: Readonly<Record<string, string>>) => translator("omp").keys?.({ HOME: home }, agentEnv) ?? [];
+  const route = (upstream: string) => ({
+    variable: "ANTHROPIC_API_KEY",
+    header: "x-api-key",
+    upstream,
+    redirect: { kind: "variable", variable: "ANTHROPIC_BASE_URL" },
+  });
+
+  test("ANTHROPIC_API_KEY, redirected with ANTHROPIC_BASE_URL, to Anthropic's API or the gateway the variable names", () => {
+    expect(keys(userHome(), { ANTHROPIC_API_KEY: "sk-ant-x" })).toEqual([route("https://api.anthropic.com")]);
+    // omp drops a trailing /v1 and adds /v1/messages: the forwarder's base URL must carry the path omp keeps.
+    expect(keys(userHome(), { ANTHROPIC_API_KEY: "sk-ant-x", ANTHROPIC_BASE_URL: `${MODEL_URL}/gw/v1/` })).toEqual([
+      route(`${MODEL_URL}/gw`),
+    ]);
+    // The user's models.yml with other providers (the conformance one) changes nothing.
+    const custom = userHome({ ".omp/agent/models.yml": ompUserModels(MODEL_URL), ".omp/agent/config.yml": ompUserConfig() });
+    expect(keys(custom, { ANTHROPIC_API_KEY: "sk-ant-x" })).toEqual([route("https://api.anthropic.com")]);
+  });
+
+  test("none without the key, or where omp would not send it through ANTHROPIC_BASE_URL as x-api-key", () => {
+    expect(keys(userHome(), {})).toEqual([]);
+    expect(keys(userHome(), { OPENAI_API_KEY: "sk-x" })).toEqual([]);
+    // An OAuth token: omp sends it as a bearer token with Claude Code's headers, which a placeholder would not get.
+    expect(keys(userHome(), { ANTHROPIC_API_KEY: "sk-ant-oat01-x" })).toEqual([]);
+    expect(keys(userHome(), { ANTHROPIC_API_KEY: "sk-ant-x", ANTHROPIC_OAUTH_TOKEN: "sk-ant-oat01-x" })).toEqual([]);
+    // Foundry: FOUNDRY_BASE_URL wins.
+    expect(keys(userHome(), { ANTHROPIC_API_KEY: "sk-ant-x", CLAUDE_CODE_USE_FOUNDRY: "1" })).toEqual([]);
+  });
+
+  test("none when models.yml gives the anthropic provider (or one of its models) a base URL, or cannot be read", () => {
+    const env = { ANTHROPIC_API_KEY: "sk-ant-x" };
+    const own = userHome({ ".omp/agent/models.yml": `providers:\n  anthropic:\n    baseUrl: ${MODEL_URL}\n` });
+    expect(keys(own, env)).toEqual([]);
+    const model = userHome({
+      ".omp/agent/models.yaml": `providers:\n  anthropic:\n    models:\n      - id: m\n        baseUrl: ${MODEL_URL}\n`,
+    });
+    expect(keys(model, env)).toEqual([]);
+    expect(keys(userHome({ ".omp/agent/models.yml": "providers: [1, 2" }), env)).toEqual([]);
   });
 });

@@ -27,7 +27,8 @@ export interface ModelForwarderOptions {
 /**
  * handoff's model forwarder for one key: an HTTP server on a Unix socket (reached from the sandbox's loopback) that
  * sends every request on to the route's upstream, with the placeholder the CLI sent replaced by the real key in the
- * route's header. A request that does not carry the placeholder goes on unchanged: the key is added to nothing else.
+ * route's header (and the placeholder dropped from the other key header, where the CLI sent it twice). A request that
+ * does not carry the placeholder goes on unchanged: the key is added to nothing else.
  */
 export class ModelForwarder {
   readonly #options: ModelForwarderOptions;
@@ -75,8 +76,14 @@ export class ModelForwarder {
     const attempt = log.record({ role, label, host: upstream.hostname.replace(/^\[|\]$/g, ""), port, via: "model", rule, reason: null });
     const headers = endToEndHeaders(req.headers, "without host");
     headers.host = upstream.host;
-    if (route.header === "x-api-key" && headers["x-api-key"] === placeholder) headers["x-api-key"] = realKey;
-    if (route.header === "bearer" && headers.authorization === `Bearer ${placeholder}`) headers.authorization = `Bearer ${realKey}`;
+    const inApiKey = headers["x-api-key"] === placeholder;
+    const inBearer = headers.authorization === `Bearer ${placeholder}`;
+    if (route.header === "x-api-key" && inApiKey) headers["x-api-key"] = realKey;
+    if (route.header === "bearer" && inBearer) headers.authorization = `Bearer ${realKey}`;
+    // The placeholder in the other key header too (omp sends its Anthropic key in both to a base URL not Anthropic's):
+    // dropped there, never passed on as a second credential that fails (what omp sends Anthropic's own API).
+    if (route.header === "x-api-key" && inBearer) delete headers.authorization;
+    if (route.header === "bearer" && inApiKey) delete headers["x-api-key"];
     // The CLI's path already carries the upstream's prefix (its base URL inside has the same path).
     const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;
     const out = send({

@@ -1,17 +1,19 @@
 import { dirname } from "node:path";
-import { expect } from "vitest";
+import { describe, expect, test } from "vitest";
 import { ompArgs, ompHome } from "../../backends/omp.js";
 import {
   agentCliBin,
   bareCliEnv,
   cliTestHome,
+  conformanceEnabled,
   describeConformance,
   describeSteering,
   describeWithoutLogin,
   fakeUserHome,
   privateCliHome,
+  runLookingForKey,
 } from "../helpers/conformance.js";
-import { ompCli } from "./omp.js";
+import { OMP_ANTHROPIC_KEY, ompAnthropicKeyCli, ompCli } from "./omp.js";
 
 describeConformance(ompCli);
 
@@ -59,4 +61,19 @@ describeSteering(ompCli, {
       };
     },
   },
+});
+
+describe.runIf(conformanceEnabled("omp"))("omp: keys", () => {
+  test("an Anthropic API key passed with --env never enters the sandbox: omp holds a placeholder, and the scripted model receives the real key", {
+    timeout: 180_000,
+  }, async () => {
+    const { run, seen } = await runLookingForKey(ompAnthropicKeyCli, OMP_ANTHROPIC_KEY);
+    const env = seen("seen-env.txt");
+    expect(env).toMatch(/\+ANTHROPIC_API_KEY=handoff-placeholder-[0-9a-f]{24}\n/);
+    expect(env).toMatch(/\+ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:\d+\n/);
+    expect(seen("seen-proc-environ.txt")).toContain("ANTHROPIC_API_KEY=handoff-placeholder-");
+    expect(run.result.network?.keys).toEqual([
+      expect.objectContaining({ backend: "omp", variable: "ANTHROPIC_API_KEY", held: "forwarded" }),
+    ]);
+  });
 });

@@ -45,3 +45,23 @@ export const ompCli: ConformanceCli = {
     writeFileSync(join(agent, "config.yml"), ompUserConfig());
   },
 };
+
+/** An Anthropic API key as a user passes it: `--env ANTHROPIC_API_KEY` (and here `--env ANTHROPIC_BASE_URL`, the scripted model). */
+export const OMP_ANTHROPIC_KEY = "sk-ant-handoff-conformance-omp";
+
+/**
+ * The same user with no custom provider: omp's built-in Anthropic provider is the default role, its key and base URL
+ * come from the environment (`--env ANTHROPIC_API_KEY --env ANTHROPIC_BASE_URL`), so handoff can keep the key out.
+ */
+export const ompAnthropicKeyCli: ConformanceCli = {
+  name: "omp",
+  setupUserHome(home) {
+    const agent = join(home, ".omp", "agent");
+    mkdirSync(agent, { recursive: true });
+    writeFileSync(
+      join(agent, "config.yml"),
+      ["modelRoles:", "  default: anthropic/claude-sonnet-4-5", "retry:", "  enabled: false", "  maxRetries: 0", ""].join("\n"),
+    );
+  },
+  passEnv: (modelUrl) => ({ ANTHROPIC_API_KEY: OMP_ANTHROPIC_KEY, ANTHROPIC_BASE_URL: modelUrl }),
+};
