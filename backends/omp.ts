@@ -168,11 +168,21 @@ function anthropicBase(url: string): string {
   return trimmed.endsWith("/v1") ? trimmed.slice(0, -3) : trimmed;
 }
 
+/** Anthropic's own API, where omp sends the key as `x-api-key` alone. */
+function isAnthropicApi(url: string): boolean {
+  try {
+    return new URL(url).hostname === "api.anthropic.com";
+  } catch {
+    return false;
+  }
+}
+
 /**
  * `ANTHROPIC_API_KEY` of the built-in Anthropic provider, kept out of the sandbox: omp gets a placeholder and
  * `ANTHROPIC_BASE_URL` on the sandbox's loopback (omp 18.2.3 reads it for provider `anthropic` when models.yml gives
  * that provider no base URL of its own). To a base URL that is not Anthropic's, omp sends the key both as `x-api-key`
- * and as a bearer token; the forwarder puts the key in `x-api-key` and drops the other. Not when models.yml sets a
+ * and as a bearer token: the route asks the forwarder for what omp would send the real upstream (x-api-key alone to
+ * api.anthropic.com, both to a gateway). Not when models.yml sets a
  * base URL for `anthropic` (it wins over the variable), nor with Foundry on (`FOUNDRY_BASE_URL` wins), nor when
  * `ANTHROPIC_OAUTH_TOKEN` is set or the key is an OAuth token (`sk-ant-oat…`): omp sends those as a bearer token with
  * Claude Code's headers, which it decides from the token itself and so would not do for a placeholder. A key in
@@ -188,11 +198,13 @@ export function ompKeys(userEnv: Readonly<Record<string, string | undefined>>, a
   if (!parsed.success) return [];
   const anthropic = parsed.data.providers?.anthropic;
   if (anthropic?.baseUrl || anthropic?.models?.some((model) => model.baseUrl)) return [];
+  const upstream = anthropicBase(agentEnv.ANTHROPIC_BASE_URL || "") || "https://api.anthropic.com";
   return [
     {
       variable: "ANTHROPIC_API_KEY",
-      header: "x-api-key",
-      upstream: anthropicBase(agentEnv.ANTHROPIC_BASE_URL || "") || "https://api.anthropic.com",
+      // What omp itself sends there: x-api-key to Anthropic's own API, both headers to a gateway.
+      header: isAnthropicApi(upstream) ? "x-api-key" : "x-api-key and bearer",
+      upstream,
       redirect: { kind: "variable", variable: "ANTHROPIC_BASE_URL" },
     },
   ];

@@ -276,18 +276,18 @@ describe("omp", () => {
 
 describe("omp: the keys handoff keeps out of the sandbox", () => {
   const keys = (home: string, agentEnv: Readonly<Record<string, string>>) => translator("omp").keys?.({ HOME: home }, agentEnv) ?? [];
-  const route = (upstream: string) => ({
+  const route = (upstream: string, header = "x-api-key") => ({
     variable: "ANTHROPIC_API_KEY",
-    header: "x-api-key",
+    header,
     upstream,
     redirect: { kind: "variable", variable: "ANTHROPIC_BASE_URL" },
   });
 
-  test("ANTHROPIC_API_KEY, redirected with ANTHROPIC_BASE_URL, to Anthropic's API or the gateway the variable names", () => {
+  test("ANTHROPIC_API_KEY, redirected with ANTHROPIC_BASE_URL, to Anthropic's API (x-api-key) or the gateway the variable names (both headers, as omp sends it)", () => {
     expect(keys(userHome(), { ANTHROPIC_API_KEY: "sk-ant-x" })).toEqual([route("https://api.anthropic.com")]);
     // omp drops a trailing /v1 and adds /v1/messages: the forwarder's base URL must carry the path omp keeps.
     expect(keys(userHome(), { ANTHROPIC_API_KEY: "sk-ant-x", ANTHROPIC_BASE_URL: `${MODEL_URL}/gw/v1/` })).toEqual([
-      route(`${MODEL_URL}/gw`),
+      route(`${MODEL_URL}/gw`, "x-api-key and bearer"),
     ]);
     // The user's models.yml with other providers (the conformance one) changes nothing.
     const custom = userHome({ ".omp/agent/models.yml": ompUserModels(MODEL_URL), ".omp/agent/config.yml": ompUserConfig() });

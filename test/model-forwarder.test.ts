@@ -63,6 +63,12 @@ describe("model forwarder: the key header", () => {
     expect(bearer["x-api-key"]).toBeUndefined();
   });
 
+  test("a route in both headers (omp to a gateway) gets the real key in both", async () => {
+    const seen = await upstreamSees("x-api-key and bearer", { "x-api-key": PLACEHOLDER, authorization: `Bearer ${PLACEHOLDER}` });
+    expect(seen["x-api-key"]).toBe(REAL);
+    expect(seen.authorization).toBe(`Bearer ${REAL}`);
+  });
+
   test("another credential in the other header goes on unchanged", async () => {
     const seen = await upstreamSees("x-api-key", { "x-api-key": PLACEHOLDER, authorization: "Bearer someone-elses" });
     expect(seen["x-api-key"]).toBe(REAL);

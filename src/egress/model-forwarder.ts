@@ -27,7 +27,7 @@ export interface ModelForwarderOptions {
 /**
  * handoff's model forwarder for one key: an HTTP server on a Unix socket (reached from the sandbox's loopback) that
  * sends every request on to the route's upstream, with the placeholder the CLI sent replaced by the real key in the
- * route's header (and the placeholder dropped from the other key header, where the CLI sent it twice). A request that
+ * route's header (and dropped from a key header the route does not name, where the CLI sent it twice). A request that
  * does not carry the placeholder goes on unchanged: the key is added to nothing else.
  */
 export class ModelForwarder {
@@ -78,12 +78,18 @@ export class ModelForwarder {
     headers.host = upstream.host;
     const inApiKey = headers["x-api-key"] === placeholder;
     const inBearer = headers.authorization === `Bearer ${placeholder}`;
-    if (route.header === "x-api-key" && inApiKey) headers["x-api-key"] = realKey;
-    if (route.header === "bearer" && inBearer) headers.authorization = `Bearer ${realKey}`;
-    // The placeholder in the other key header too (omp sends its Anthropic key in both to a base URL not Anthropic's):
-    // dropped there, never passed on as a second credential that fails (what omp sends Anthropic's own API).
-    if (route.header === "x-api-key" && inBearer) delete headers.authorization;
-    if (route.header === "bearer" && inApiKey) delete headers["x-api-key"];
+    const toApiKey = route.header !== "bearer";
+    const toBearer = route.header !== "x-api-key";
+    // The placeholder in a key header the route does not name (omp sends both to a base URL not Anthropic's own) is
+    // dropped there, never passed on as a second credential that fails.
+    if (inApiKey) {
+      if (toApiKey) headers["x-api-key"] = realKey;
+      else delete headers["x-api-key"];
+    }
+    if (inBearer) {
+      if (toBearer) headers.authorization = `Bearer ${realKey}`;
+      else delete headers.authorization;
+    }
     // The CLI's path already carries the upstream's prefix (its base URL inside has the same path).
     const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;
     const out = send({
