@@ -10,6 +10,7 @@ import type {
   CliTranslator,
   LoginLink,
 } from "../src/agent/cli-contract.js";
+import type { KeyRoute } from "../src/egress/key-route.js";
 import { userDir } from "./cli-home.js";
 import { endpointList, LOGIN_HOSTS, providerOfModel, readUserConfig } from "./model-endpoints.js";
 import { createOpencodeParser } from "./opencode-stream.js";
@@ -124,7 +125,15 @@ function sqlText(value: string): string {
 const OpencodeConfig = z.looseObject({
   model: z.string().optional(),
   small_model: z.string().optional(),
-  provider: z.record(z.string(), z.looseObject({ options: z.looseObject({ baseURL: z.string().optional() }).optional() })).optional(),
+  provider: z
+    .record(
+      z.string(),
+      z.looseObject({
+        npm: z.string().optional(),
+        options: z.looseObject({ baseURL: z.string().optional(), apiKey: z.unknown().optional() }).optional(),
+      }),
+    )
+    .optional(),
 });
 
 /** Only which providers auth.json holds a login for, and of which kind (`api`, `oauth`): not the secrets. */
@@ -155,6 +164,12 @@ interface OpencodeProviderChoice {
   readonly smallModel: string | undefined;
   /** Each configured provider's baseURL, and the file that set it. */
   readonly baseUrls: ReadonlyMap<string, { readonly url: string | undefined; readonly file: string }>;
+  /** The configured providers that set their own `options.apiKey`. */
+  readonly apiKeys: ReadonlySet<string>;
+  /** Each configured provider's AI SDK package (`npm`), where the config names one. */
+  readonly packages: ReadonlyMap<string, string>;
+  /** The variables the config reads with `{env:NAME}`. */
+  readonly envRead: ReadonlySet<string>;
 }
 
 /** The user's global config, merged as OpenCode merges it; `{env:NAME}` is substituted from the agent's environment first, as OpenCode does. */
@@ -162,7 +177,14 @@ function readOpencodeConfig(dir: string, agentEnv: Readonly<Record<string, strin
   let model: string | undefined;
   let smallModel: string | undefined;
   const baseUrls = new Map<string, { url: string | undefined; file: string }>();
-  const substitute = (text: string) => text.replace(/\{env:([^}]+)\}/g, (_match, name: string) => agentEnv[name.trim()] ?? "");
+  const apiKeys = new Set<string>();
+  const packages = new Map<string, string>();
+  const envRead = new Set<string>();
+  const substitute = (text: string) =>
+    text.replace(/\{env:([^}]+)\}/g, (_match, name: string) => {
+      envRead.add(name.trim());
+      return agentEnv[name.trim()] ?? "";
+    });
   for (const name of MERGED_CONFIG_FILES) {
     const file = join(dir, name);
     const parsed = OpencodeConfig.safeParse(readUserConfig(file, "jsonc", substitute));
@@ -172,9 +194,44 @@ function readOpencodeConfig(dir: string, agentEnv: Readonly<Record<string, strin
     for (const [id, provider] of Object.entries(parsed.data.provider ?? {})) {
       const url = provider.options?.baseURL;
       if (url !== undefined || !baseUrls.has(id)) baseUrls.set(id, { url, file });
+      if (provider.options?.apiKey !== undefined) apiKeys.add(id);
+      if (provider.npm !== undefined) packages.set(id, provider.npm);
     }
   }
-  return { model, smallModel, baseUrls };
+  return { model, smallModel, baseUrls, apiKeys, packages, envRead };
+}
+
+/** Which providers auth.json holds a login for, and of which kind. */
+function readOpencodeLogins(
+  userEnv: Readonly<Record<string, string | undefined>>,
+): Readonly<Record<string, { type?: string | undefined }>> {
+  const auth = OpencodeAuth.safeParse(readUserConfig(join(userOpencodeDataDir(userEnv), "auth.json"), "json"));
+  return auth.success ? auth.data : {};
+}
+
+/** The providers OpenCode may use, as opencodeNetwork describes, each with how it was chosen. */
+function opencodeCandidates(
+  config: OpencodeProviderChoice,
+  logins: Readonly<Record<string, unknown>>,
+  agentEnv: Readonly<Record<string, string>>,
+): { id: string; how: string }[] {
+  const named = [
+    { id: providerOfModel(config.model), how: "model" },
+    { id: providerOfModel(config.smallModel), how: "small_model" },
+  ].flatMap(({ id, how }) => (id ? [{ id, how: `its ${how}` }] : []));
+  const loggedIn = [
+    ...Object.keys(logins),
+    ...Object.entries(OPENCODE_PROVIDERS)
+      .filter(([, provider]) => provider.keys.some((key) => agentEnv[key]))
+      .map(([id]) => id),
+  ];
+  return named.length > 0
+    ? named
+    : config.baseUrls.size > 0
+      ? [...config.baseUrls.keys()].map((id) => ({ id, how: "one of the configured providers (no model named)" }))
+      : loggedIn.length > 0
+        ? loggedIn.map((id) => ({ id, how: "one of the logged-in providers (no model named)" }))
+        : [{ id: "opencode", how: "its default free provider" }];
 }
 
 /**
@@ -189,26 +246,8 @@ export function opencodeNetwork(
   agentEnv: Readonly<Record<string, string>>,
 ): CliNetworkNeeds {
   const config = readOpencodeConfig(userOpencodeConfigDir(userEnv), agentEnv);
-  const auth = OpencodeAuth.safeParse(readUserConfig(join(userOpencodeDataDir(userEnv), "auth.json"), "json"));
-  const logins = auth.success ? auth.data : {};
-  const named = [
-    { id: providerOfModel(config.model), how: "model" },
-    { id: providerOfModel(config.smallModel), how: "small_model" },
-  ].flatMap(({ id, how }) => (id ? [{ id, how: `its ${how}` }] : []));
-  const loggedIn = [
-    ...Object.keys(logins),
-    ...Object.entries(OPENCODE_PROVIDERS)
-      .filter(([, provider]) => provider.keys.some((key) => agentEnv[key]))
-      .map(([id]) => id),
-  ];
-  const candidates =
-    named.length > 0
-      ? named
-      : config.baseUrls.size > 0
-        ? [...config.baseUrls.keys()].map((id) => ({ id, how: "one of the configured providers (no model named)" }))
-        : loggedIn.length > 0
-          ? loggedIn.map((id) => ({ id, how: "one of the logged-in providers (no model named)" }))
-          : [{ id: "opencode", how: "its default free provider" }];
+  const logins = readOpencodeLogins(userEnv);
+  const candidates = opencodeCandidates(config, logins, agentEnv);
   return {
     endpoints: endpointList(
       candidates.flatMap(({ id, how }) => {
@@ -230,9 +269,66 @@ export function opencodeNetwork(
   };
 }
 
+/**
+ * The built-in providers whose AI SDK package reads its base URL from a variable (checked with 1.18.33 against a
+ * local server: `@ai-sdk/anthropic` sends `x-api-key` to ANTHROPIC_BASE_URL, `@ai-sdk/openai` `Authorization: Bearer`
+ * to OPENAI_BASE_URL; each variable holds the whole base, `/v1` included), and the package a custom provider names
+ * when it uses the same SDK (which then reads the same key variable).
+ */
+const OPENCODE_KEY_ROUTES: Readonly<
+  Record<string, { key: string; header: KeyRoute["header"]; baseUrlVar: string; upstream: string; npm: string }>
+> = {
+  anthropic: {
+    key: "ANTHROPIC_API_KEY",
+    header: "x-api-key",
+    baseUrlVar: "ANTHROPIC_BASE_URL",
+    upstream: "https://api.anthropic.com/v1",
+    npm: "@ai-sdk/anthropic",
+  },
+  openai: {
+    key: "OPENAI_API_KEY",
+    header: "bearer",
+    baseUrlVar: "OPENAI_BASE_URL",
+    upstream: "https://api.openai.com/v1",
+    npm: "@ai-sdk/openai",
+  },
+};
+
+/**
+ * ANTHROPIC_API_KEY and OPENAI_API_KEY, for a run whose providers (as opencodeNetwork chooses them) include the
+ * built-in `anthropic` or `openai`: OpenCode is pointed at the forwarder with the variable its SDK reads as the base
+ * URL. None where that would not hold or would break another reader of the key: the user's config sets the
+ * provider's `options.baseURL` (it wins over the variable) or `options.apiKey` (it wins over the key), auth.json
+ * holds a login for it (that login is what OpenCode sends), the config reads the key with `{env:NAME}`, or another
+ * configured provider uses the same SDK package (it reads the same variable and sends it to its own base URL).
+ */
+export function opencodeKeys(
+  userEnv: Readonly<Record<string, string | undefined>>,
+  agentEnv: Readonly<Record<string, string>>,
+): KeyRoute[] {
+  const config = readOpencodeConfig(userOpencodeConfigDir(userEnv), agentEnv);
+  const logins = readOpencodeLogins(userEnv);
+  const chosen = new Set(opencodeCandidates(config, logins, agentEnv).map(({ id }) => id));
+  return Object.entries(OPENCODE_KEY_ROUTES).flatMap(([id, route]) => {
+    if (!chosen.has(id) || !agentEnv[route.key]) return [];
+    if (config.baseUrls.get(id)?.url !== undefined || config.apiKeys.has(id) || logins[id] !== undefined) return [];
+    if (config.envRead.has(route.key)) return [];
+    if ([...config.packages].some(([other, npm]) => other !== id && npm === route.npm)) return [];
+    return [
+      {
+        variable: route.key,
+        header: route.header,
+        upstream: agentEnv[route.baseUrlVar] || route.upstream,
+        redirect: { kind: "variable", variable: route.baseUrlVar },
+      },
+    ];
+  });
+}
+
 export const opencodeDefinition: CliTranslator = {
   home: opencodeHome,
   network: opencodeNetwork,
+  keys: opencodeKeys,
   command: opencodeCommand,
   resume: opencodeResume,
   parser: () => createOpencodeParser(),

@@ -224,6 +224,73 @@ describe("opencode", () => {
   });
 });
 
+describe("opencode keys", () => {
+  const keys = (home: string, agentEnv: Readonly<Record<string, string>>) => translator("opencode").keys?.({ HOME: home }, agentEnv);
+  const anthropic = {
+    variable: "ANTHROPIC_API_KEY",
+    header: "x-api-key",
+    upstream: "https://api.anthropic.com/v1",
+    redirect: { kind: "variable", variable: "ANTHROPIC_BASE_URL" },
+  };
+  const openai = {
+    variable: "OPENAI_API_KEY",
+    header: "bearer",
+    upstream: "https://api.openai.com/v1",
+    redirect: { kind: "variable", variable: "OPENAI_BASE_URL" },
+  };
+  const config = (value: unknown) => userHome({ ".config/opencode/opencode.json": JSON.stringify(value) });
+
+  test("ANTHROPIC_API_KEY: x-api-key to Anthropic's API, redirected with ANTHROPIC_BASE_URL", () => {
+    expect(keys(userHome(), { ANTHROPIC_API_KEY: "sk-ant" })).toEqual([anthropic]);
+    expect(keys(config({ model: "anthropic/claude-x" }), { ANTHROPIC_API_KEY: "sk-ant" })).toEqual([anthropic]);
+  });
+
+  test("OPENAI_API_KEY: bearer to OpenAI's API, redirected with OPENAI_BASE_URL", () => {
+    expect(keys(userHome(), { OPENAI_API_KEY: "sk" })).toEqual([openai]);
+  });
+
+  test("the passed base URL variable is the upstream", () => {
+    expect(keys(userHome(), { ANTHROPIC_API_KEY: "sk-ant", ANTHROPIC_BASE_URL: `${MODEL_URL}/v1` })).toEqual([
+      { ...anthropic, upstream: `${MODEL_URL}/v1` },
+    ]);
+    expect(keys(userHome(), { OPENAI_API_KEY: "sk", OPENAI_BASE_URL: `${MODEL_URL}/openai/v1` })).toEqual([
+      { ...openai, upstream: `${MODEL_URL}/openai/v1` },
+    ]);
+  });
+
+  test("none when the key is not passed, or its provider is not the run's", () => {
+    expect(keys(userHome(), {})).toEqual([]);
+    expect(keys(config({ model: "anthropic/claude-x", small_model: "openai/gpt-x" }), { ANTHROPIC_BASE_URL: MODEL_URL })).toEqual([]);
+    expect(keys(userHome(), { ANTHROPIC_BASE_URL: MODEL_URL, GOOGLE_API_KEY: "g" })).toEqual([]);
+    expect(keys(config({ model: "openai/gpt-x" }), { ANTHROPIC_API_KEY: "sk-ant", OPENAI_API_KEY: "sk" })).toEqual([openai]);
+  });
+
+  test("none when the user's config sets the provider's baseURL or apiKey (they win over the variables)", () => {
+    const env = { ANTHROPIC_API_KEY: "sk-ant", OPENAI_API_KEY: "sk" };
+    const model = { model: "anthropic/claude-x", small_model: "openai/gpt-x" };
+    expect(keys(config(model), env)).toEqual([anthropic, openai]);
+    expect(keys(config({ ...model, provider: { anthropic: { options: { baseURL: MODEL_URL } } } }), env)).toEqual([openai]);
+    expect(keys(config({ ...model, provider: { anthropic: { options: { apiKey: "sk-other" } } } }), env)).toEqual([openai]);
+    expect(keys(config({ ...model, provider: { openai: { options: { baseURL: MODEL_URL } } } }), env)).toEqual([anthropic]);
+    expect(keys(config({ ...model, provider: { openai: { options: { apiKey: "sk-other" } } } }), env)).toEqual([anthropic]);
+  });
+
+  test("none when auth.json logs in to the provider: OpenCode sends that login, not the variable", () => {
+    const home = userHome({ ".local/share/opencode/auth.json": JSON.stringify({ anthropic: { type: "api", key: "k" } }) });
+    expect(keys(home, { ANTHROPIC_API_KEY: "sk-ant" })).toEqual([]);
+  });
+
+  test("none when another reader of the key would get the placeholder: {env:NAME} in the config, or a provider on the same SDK", () => {
+    const env = { ANTHROPIC_API_KEY: "sk-ant" };
+    const model = { model: "anthropic/claude-x" };
+    expect(keys(config({ ...model, provider: { gw: { options: { headers: { k: "{env:ANTHROPIC_API_KEY}" } } } } }), env)).toEqual([]);
+    expect(keys(config({ ...model, provider: { gw: { npm: "@ai-sdk/anthropic", options: { baseURL: MODEL_URL } } } }), env)).toEqual([]);
+    expect(
+      keys(config({ ...model, provider: { gw: { npm: "@ai-sdk/openai-compatible", options: { baseURL: MODEL_URL } } } }), env),
+    ).toEqual([anthropic]);
+  });
+});
+
 describe("pi", () => {
   test("no config: Anthropic's API", () => {
     expect(urls(network("pi", userHome()))).toEqual(["api.anthropic.com"]);

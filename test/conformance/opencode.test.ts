@@ -15,10 +15,11 @@ import {
   fakeUserHome,
   privateCliHome,
   runCliDirectly,
+  runLookingForKey,
   runWithCli,
 } from "../helpers/conformance.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "../helpers/repo.js";
-import { OPENCODE_MODEL, opencodeCli } from "./opencode.js";
+import { OPENCODE_ANTHROPIC_KEY, OPENCODE_MODEL, opencodeAnthropicCli, opencodeCli } from "./opencode.js";
 
 // When the provider never answers, OpenCode writes nothing to stdout: its first line (which carries the session id)
 // comes with the first streamed step or the error. See docs/backends/opencode.md.
@@ -133,4 +134,20 @@ describeSteering(opencodeCli, {
       return (withSwitch) => asHandoffRunsIt(repo, userHome, withSwitch ? {} : { OPENCODE_DISABLE_PROJECT_CONFIG: undefined });
     },
   },
+});
+
+describe.runIf(conformanceEnabled("opencode"))("opencode: keys", () => {
+  test("ANTHROPIC_API_KEY passed with --env never enters the sandbox: OpenCode's anthropic provider holds a placeholder, and the scripted model receives the real key", {
+    timeout: 180_000,
+  }, async () => {
+    const { run, seen } = await runLookingForKey(opencodeAnthropicCli, OPENCODE_ANTHROPIC_KEY);
+    const env = seen("seen-env.txt");
+    expect(env).toMatch(/\+ANTHROPIC_API_KEY=handoff-placeholder-[0-9a-f]{24}\n/);
+    expect(env).toMatch(/\+ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:\d+\/v1\n/);
+    expect(seen("seen-proc-environ.txt")).toContain("ANTHROPIC_API_KEY=handoff-placeholder-");
+    expect(run.model.requests.filter((request) => !request.side).map((request) => request.path)).toContain("/v1/messages");
+    expect(run.result.network?.keys).toEqual([
+      expect.objectContaining({ backend: "opencode", variable: "ANTHROPIC_API_KEY", held: "forwarded" }),
+    ]);
+  });
 });

@@ -42,3 +42,31 @@ export const opencodeCli: ConformanceCli = {
   },
   model: OPENCODE_MODEL,
 };
+
+export const OPENCODE_ANTHROPIC_KEY = "sk-ant-handoff-opencode-conformance";
+
+/**
+ * OpenCode on its built-in `anthropic` provider, a model its bundled models.dev snapshot knows: no provider in the
+ * user's config, the key and the base URL passed the way a user of an API key or a gateway passes them. The
+ * `@ai-sdk/anthropic` base URL includes `/v1` (it posts to `<base>/messages`), where the scripted model serves Messages.
+ * The user allows OpenCode's `external_directory` permission, so the agent's own search reaches outside the clone
+ * (the sandbox, not OpenCode's asks, is what bounds it).
+ */
+export const opencodeAnthropicCli: ConformanceCli = {
+  name: "opencode",
+  setupUserHome(home) {
+    const config = join(home, ".config", "opencode");
+    mkdirSync(config, { recursive: true });
+    const settings = {
+      $schema: "https://opencode.ai/config.json",
+      snapshot: false,
+      autoupdate: false,
+      share: "disabled",
+      // The key test's agent looks in /proc, $HOME and /tmp: OpenCode would ask (and, headless, refuse) for each.
+      permission: { external_directory: "allow" },
+    };
+    writeFileSync(join(config, "opencode.json"), `${JSON.stringify(settings, null, 2)}\n`);
+  },
+  passEnv: (modelUrl) => ({ ANTHROPIC_API_KEY: OPENCODE_ANTHROPIC_KEY, ANTHROPIC_BASE_URL: `${modelUrl}/v1` }),
+  model: "anthropic/claude-sonnet-4-5",
+};
