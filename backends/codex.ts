@@ -48,7 +48,15 @@ export function untrustedProjectOverride(cwd: string): string {
   return `projects={${tomlString(cwd)}={trust_level="untrusted"}}`;
 }
 
-export function codexArgs(invocation: Pick<CliInvocation, "cwd" | "model">): string[] {
+/**
+ * With handoff's filtered network, the commands Codex runs get it too: Codex's own sandbox would otherwise take
+ * their network away altogether, so a host `--allow-net` names (a registry) could not be reached and an attempt to
+ * call out would never reach handoff's gate to be refused and recorded. With the host's network (`--allow-net '*'`,
+ * no sandbox) Codex keeps its default: no network for its commands.
+ */
+const NETWORK_THROUGH_HANDOFF = ["-c", "sandbox_workspace_write.network_access=true"] as const;
+
+export function codexArgs(invocation: Pick<CliInvocation, "cwd" | "model"> & Partial<Pick<CliInvocation, "network">>): string[] {
   return [
     "exec",
     "--json",
@@ -61,6 +69,7 @@ export function codexArgs(invocation: Pick<CliInvocation, "cwd" | "model">): str
     'approval_policy="never"',
     "-c",
     untrustedProjectOverride(invocation.cwd),
+    ...(invocation.network === "filtered" ? NETWORK_THROUGH_HANDOFF : []),
     ...(invocation.model ? ["-m", invocation.model] : []),
     "-",
   ];

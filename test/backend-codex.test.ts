@@ -36,6 +36,14 @@ describe("codex argv, env and home", () => {
     expect(command.env).toBeUndefined();
   });
 
+  test("with handoff's filtered network, Codex's commands get it (network_access), so its gate refuses and records what they try; otherwise Codex keeps their network off", () => {
+    const through = ["-c", "sandbox_workspace_write.network_access=true"];
+    const args = (network: "filtered" | "host" | "none") => codexArgs({ cwd: "/c", model: null, network }).join("\n");
+    expect(args("filtered")).toContain(through.join("\n"));
+    expect(args("host")).not.toContain("network_access");
+    expect(args("none")).not.toContain("network_access");
+  });
+
   test("passes --model through as -m, before the stdin marker", () => {
     expect(codexArgs({ cwd: "/c", model: "gpt-5.5" }).slice(-3)).toEqual(["-m", "gpt-5.5", "-"]);
   });

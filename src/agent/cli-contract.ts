@@ -1,3 +1,4 @@
+import type { NetworkAccess } from "../egress/egress-policy.js";
 import type { ModelEndpoint } from "../egress/model-endpoints.js";
 import type { KeyRoute } from "../egress/key-route.js";
 import type { AgentCommand, StreamParser } from "./stream-contract.js";
@@ -31,6 +32,11 @@ export interface CliInvocation {
   readonly homeDir: string;
   /** A fresh UUID handoff chose; a CLI that accepts a session id up front is given this one. */
   readonly sessionId: string;
+  /**
+   * The agent's network: `filtered` (an empty namespace whose one way out is handoff's egress gate), `host`, or
+   * `none`. A CLI with a sandbox of its own can leave the network to handoff's gate when it is filtered.
+   */
+  readonly network: NetworkAccess;
 }
 
 /** A resumed turn: the session to continue, and where it ran (equal to `cwd` within a run). */

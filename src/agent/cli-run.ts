@@ -90,6 +90,7 @@ async function runCliTurn(
     executable: executable.path,
     homeDir: context.homeDir,
     sessionId: randomUUID(),
+    network: context.jail?.network ?? "host",
   };
   const { command, parserInvocation, before = [] } = turnOf(invocation);
   // Only recorded, and read again if the run failed: it runs beside the agent, not before it.

@@ -115,6 +115,8 @@ export interface JailReport {
 
 /** One contained process tree: `wrap` its command line, run it, then `finish`. */
 export interface ProcessJail {
+  /** The network the process gets: none, handoff's filtered way out, or the host's. */
+  readonly network: NetworkAccess;
   wrap(
     command: { readonly file: string; readonly args: readonly string[] },
     extra?: ExtraMounts,
@@ -207,6 +209,7 @@ export class Containment {
     const choice = settings.choice;
 
     return {
+      network: choice.kind === "bwrap" ? (spec.offline ? "none" : this.network(spec.role)) : "host",
       wrap: (command, extra = {}) => {
         wrapped = true;
         let file = command.file;

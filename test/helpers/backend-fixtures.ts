@@ -18,6 +18,7 @@ export function cliInvocation(executable: string, overrides: Partial<CliInvocati
     executable,
     homeDir: "/var/handoff/homes/run-1",
     sessionId: "00000000-0000-4000-8000-000000000000",
+    network: "host",
     ...overrides,
   };
 }
