@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { z } from "zod";
 import type { AgentCommand } from "../src/agent/stream-contract.js";
@@ -9,6 +10,7 @@ import type {
   CliResumeInvocation,
   CliTranslator,
 } from "../src/agent/cli-contract.js";
+import type { KeyRoute } from "../src/egress/key-route.js";
 import { sameNameLinks, userHome } from "./cli-home.js";
 import { endpointList, LOGIN_HOSTS, readUserConfig } from "./model-endpoints.js";
 import { createPiStreamParser } from "./pi-stream.js";
@@ -37,6 +39,50 @@ export function userPiAgentDir(userEnv: Readonly<Record<string, string | undefin
 /** pi's agent dir inside the run's private CLI home. */
 const PRIVATE_DIR = "pi";
 
+/**
+ * The built-in providers whose key handoff can keep out of the sandbox: the variable pi reads the key from, the
+ * header pi's SDK sends it in (checked against the scripted model: anthropic, openai, xai; groq, openrouter and
+ * deepseek take the same openai-completions path as xai), pi-ai 0.73.1's base URL, and for anthropic and openai the
+ * variable handoff reads as the upstream instead (pi itself ignores it: see docs/backends/pi.md, Keys).
+ */
+const PI_KEY_PROVIDERS: Readonly<Record<string, { key: string; header: KeyRoute["header"]; upstream: string; upstreamVariable?: string }>> =
+  {
+    anthropic: {
+      key: "ANTHROPIC_API_KEY",
+      header: "x-api-key",
+      upstream: "https://api.anthropic.com",
+      upstreamVariable: "ANTHROPIC_BASE_URL",
+    },
+    openai: { key: "OPENAI_API_KEY", header: "bearer", upstream: "https://api.openai.com/v1", upstreamVariable: "OPENAI_BASE_URL" },
+    xai: { key: "XAI_API_KEY", header: "bearer", upstream: "https://api.x.ai/v1" },
+    groq: { key: "GROQ_API_KEY", header: "bearer", upstream: "https://api.groq.com/openai/v1" },
+    openrouter: { key: "OPENROUTER_API_KEY", header: "bearer", upstream: "https://openrouter.ai/api/v1" },
+    deepseek: { key: "DEEPSEEK_API_KEY", header: "bearer", upstream: "https://api.deepseek.com" },
+  };
+
+/** The variable handoff sets to the forwarder's base URL for `provider`, read by its extension (PI_KEYS_EXTENSION). */
+export function piBaseUrlVariable(provider: string): string {
+  return `HANDOFF_PI_BASE_URL_${provider.toUpperCase().replaceAll("-", "_")}`;
+}
+
+/** handoff's pi extension, written into the private home: outside pi's agent dir, so pi never discovers it itself. */
+const KEYS_EXTENSION_FILE = "handoff-pi-keys.ts";
+
+/**
+ * The extension `-e` loads (still loaded under `--no-extensions`): for each provider whose HANDOFF_PI_BASE_URL_*
+ * handoff set, `registerProvider(id, { baseUrl })`, which in pi 0.73.1 only moves that provider's models to the URL
+ * (their ids, api and costs stay the built-in ones). With none set (no key forwarded) it does nothing.
+ */
+export const PI_KEYS_EXTENSION = `// Written by handoff (backends/pi.ts) for this run: points a built-in provider at handoff's model forwarder.
+const VARIABLES: Record<string, string> = ${JSON.stringify(Object.fromEntries(Object.keys(PI_KEY_PROVIDERS).map((id) => [id, piBaseUrlVariable(id)])))};
+export default function (pi: { registerProvider(name: string, config: { baseUrl: string }): void }): void {
+  for (const [provider, variable] of Object.entries(VARIABLES)) {
+    const baseUrl = process.env[variable];
+    if (baseUrl) pi.registerProvider(provider, { baseUrl });
+  }
+}
+`;
+
 export function piHome(homeDir: string, userEnv: Readonly<Record<string, string | undefined>>): CliHome {
   const agentDir = join(homeDir, PRIVATE_DIR);
   const mine = userPiAgentDir(userEnv);
@@ -46,21 +92,25 @@ export function piHome(homeDir: string, userEnv: Readonly<Record<string, string 
     env: { PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1" },
     dirs: [agentDir, join(agentDir, "sessions")],
     links,
+    files: [{ at: join(homeDir, KEYS_EXTENSION_FILE), text: PI_KEYS_EXTENSION }],
   };
 }
 
 /**
- * `--mode json --no-extensions --session-dir <private>/sessions [--model provider/id]`. The task goes on stdin (pi
+ * `--mode json --no-extensions -e <private>/handoff-pi-keys.ts --session-dir <private>/sessions [--model provider/id]`. The task goes on stdin (pi
  * reads a piped stdin to EOF and uses it as the first message). `--no-extensions`: a repo's `.pi/extensions/*.ts`
  * (or `extensions`/`packages` in its `.pi/settings.json`) is code pi would load, and `pi.registerProvider` there can
  * re-point the user's provider at another URL. `--session-dir`: a repo's `.pi/settings.json` `sessionDir` would
- * otherwise put the session transcript wherever it says, outside the clone included.
+ * otherwise put the session transcript wherever it says, outside the clone included. `-e`: handoff's own extension
+ * (PI_KEYS_EXTENSION), how a forwarded key's provider is pointed at the forwarder; a no-op otherwise.
  */
 export function piArgs(invocation: Pick<CliInvocation, "homeDir" | "model">): string[] {
   return [
     "--mode",
     "json",
     "--no-extensions",
+    "-e",
+    join(invocation.homeDir, KEYS_EXTENSION_FILE),
     "--session-dir",
     join(invocation.homeDir, PRIVATE_DIR, "sessions"),
     ...(invocation.model ? ["--model", invocation.model] : []),
@@ -164,9 +214,45 @@ export function piNetwork(
   };
 }
 
+/**
+ * The keys of pi's built-in providers (PI_KEY_PROVIDERS) passed with `--env`, kept out of the sandbox: pi gets a
+ * placeholder, and handoff's extension points the provider at the forwarder (HANDOFF_PI_BASE_URL_<PROVIDER>). The
+ * upstream is the provider's own API, or for anthropic (openai) `ANTHROPIC_BASE_URL` (`OPENAI_BASE_URL`) when passed
+ * with `--env`: pi ignores those, handoff reads them as where to send a forwarded key. Not for a provider whose
+ * base URL (its own or a model's) models.json sets, nor one with a credential in auth.json (pi uses that one, not
+ * the variable), nor Anthropic with `ANTHROPIC_OAUTH_TOKEN` set or an OAuth token as key (`sk-ant-oat…`: pi sends
+ * it as a bearer token with Claude Code's headers, decided from the token itself). None when models.json or
+ * auth.json exists and cannot be read: what pi makes of it is unknown.
+ */
+export function piKeys(userEnv: Readonly<Record<string, string | undefined>>, agentEnv: Readonly<Record<string, string>>): KeyRoute[] {
+  const dir = userPiAgentDir(userEnv);
+  const read = (name: string): unknown => (existsSync(join(dir, name)) ? readUserConfig(join(dir, name), "json") : {});
+  const models = PiModels.safeParse(read("models.json"));
+  const auth = PiAuth.safeParse(read("auth.json"));
+  if (!models.success || !auth.success) return [];
+  const providers = models.data.providers ?? {};
+  return Object.entries(PI_KEY_PROVIDERS).flatMap(([id, provider]) => {
+    const key = agentEnv[provider.key];
+    if (!key || auth.data[id]) return [];
+    if (id === "anthropic" && (key.includes("sk-ant-oat") || agentEnv.ANTHROPIC_OAUTH_TOKEN)) return [];
+    const custom = providers[id];
+    if (custom?.baseUrl || custom?.models?.some((model) => model.baseUrl)) return [];
+    const chosen = provider.upstreamVariable ? agentEnv[provider.upstreamVariable]?.trim().replace(/\/+$/, "") : undefined;
+    return [
+      {
+        variable: provider.key,
+        header: provider.header,
+        upstream: chosen || provider.upstream,
+        redirect: { kind: "variable", variable: piBaseUrlVariable(id) },
+      },
+    ];
+  });
+}
+
 export const piDefinition: CliTranslator = {
   home: piHome,
   network: piNetwork,
+  keys: piKeys,
   command: piCommand,
   resume: piResume,
   parser: (_invocation, info) => createPiStreamParser({ cli: info.name }),

@@ -8,7 +8,7 @@ import { claudeCli } from "./conformance/claude.js";
 import { codexCli } from "./conformance/codex.js";
 import { ompCli, ompUserConfig, ompUserModels } from "./conformance/omp.js";
 import { opencodeCli, opencodeUserConfig } from "./conformance/opencode.js";
-import { piCli } from "./conformance/pi.js";
+import { piAnthropicKeyCli, piCli } from "./conformance/pi.js";
 import { tempDir } from "./helpers/repo.js";
 
 /** Where the scripted model would listen: what a user's config names instead of the provider's API. */
@@ -315,10 +315,6 @@ describe("pi", () => {
     expect(urls(network("pi", home))).toEqual(["api.anthropic.com", "platform.claude.com"]);
     expect(urls(network("pi", userHome(), { OPENAI_API_KEY: "sk" }))).toEqual(["api.openai.com"]);
   });
-
-  test("no key route: pi has no base URL variable or flag to point it at the forwarder (docs/backends/pi.md, Keys)", () => {
-    expect(translator("pi").keys).toBeUndefined();
-  });
 });
 
 describe("omp", () => {
@@ -338,6 +334,71 @@ describe("omp", () => {
     expect(urls(network("omp", anthropic, { ANTHROPIC_BASE_URL: MODEL_URL }))).toEqual([MODEL_URL]);
     const codex = userHome({ ".omp/agent/config.yaml": "modelRoles:\n  default: openai-codex/gpt-5.5\n" });
     expect(urls(network("omp", codex))).toEqual(["chatgpt.com", "auth.openai.com"]);
+  });
+});
+
+describe("pi: the keys handoff keeps out of the sandbox", () => {
+  const keys = (home: string, agentEnv: Readonly<Record<string, string>>) => translator("pi").keys?.({ HOME: home }, agentEnv) ?? [];
+  const route = (variable: string, header: string, upstream: string, provider: string) => ({
+    variable,
+    header,
+    upstream,
+    redirect: { kind: "variable", variable: `HANDOFF_PI_BASE_URL_${provider}` },
+  });
+  const anthropic = (upstream = "https://api.anthropic.com") => route("ANTHROPIC_API_KEY", "x-api-key", upstream, "ANTHROPIC");
+
+  test("each built-in provider's key in the agent's environment, redirected by handoff's extension, to the provider's API", () => {
+    expect(keys(userHome(), { ANTHROPIC_API_KEY: "sk-ant-x" })).toEqual([anthropic()]);
+    expect(keys(userHome(), { OPENAI_API_KEY: "sk-x", XAI_API_KEY: "xai", GEMINI_API_KEY: "g", MISTRAL_API_KEY: "m" })).toEqual([
+      route("OPENAI_API_KEY", "bearer", "https://api.openai.com/v1", "OPENAI"),
+      route("XAI_API_KEY", "bearer", "https://api.x.ai/v1", "XAI"),
+    ]);
+    expect(keys(userHome(), { GROQ_API_KEY: "g", OPENROUTER_API_KEY: "o", DEEPSEEK_API_KEY: "d" })).toEqual([
+      route("GROQ_API_KEY", "bearer", "https://api.groq.com/openai/v1", "GROQ"),
+      route("OPENROUTER_API_KEY", "bearer", "https://openrouter.ai/api/v1", "OPENROUTER"),
+      route("DEEPSEEK_API_KEY", "bearer", "https://api.deepseek.com", "DEEPSEEK"),
+    ]);
+    // The conformance user's custom provider (models.json, auth.json for "mock") changes nothing for anthropic.
+    const custom = userHome();
+    piCli.setupUserHome(custom, MODEL_URL);
+    expect(keys(custom, { ANTHROPIC_API_KEY: "sk-ant-x" })).toEqual([anthropic()]);
+  });
+
+  test("ANTHROPIC_BASE_URL (OPENAI_BASE_URL) passed with --env is the upstream: pi ignores it, handoff reads it", () => {
+    expect(keys(userHome(), { ANTHROPIC_API_KEY: "sk-ant-x", ANTHROPIC_BASE_URL: `${MODEL_URL}/gw/` })).toEqual([
+      anthropic(`${MODEL_URL}/gw`),
+    ]);
+    expect(keys(userHome(), { OPENAI_API_KEY: "sk-x", OPENAI_BASE_URL: `${MODEL_URL}/v1` })).toEqual([
+      route("OPENAI_API_KEY", "bearer", `${MODEL_URL}/v1`, "OPENAI"),
+    ]);
+    // The conformance variant: its key and the scripted model as upstream, both from --env.
+    const home = userHome();
+    piAnthropicKeyCli.setupUserHome(home, MODEL_URL);
+    expect(keys(home, piAnthropicKeyCli.passEnv!(MODEL_URL))).toEqual([anthropic(MODEL_URL)]);
+  });
+
+  test("none without the key, or with an OAuth token, where pi would send it otherwise", () => {
+    expect(keys(userHome(), {})).toEqual([]);
+    expect(keys(userHome(), { ANTHROPIC_API_KEY: "sk-ant-oat01-x" })).toEqual([]);
+    expect(keys(userHome(), { ANTHROPIC_API_KEY: "sk-ant-x", ANTHROPIC_OAUTH_TOKEN: "sk-ant-oat01-x" })).toEqual([]);
+  });
+
+  test("none for a provider whose base URL models.json sets, or whose credential auth.json holds; none when either cannot be read", () => {
+    const env = { ANTHROPIC_API_KEY: "sk-ant-x", OPENAI_API_KEY: "sk-x" };
+    const openai = route("OPENAI_API_KEY", "bearer", "https://api.openai.com/v1", "OPENAI");
+    const own = userHome({ ".pi/agent/models.json": JSON.stringify({ providers: { anthropic: { baseUrl: MODEL_URL } } }) });
+    expect(keys(own, env)).toEqual([openai]);
+    const model = userHome({
+      ".pi/agent/models.json": JSON.stringify({ providers: { anthropic: { models: [{ id: "m", baseUrl: MODEL_URL }] } } }),
+    });
+    expect(keys(model, env)).toEqual([openai]);
+    const login = userHome({ ".pi/agent/auth.json": JSON.stringify({ anthropic: { type: "oauth", refresh: "r" } }) });
+    expect(keys(login, env)).toEqual([openai]);
+    expect(keys(userHome({ ".pi/agent/models.json": "{" }), env)).toEqual([]);
+    expect(keys(userHome({ ".pi/agent/auth.json": "null" }), env)).toEqual([]);
+    // $PI_CODING_AGENT_DIR is where pi reads them.
+    const elsewhere = userHome({ "pi-dir/models.json": JSON.stringify({ providers: { openai: { baseUrl: MODEL_URL } } }) });
+    expect(translator("pi").keys?.({ HOME: elsewhere, PI_CODING_AGENT_DIR: join(elsewhere, "pi-dir") }, env)).toEqual([anthropic()]);
   });
 });
 

@@ -1,6 +1,10 @@
+import { lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { PI_LOGIN_FILES, piArgs, piDefinition, piHome, piResume, userPiAgentDir } from "../backends/pi.js";
+import { PI_KEYS_EXTENSION, PI_LOGIN_FILES, piArgs, piDefinition, piHome, piResume, userPiAgentDir } from "../backends/pi.js";
 import { classifyProviderError } from "../src/agent/cli-failures.js";
+import { prepareCliHome } from "../src/agent/cli-home-prepare.js";
 import { PI_SKIPPED_TYPES, createPiStreamParser } from "../backends/pi-stream.js";
 import { cliInfo, cliInvocation, cliResumeInvocation, lines } from "./helpers/backend-fixtures.js";
 import { goldenTranscriptTests, replay } from "./helpers/golden.js";
@@ -46,10 +50,18 @@ const failed = (errorMessage: string, extra: Record<string, unknown> = {}) => ({
 });
 
 describe("pi argv, env and home", () => {
-  test("json mode, no extensions, sessions in the private home, the prompt on stdin", () => {
+  test("json mode, no extensions but handoff's own, sessions in the private home, the prompt on stdin", () => {
     const command = piDefinition.command(invocation);
     expect(command.file).toBe("/opt/pi/bin/pi");
-    expect(command.args).toEqual(["--mode", "json", "--no-extensions", "--session-dir", "/var/handoff/homes/run-1/pi/sessions"]);
+    expect(command.args).toEqual([
+      "--mode",
+      "json",
+      "--no-extensions",
+      "-e",
+      "/var/handoff/homes/run-1/handoff-pi-keys.ts",
+      "--session-dir",
+      "/var/handoff/homes/run-1/pi/sessions",
+    ]);
     expect(command.stdin).toBe("make add() return the sum");
     expect(command.env).toBeUndefined();
   });
@@ -68,6 +80,9 @@ describe("pi argv, env and home", () => {
       { at: "/var/handoff/homes/run-1/pi/models.json", target: "/home/ann/.pi/agent/models.json" },
       { at: "/var/handoff/homes/run-1/pi/settings.json", target: "/home/ann/.pi/agent/settings.json" },
     ]);
+    // handoff's key extension, outside pi's agent dir (pi never discovers it there): what -e loads.
+    expect(home.files).toEqual([{ at: "/var/handoff/homes/run-1/handoff-pi-keys.ts", text: PI_KEYS_EXTENSION }]);
+    expect(PI_KEYS_EXTENSION).toContain('"anthropic":"HANDOFF_PI_BASE_URL_ANTHROPIC"');
   });
 
   test("the user's $PI_CODING_AGENT_DIR wins over ~/.pi/agent; ~ is expanded as pi does, relative is ignored", () => {
@@ -423,3 +438,21 @@ describe("pi-family stream parser", () => {
 });
 
 goldenTranscriptTests("pi", () => piDefinition.parser(invocation, cliInfo("pi")));
+
+describe("pi's key extension in the private home", () => {
+  test("written before each turn, replacing what the agent left there (a link is replaced, not written through)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "handoff-pi-home-"));
+    const outside = join(dir, "outside.txt");
+    writeFileSync(outside, "the user's file\n");
+    const home = piHome(join(dir, "home"), { HOME: join(dir, "user") });
+    prepareCliHome(home);
+    const at = home.files![0]!.at;
+    expect(readFileSync(at, "utf8")).toBe(PI_KEYS_EXTENSION);
+    rmSync(at);
+    symlinkSync(outside, at);
+    prepareCliHome(home);
+    expect(lstatSync(at).isSymbolicLink()).toBe(false);
+    expect(readFileSync(at, "utf8")).toBe(PI_KEYS_EXTENSION);
+    expect(readFileSync(outside, "utf8")).toBe("the user's file\n");
+  });
+});

@@ -75,6 +75,17 @@ export interface CliHome {
   readonly env: Readonly<Record<string, string>>;
   readonly dirs: readonly string[];
   readonly links: readonly LoginLink[];
+  /**
+   * Files handoff itself writes into the home before each turn (pi's key extension), each replaced whole: whatever
+   * the agent left at `at` (a link included) is removed first, never written through. `at` directly in the home.
+   */
+  readonly files?: readonly CliHomeFile[];
+}
+
+/** One file handoff writes into the CLI's private home. */
+export interface CliHomeFile {
+  readonly at: string;
+  readonly text: string;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { prepareCliHome } from "./cli-home-prepare.js";
 import type { CliBackendDefinition, CliInvocation } from "./cli-contract.js";
 import { installHint } from "./cli-failures.js";
 import type { AgentCommand } from "./stream-contract.js";
@@ -82,7 +82,7 @@ async function runCliTurn(
       executable: context.executable,
     };
   const home = definition.home(context.homeDir, context.userEnv);
-  for (const dir of home.dirs) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  prepareCliHome(home);
   const invocation: CliInvocation = {
     task: text,
     cwd: context.cwd,

@@ -1,7 +1,8 @@
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, realpathSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdtempSync, realpathSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, delimiter, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import type { CliHome } from "./cli-contract.js";
+import { prepareCliHome } from "./cli-home-prepare.js";
 import { removeTree } from "../clone/workspace.js";
 import { runProcess } from "../process/process.js";
 import { which } from "../process/which.js";
@@ -84,7 +85,7 @@ export async function probeVersion(
   let err = "";
   try {
     const cli = cliHome(join(home, "cli"), { HOME: home });
-    for (const dir of cli.dirs) mkdirSync(dir, { recursive: true, mode: 0o700 });
+    prepareCliHome(cli);
     const outcome = await runProcess({
       file: executable,
       args: ["--version"],

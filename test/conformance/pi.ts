@@ -43,3 +43,22 @@ export const piCli: ConformanceCli = {
     });
   },
 };
+
+/** An Anthropic API key as a user passes it: `--env ANTHROPIC_API_KEY` (and here `--env ANTHROPIC_BASE_URL`, the scripted model). */
+export const PI_ANTHROPIC_KEY = "sk-ant-handoff-conformance-pi";
+
+/**
+ * The same user with no custom provider and no /login: pi's built-in Anthropic provider is the default, its key from
+ * `--env ANTHROPIC_API_KEY`, so handoff can keep the key out. pi ignores `ANTHROPIC_BASE_URL`; handoff reads it as
+ * the forwarded key's upstream, which is how this user's requests reach the scripted model.
+ */
+export const piAnthropicKeyCli: ConformanceCli = {
+  name: "pi",
+  setupUserHome(home) {
+    const agent = join(home, ".pi", "agent");
+    mkdirSync(agent, { recursive: true });
+    const settings = { ...piUserSettings(), defaultProvider: "anthropic", defaultModel: "claude-sonnet-4-5" };
+    writeFileSync(join(agent, "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
+  },
+  passEnv: (modelUrl) => ({ ANTHROPIC_API_KEY: PI_ANTHROPIC_KEY, ANTHROPIC_BASE_URL: modelUrl }),
+};

@@ -6,6 +6,7 @@ import { z } from "zod";
 import type { CliHome } from "../../src/agent/cli-contract.js";
 import { CLI_INFOS, type CliName } from "../../backends/index.js";
 import { linkLogins } from "../../src/agent/login-links.js";
+import { prepareCliHome } from "../../src/agent/cli-home-prepare.js";
 import { type ModelScript, type RecordedRequest, type ScriptedModel, startScriptedModel } from "../../scripted-model/index.js";
 import { runProcess } from "../../src/process/process.js";
 import { RunResult } from "../../src/verdict/result.js";
@@ -532,7 +533,7 @@ export function cliTestHome(label: string): string {
 
 /** A backend's private CLI home made as handoff makes it (dirs created, the user's login linked in); returns its environment. */
 export function privateCliHome(home: CliHome): Readonly<Record<string, string>> {
-  for (const dir of home.dirs) mkdirSync(dir, { recursive: true });
+  prepareCliHome(home);
   linkLogins(home.links);
   return home.env;
 }
