@@ -168,6 +168,8 @@ export class Containment {
   readonly #egressLog = new EgressLog();
   /** What became of each model key the agent was given (result.json `network.keys`). */
   readonly #keys = new Map<string, KeyRecord>();
+  /** An agent of this run was a CLI with its own model route (it came with the backend's network needs). */
+  #agentHasModel = false;
   /** Each login file the agent could read and write (result.json `network.logins`). */
   readonly #logins = new Map<string, LoginRecord>();
   #count = 0;
@@ -217,6 +219,7 @@ export class Containment {
         let proxyEnv: Readonly<Record<string, string>> = {};
         if (choice.kind === "bwrap") {
           const access = spec.offline ? "none" : this.network(spec.role);
+          if (spec.role === "agent" && extra.network) this.#agentHasModel = true;
           const egress = access === "filtered" && spec.role !== "verify" ? this.#openEgress(spec.role, spec.label, extra) : null;
           if (egress) filtered.push(egress);
           for (const key of egress?.keys ?? []) this.#keys.set(`${key.backend}\0${key.variable}`, key);
@@ -416,6 +419,7 @@ export class Containment {
       log: this.#egressLog,
       keys: [...this.#keys.values()],
       logins: [...this.#logins.values()],
+      agentHasModel: this.#agentHasModel,
     });
   }
 

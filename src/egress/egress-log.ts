@@ -20,6 +20,7 @@ interface MutableTally {
   attempts: number;
   bytesUp: number;
   bytesDown: number;
+  beforeModelAnswer: boolean;
 }
 
 type MutableAttempt = { -readonly [K in keyof EgressAttempt]: EgressAttempt[K] };
@@ -34,6 +35,8 @@ export class EgressLog {
   readonly #attempts: MutableAttempt[] = [];
   #attemptsLeftOut = 0;
   #hostsLeftOut = 0;
+  /** An allowed connection of the agent's got bytes back: its model has answered (or a host it was allowed). */
+  #agentAnswered = false;
 
   /** Records one connection; the returned handle adds its bytes as they flow. */
   record(entry: {
@@ -46,6 +49,7 @@ export class EgressLog {
     readonly reason: BlockReason | null;
   }): OpenAttempt {
     const allowed = entry.reason === null;
+    const early = entry.role === "agent" && !this.#agentAnswered;
     const tallies = allowed ? this.#tallies.allowed : this.#tallies.blocked;
     const key = `${entry.host}\0${entry.port}`;
     let tally = tallies.get(key);
@@ -60,11 +64,13 @@ export class EgressLog {
         attempts: 0,
         bytesUp: 0,
         bytesDown: 0,
+        beforeModelAnswer: early,
       };
       tallies.set(key, tally);
     } else if (!tally) this.#hostsLeftOut++;
     if (tally) {
       tally.attempts++;
+      tally.beforeModelAnswer &&= early;
       if (!tally.roles.includes(entry.role)) tally.roles.push(entry.role);
       if (!tally.labels.includes(entry.label) && tally.labels.length < LABELS_KEPT) tally.labels.push(entry.label);
     }
@@ -79,6 +85,7 @@ export class EgressLog {
         if (attempt) attempt.bytesUp += bytes;
       },
       addDown: (bytes) => {
+        if (allowed && entry.role === "agent" && bytes > 0) this.#agentAnswered = true;
         if (tally) tally.bytesDown += bytes;
         if (attempt) attempt.bytesDown += bytes;
       },

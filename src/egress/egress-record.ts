@@ -44,6 +44,12 @@ export interface HostTally {
   readonly attempts: number;
   readonly bytesUp: number;
   readonly bytesDown: number;
+  /**
+   * Every attempt came from the agent before any allowed connection of its had an answer, that is before its model
+   * first answered: its CLI's own start-up calls (update checks, model catalogs) or whatever it ran on its own, not
+   * anything its model asked for. Always false for a `command` agent (it has no model handoff knows of) and for setup.
+   */
+  readonly beforeModelAnswer: boolean;
 }
 
 /** `result.json` `network`. */

@@ -1,6 +1,6 @@
 import type { EgressLog } from "./egress-log.js";
 import type { EgressSettings, NetworkAccess } from "./egress-policy.js";
-import type { NetworkRecord } from "./egress-record.js";
+import type { HostTally, NetworkRecord } from "./egress-record.js";
 import type { KeyRecord, LoginRecord } from "./key-route.js";
 import { ruleWords } from "./rule-words.js";
 
@@ -14,11 +14,16 @@ export interface NetworkFacts {
   readonly log: EgressLog;
   readonly keys: readonly KeyRecord[];
   readonly logins: readonly LoginRecord[];
+  /** The agent is a CLI with a model route of its own (not the `command` backend): its start-up calls can be told apart. */
+  readonly agentHasModel: boolean;
 }
 
 /** result.json `network`, from what the run was given and what its gates saw. */
 export function networkRecord(facts: NetworkFacts): NetworkRecord {
-  const tallies = facts.log.tallies();
+  const logged = facts.log.tallies();
+  // Without a model, nothing the agent does waits for an answer: no attempt is the CLI's own start-up.
+  const early = (tally: HostTally): HostTally => (facts.agentHasModel ? tally : { ...tally, beforeModelAnswer: false });
+  const tallies = { ...logged, allowed: logged.allowed.map(early), blocked: logged.blocked.map(early) };
   const rules = [...new Set([...facts.rules.rules, ...facts.rules.setupRules].map(ruleWords))];
   const base = {
     rules,

@@ -35,6 +35,8 @@ const HostTally = z.looseObject({
   attempts: z.number(),
   bytesUp: z.number(),
   bytesDown: z.number(),
+  /** Absent in a result.json written before it was recorded. */
+  beforeModelAnswer: z.boolean().optional(),
 });
 
 /** result.json `network` (src/egress/egress-record.ts `NetworkRecord`): how the agent and setup reached out, and what they tried. */
