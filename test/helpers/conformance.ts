@@ -674,3 +674,26 @@ export async function runLookingForKey(cli: ConformanceCli, key: string): Promis
   expectCleanRun(run);
   return { run, seen };
 }
+
+/**
+ * What `runLookingForKey` must show of a forwarded key: a placeholder in `variable` (in the agent's env and every
+ * /proc environ), the redirect variable (when the CLI takes one) set to the forwarder on the sandbox's loopback, and
+ * result.json `network.keys` saying `forwarded`.
+ */
+export function expectKeyForwarded(
+  looked: { readonly run: CliRunOutcome; readonly seen: (file: string) => string },
+  expected: {
+    readonly backend: string;
+    readonly variable: string;
+    readonly redirect?: { readonly variable: string; readonly path?: string };
+  },
+): void {
+  const env = looked.seen("seen-env.txt");
+  expect(env).toMatch(new RegExp(`\\+${expected.variable}=handoff-placeholder-[0-9a-f]{24}\\n`));
+  if (expected.redirect)
+    expect(env).toMatch(new RegExp(`\\+${expected.redirect.variable}=http://127\\.0\\.0\\.1:\\d+${expected.redirect.path ?? ""}\\n`));
+  expect(looked.seen("seen-proc-environ.txt")).toContain(`${expected.variable}=handoff-placeholder-`);
+  expect(looked.run.result.network?.keys).toEqual([
+    expect.objectContaining({ backend: expected.backend, variable: expected.variable, held: "forwarded" }),
+  ]);
+}
