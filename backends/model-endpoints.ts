@@ -78,6 +78,22 @@ export function stringValues(record: Readonly<Record<string, unknown>> | undefin
 }
 
 /** Hosts of the logins several CLIs share. */
+/**
+ * Whether a user's CLI config reads the variable `name` anywhere (a provider's `apiKey` or a header naming it, as
+ * pi's and omp's models files do, or `$NAME`, `${NAME}`, `{env:NAME}` in a value): that reader would get a forwarded
+ * key's placeholder and send it to its own base URL, so the key is not forwarded.
+ */
+export function configNamesVariable(config: unknown, name: string): boolean {
+  const pattern = new RegExp(`(^|[^A-Za-z0-9_])${name}($|[^A-Za-z0-9_])`);
+  const visit = (value: unknown): boolean => {
+    if (typeof value === "string") return pattern.test(value);
+    if (Array.isArray(value)) return value.some(visit);
+    if (value !== null && typeof value === "object") return Object.values(value).some(visit);
+    return false;
+  };
+  return visit(config);
+}
+
 export const LOGIN_HOSTS = {
   /** Claude's OAuth token endpoint (`/v1/oauth/token`): Claude Code's and pi's claude.ai login refresh there. */
   claudeTokenRefresh: "platform.claude.com",

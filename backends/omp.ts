@@ -12,7 +12,7 @@ import type {
 } from "../src/agent/cli-contract.js";
 import type { KeyRoute } from "../src/egress/key-route.js";
 import { sameNameLinks, userHome } from "./cli-home.js";
-import { endpointList, LOGIN_HOSTS, providerOfModel, readUserConfig } from "./model-endpoints.js";
+import { configNamesVariable, endpointList, LOGIN_HOSTS, providerOfModel, readUserConfig } from "./model-endpoints.js";
 import { createPiStreamParser } from "./pi-stream.js";
 
 /**
@@ -186,7 +186,8 @@ function isAnthropicApi(url: string): boolean {
  * base URL for `anthropic` (it wins over the variable), nor with Foundry on (`FOUNDRY_BASE_URL` wins), nor when
  * `ANTHROPIC_OAUTH_TOKEN` is set or the key is an OAuth token (`sk-ant-oat…`): omp sends those as a bearer token with
  * Claude Code's headers, which it decides from the token itself and so would not do for a placeholder. A key in
- * `agent.db` or in models.yml is not a variable and stays with the agent.
+ * `agent.db` or in models.yml is not a variable and stays with the agent. Nor when models.yml reads the variable
+ * itself (a custom provider's `apiKey`), which would then get the placeholder.
  */
 export function ompKeys(userEnv: Readonly<Record<string, string | undefined>>, agentEnv: Readonly<Record<string, string>>): KeyRoute[] {
   const key = agentEnv.ANTHROPIC_API_KEY;
@@ -198,6 +199,8 @@ export function ompKeys(userEnv: Readonly<Record<string, string | undefined>>, a
   if (!parsed.success) return [];
   const anthropic = parsed.data.providers?.anthropic;
   if (anthropic?.baseUrl || anthropic?.models?.some((model) => model.baseUrl)) return [];
+  // A custom provider whose apiKey (or a header) names the variable would send the placeholder to its own URL.
+  if (configNamesVariable(parsed.data, "ANTHROPIC_API_KEY")) return [];
   const upstream = anthropicBase(agentEnv.ANTHROPIC_BASE_URL || "") || "https://api.anthropic.com";
   return [
     {

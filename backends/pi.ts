@@ -12,7 +12,7 @@ import type {
 } from "../src/agent/cli-contract.js";
 import type { KeyRoute } from "../src/egress/key-route.js";
 import { sameNameLinks, userHome } from "./cli-home.js";
-import { endpointList, LOGIN_HOSTS, readUserConfig } from "./model-endpoints.js";
+import { configNamesVariable, endpointList, LOGIN_HOSTS, readUserConfig } from "./model-endpoints.js";
 import { createPiStreamParser } from "./pi-stream.js";
 
 /**
@@ -222,7 +222,8 @@ export function piNetwork(
  * base URL (its own or a model's) models.json sets, nor one with a credential in auth.json (pi uses that one, not
  * the variable), nor Anthropic with `ANTHROPIC_OAUTH_TOKEN` set or an OAuth token as key (`sk-ant-oat…`: pi sends
  * it as a bearer token with Claude Code's headers, decided from the token itself). None when models.json or
- * auth.json exists and cannot be read: what pi makes of it is unknown.
+ * auth.json exists and cannot be read: what pi makes of it is unknown; nor when models.json reads the variable
+ * itself (a custom provider's `apiKey`), which would then get the placeholder.
  */
 export function piKeys(userEnv: Readonly<Record<string, string | undefined>>, agentEnv: Readonly<Record<string, string>>): KeyRoute[] {
   const dir = userPiAgentDir(userEnv);
@@ -237,6 +238,8 @@ export function piKeys(userEnv: Readonly<Record<string, string | undefined>>, ag
     if (id === "anthropic" && (key.includes("sk-ant-oat") || agentEnv.ANTHROPIC_OAUTH_TOKEN)) return [];
     const custom = providers[id];
     if (custom?.baseUrl || custom?.models?.some((model) => model.baseUrl)) return [];
+    // A custom provider whose apiKey (or a header) names the variable would send the placeholder to its own URL.
+    if (configNamesVariable(models.data, provider.key)) return [];
     const chosen = provider.upstreamVariable ? agentEnv[provider.upstreamVariable]?.trim().replace(/\/+$/, "") : undefined;
     return [
       {

@@ -400,6 +400,18 @@ describe("pi: the keys handoff keeps out of the sandbox", () => {
     const elsewhere = userHome({ "pi-dir/models.json": JSON.stringify({ providers: { openai: { baseUrl: MODEL_URL } } }) });
     expect(translator("pi").keys?.({ HOME: elsewhere, PI_CODING_AGENT_DIR: join(elsewhere, "pi-dir") }, env)).toEqual([anthropic()]);
   });
+
+  test("none for a key that a custom provider of models.json reads itself (its apiKey, or a header, names the variable)", () => {
+    const models = (apiKey: string) =>
+      JSON.stringify({ providers: { gw: { baseUrl: `${MODEL_URL}/v1`, api: "openai-completions", apiKey, models: [{ id: "m" }] } } });
+    expect(keys(userHome({ ".pi/agent/models.json": models("OPENAI_API_KEY") }), { OPENAI_API_KEY: "sk-x" })).toEqual([]);
+    const header = JSON.stringify({ providers: { gw: { baseUrl: MODEL_URL, headers: { "x-key": "$OPENAI_API_KEY" }, models: [] } } });
+    expect(keys(userHome({ ".pi/agent/models.json": header }), { OPENAI_API_KEY: "sk-x" })).toEqual([]);
+    // The other providers' keys still go through the forwarder.
+    expect(
+      keys(userHome({ ".pi/agent/models.json": models("OPENAI_API_KEY") }), { OPENAI_API_KEY: "sk-x", ANTHROPIC_API_KEY: "a" }),
+    ).toEqual([anthropic()]);
+  });
 });
 
 describe("omp: the keys handoff keeps out of the sandbox", () => {
@@ -441,5 +453,13 @@ describe("omp: the keys handoff keeps out of the sandbox", () => {
     });
     expect(keys(model, env)).toEqual([]);
     expect(keys(userHome({ ".omp/agent/models.yml": "providers: [1, 2" }), env)).toEqual([]);
+  });
+
+  test("none when a custom provider of models.yml reads ANTHROPIC_API_KEY itself: it would send the placeholder to its own URL", () => {
+    const gateway = `providers:\n  gw:\n    baseUrl: ${MODEL_URL}\n    api: anthropic-messages\n    apiKey: ANTHROPIC_API_KEY\n`;
+    expect(keys(userHome({ ".omp/agent/models.yml": gateway }), { ANTHROPIC_API_KEY: "sk-ant-x" })).toEqual([]);
+    // Another variable's name that merely contains it is not a read of it.
+    const other = gateway.replace("apiKey: ANTHROPIC_API_KEY", "apiKey: MY_ANTHROPIC_API_KEY_2");
+    expect(keys(userHome({ ".omp/agent/models.yml": other }), { ANTHROPIC_API_KEY: "sk-ant-x" })).toHaveLength(1);
   });
 });

@@ -245,6 +245,32 @@ describe.runIf(bwrap.ok)("a login that must stay a file", () => {
       vi.unstubAllEnvs();
     }
   });
+
+  test("a secret passed with --env that no key route takes (a GitHub token for a claude agent) is said in network.keys: with the agent", async () => {
+    const userHome = tempDir("handoff-user-home");
+    vi.stubEnv("HOME", userHome);
+    vi.stubEnv("GITHUB_TOKEN", "ghp_handoffTestToken0123456789");
+    vi.stubEnv("PROJECT_NAME", "not-a-secret");
+    try {
+      const repo = await makeRepo(FAILING_ADD_PROJECT);
+      const run = await delegate(repo, "", {
+        backend: "claude",
+        bin: resolve(import.meta.dirname, "../fixtures/fake-clis/claude-refreshes-login.sh"),
+        env: ["GITHUB_TOKEN", "PROJECT_NAME"],
+        ...VERIFY,
+      });
+      expect(run.result.network?.keys).toEqual([
+        {
+          backend: "claude",
+          variable: "GITHUB_TOKEN",
+          held: "with_agent",
+          detail: expect.stringContaining("it is in the agent's environment"),
+        },
+      ]);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
 });
 
 test("without a sandbox nothing holds the agent's network, and result.json and the report say so", async () => {

@@ -13,6 +13,8 @@ import { linkLogins, loginMounts, replacedLinks, unlinkLogins } from "./login-li
 import { copyInsideHome, SessionCopyError } from "./session-copies.js";
 import { runBeforeCommands } from "./before-commands.js";
 
+/** A variable named like a secret (`ANTHROPIC_API_KEY`, `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`): said in network.keys when it stays with the agent. */
+const KEY_LIKE = /(^|_)(KEY|TOKEN|SECRET|PASSWORD)(_|$)/;
 /** One turn's command, and the invocation its parser is built from (a resumed turn's carries the session it continues). */
 interface Turn {
   readonly command: AgentCommand;
@@ -99,17 +101,19 @@ async function runCliTurn(
   const logins = loginMounts(home.links, linked);
   let ran: Awaited<ReturnType<typeof runAgentProcess>>;
   let replaced: ReturnType<typeof replacedLinks>;
+  const keys = (definition.keys?.(context.userEnv, context.env) ?? []).flatMap((route) => {
+    const key = context.env[route.variable];
+    return key ? [{ route, key }] : [];
+  });
   const mounts: ExtraMounts = {
     ...mergeMounts(installMounts(executable.path, executable.pathEnv), logins),
     // Its model's hosts, as the user's own config names them: what the egress allowlist adds for this agent.
     network: {
       backend: info.name,
       endpoints: definition.network(context.userEnv, context.env).endpoints,
-      keys: (definition.keys?.(context.userEnv, context.env) ?? []).flatMap((route) => {
-        const key = context.env[route.variable];
-        return key ? [{ route, key }] : [];
-      }),
+      keys,
       logins: logins.writable,
+      keptKeys: Object.keys(context.env).filter((name) => KEY_LIKE.test(name) && !keys.some(({ route }) => route.variable === name)),
     },
   };
   const inHome = (run: AgentCommand): AgentCommand => ({ ...run, env: { ...home.env, ...run.env, PATH: executable.pathEnv } });

@@ -251,6 +251,7 @@ export class Containment {
         }
         if (choice.kind !== "bwrap") this.#noteKeysWithAgent(extra, "no sandbox: the agent had the host network");
         this.#noteLogins(extra, choice.kind === "bwrap" ? (spec.offline ? "none" : this.network(spec.role)) : "host");
+        this.#noteKeptKeys(extra);
         // The toolchains' root variables, sandbox or not: every process gets a private HOME, where rustup would look.
         const env: Record<string, string> = {
           ...this.#toolchains.env,
@@ -308,7 +309,7 @@ export class Containment {
     };
   }
 
-  /** A key that stayed in the agent's environment: no filtered network to keep it out with. */
+  /** Each login file the agent's CLI could read and rewrite, and how far it could send it. */
   #noteLogins(extra: ExtraMounts, access: NetworkAccess): void {
     const backend = extra.network?.backend;
     if (!backend) return;
@@ -328,6 +329,23 @@ export class Containment {
         });
   }
 
+  /** A variable named like a key that no key route takes: it is in the agent's environment, said so. */
+  #noteKeptKeys(extra: ExtraMounts): void {
+    const backend = extra.network?.backend;
+    if (!backend) return;
+    for (const variable of extra.network?.keptKeys ?? []) {
+      const key = `${backend}\0${variable}`;
+      if (!this.#keys.has(key))
+        this.#keys.set(key, {
+          backend,
+          variable,
+          held: "with_agent",
+          detail: `passed with --env, and not a key handoff can point ${backend} at its model forwarder for (docs/backends.md): it is in the agent's environment`,
+        });
+    }
+  }
+
+  /** A key that stayed in the agent's environment: no filtered network to keep it out with. */
   #noteKeysWithAgent(extra: ExtraMounts, why: string): void {
     for (const { route } of extra.network?.keys ?? []) {
       const key = `${extra.network!.backend}\0${route.variable}`;

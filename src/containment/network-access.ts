@@ -22,6 +22,8 @@ export interface BackendNetwork {
   readonly keys?: readonly { readonly route: KeyRoute; readonly key: string }[];
   /** The user's login files linked into the CLI's home that it may rewrite (a refreshed OAuth token). */
   readonly logins?: readonly string[];
+  /** Variables of the agent's environment named like a key or token that no key route takes: they stay with the agent. */
+  readonly keptKeys?: readonly string[];
 }
 
 /** What a filtered process adds to its sandbox: the gate outside, the binds and entry inside, the proxy variables. */
