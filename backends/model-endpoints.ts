@@ -77,7 +77,6 @@ export function stringValues(record: Readonly<Record<string, unknown>> | undefin
   return Object.fromEntries(Object.entries(record ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
 }
 
-/** Hosts of the logins several CLIs share. */
 /**
  * Whether a user's CLI config reads the variable `name` anywhere (a provider's `apiKey` or a header naming it, as
  * pi's and omp's models files do, or `$NAME`, `${NAME}`, `{env:NAME}` in a value): that reader would get a forwarded
@@ -94,6 +93,7 @@ export function configNamesVariable(config: unknown, name: string): boolean {
   return visit(config);
 }
 
+/** Hosts of the logins several CLIs share. */
 export const LOGIN_HOSTS = {
   /** Claude's OAuth token endpoint (`/v1/oauth/token`): Claude Code's and pi's claude.ai login refresh there. */
   claudeTokenRefresh: "platform.claude.com",

@@ -209,16 +209,17 @@ export class Containment {
     // bwrap makes an empty mount point in the trap for a bind inside the source: not a write of the process's.
     const mountPoints = new Set<string>();
     const choice = settings.choice;
+    // Without the sandbox every role has the host's network (network() says so), offline or not.
+    const access: NetworkAccess = choice.kind === "bwrap" && spec.offline ? "none" : this.network(spec.role);
 
     return {
-      network: choice.kind === "bwrap" ? (spec.offline ? "none" : this.network(spec.role)) : "host",
+      network: access,
       wrap: (command, extra = {}) => {
         wrapped = true;
         let file = command.file;
         let args = [...command.args];
         let proxyEnv: Readonly<Record<string, string>> = {};
         if (choice.kind === "bwrap") {
-          const access = spec.offline ? "none" : this.network(spec.role);
           if (spec.role === "agent" && extra.network) this.#agentHasModel = true;
           const egress = access === "filtered" && spec.role !== "verify" ? this.#openEgress(spec.role, spec.label, extra) : null;
           if (egress) filtered.push(egress);
@@ -250,7 +251,7 @@ export class Containment {
           if (egress) proxyEnv = egress.env;
         }
         if (choice.kind !== "bwrap") this.#noteKeysWithAgent(extra, "no sandbox: the agent had the host network");
-        this.#noteLogins(extra, choice.kind === "bwrap" ? (spec.offline ? "none" : this.network(spec.role)) : "host");
+        this.#noteLogins(extra, access);
         this.#noteKeptKeys(extra);
         // The toolchains' root variables, sandbox or not: every process gets a private HOME, where rustup would look.
         const env: Record<string, string> = {
