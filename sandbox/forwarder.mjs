@@ -5,13 +5,18 @@
 // It runs alone inside the sandbox (only this file and node are visible), so it imports nothing but node's own
 // modules; it is the one place outside src/process/process.ts that starts a process.
 //
-// usage: node forwarder.mjs '[{"listen":3128,"socket":"/path/p.sock"}]' -- FILE ARGS...
+// usage: node forwarder.mjs '[{"listen":3128,"socket":"/path/p.sock"}]' [--ready FILE] -- FILE ARGS...
+// With --ready, the command also waits for that file: the packet watch beside the sandbox makes it once it listens.
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { connect, createServer } from "node:net";
 
-const [spec, separator, file, ...args] = process.argv.slice(2);
+const argv = process.argv.slice(2);
+const spec = argv.shift();
+const ready = argv[0] === "--ready" ? argv.splice(0, 2)[1] : null;
+const [separator, file, ...args] = argv;
 if (separator !== "--" || !file) {
-  process.stderr.write("handoff forwarder: usage: forwarder.mjs SPEC -- FILE ARGS...\n");
+  process.stderr.write("handoff forwarder: usage: forwarder.mjs SPEC [--ready FILE] -- FILE ARGS...\n");
   process.exit(125);
 }
 
@@ -41,7 +46,15 @@ for (const entry of entries) {
 }
 if (entries.length === 0) start();
 
-function start() {
+function start(waited = 0) {
+  if (ready && !existsSync(ready)) {
+    if (waited >= 5000) {
+      process.stderr.write("handoff forwarder: the packet watch did not get ready\n");
+      process.exit(125);
+    }
+    setTimeout(() => start(waited + 1), 1);
+    return;
+  }
   const child = spawn(file, args, { stdio: "inherit" });
   const forward = (signal) => () => child.kill(signal);
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"]) process.on(signal, forward(signal));

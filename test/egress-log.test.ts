@@ -60,9 +60,35 @@ describe("egress log: what the agent's CLI tried before its model first answered
         keys: [],
         logins: [],
         agentHasModel,
+        watch: { ok: true },
       });
     expect(record(true).blocked.map((tally) => tally.beforeModelAnswer)).toEqual([true]);
     expect(record(false).blocked.map((tally) => tally.beforeModelAnswer)).toEqual([false]);
+  });
+
+  test("result.json says whether what went around the proxy was recorded, and if not why", () => {
+    const facts = {
+      access: "filtered",
+      sandboxed: true,
+      rules: { rules: [], setupRules: [] },
+      backendOutside: false,
+      log: new EgressLog(),
+      keys: [],
+      logins: [],
+      agentHasModel: true,
+    } as const;
+    expect(networkRecord({ ...facts, watch: { ok: true } }).aroundProxy.recorded).toBe(true);
+    const without = networkRecord({
+      ...facts,
+      watch: { ok: false, reason: "tcpdump is not installed (Debian/Ubuntu: apt-get install tcpdump)" },
+    });
+    expect(without.aroundProxy).toEqual({
+      recorded: false,
+      detail:
+        "raw TCP connects, UDP datagrams and DNS queries were refused by the sandbox's empty network but not recorded: tcpdump is not installed (Debian/Ubuntu: apt-get install tcpdump)",
+    });
+    expect(networkRecord({ ...facts, access: "host", watch: { ok: true } }).aroundProxy.recorded).toBe(false);
+    expect(networkRecord({ ...facts, sandboxed: false, watch: null }).aroundProxy.recorded).toBe(false);
   });
 });
 
@@ -70,6 +96,7 @@ describe("the reports' network line", () => {
   const tally = (host: string, beforeModelAnswer: boolean, port = 443): HostTally => ({
     host,
     port,
+    via: "connect",
     roles: ["agent"],
     labels: ["omp"],
     rule: null,

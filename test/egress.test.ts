@@ -100,8 +100,15 @@ describe.skipIf(!bwrap.ok)("default-deny egress for the agent and setup (bubblew
         expect.objectContaining({ host: "evil.example", port: attacker.port, reason: "not_allowed", roles: ["agent"] }),
         expect.objectContaining({ host: "evil.example", port: 443, reason: "not_allowed" }),
         expect.objectContaining({ host: "127.0.0.2", port: attacker.port, reason: "private_address" }),
+        // Around the proxy: seen by the packet watch on the sandbox's loopback, refused there.
+        expect.objectContaining({ host: "127.0.0.1", port: attacker.port, via: "tcp", reason: "outside_proxy", attempts: 2 }),
+        expect.objectContaining({ host: "1.1.1.1", port: 80, via: "tcp", reason: "outside_proxy" }),
+        expect.objectContaining({ host: "127.0.0.1", port: attacker.udpPort, via: "udp", reason: "outside_proxy" }),
+        expect.objectContaining({ host: "example.com", port: 53, via: "dns", reason: "dns_lookup" }),
       ]),
     );
+    expect(network.blocked).toHaveLength(7);
+    expect(network.aroundProxy).toMatchObject({ recorded: true });
     expect(network.attempts.filter((a) => a.allowed)).toEqual([]);
     expect(run.result.containment?.network).toEqual({ agent: "filtered", setup: "filtered", verify: "none" });
     expect(run.result.policy.warnings.filter((w) => w.rule === "egress_blocked")).toHaveLength(network.blocked.length);
@@ -111,17 +118,17 @@ describe.skipIf(!bwrap.ok)("default-deny egress for the agent and setup (bubblew
       .filter(Boolean)
       .map((line) => JSON.parse(line) as { type: string; host?: string });
     expect(events.filter((e) => e.type === "egress.blocked").map((e) => e.host)).toEqual(
-      expect.arrayContaining(["evil.example", "127.0.0.2"]),
+      expect.arrayContaining(["evil.example", "127.0.0.2", "127.0.0.1", "1.1.1.1", "example.com"]),
     );
 
     // What a reviewer reads first: the blocked hosts, near the top of every report.
     const loaded = loadRun(run.runDir);
     const text = renderTextReport(loaded).split("\n").slice(0, 6).join("\n");
     expect(text).toContain(
-      `network: the agent tried to reach 2 hosts that were blocked: evil.example (port ${attacker.port}, 443), 127.0.0.2`,
+      `network: the agent tried to reach 5 hosts that were blocked: evil.example (port ${attacker.port}, 443), 127.0.0.2 (port ${attacker.port}), 127.0.0.1 (port ${attacker.port}; UDP port ${attacker.udpPort}), 1.1.1.1 (port 80), example.com (DNS lookup)`,
     );
     const markdown = renderMarkdownReport(loaded).split("\n").slice(0, 10).join("\n");
-    expect(markdown).toContain("**Network:** the agent tried to reach 2 hosts that were blocked");
+    expect(markdown).toContain("**Network:** the agent tried to reach 5 hosts that were blocked");
     // The key it was given is redacted from the run directory as before; the URL it tried to send it in is not kept whole.
     expect(readFileSync(join(run.runDir, "result.json"), "utf8")).not.toContain("sk-ant-egress-test-key");
   });
@@ -177,7 +184,11 @@ describe.skipIf(!bwrap.ok)("default-deny egress for the agent and setup (bubblew
       "package.json": JSON.stringify({
         name: "calls-out",
         version: "1.0.0",
-        scripts: { test: "node test.js", postinstall: "curl -sS -m 5 -f http://evil.example/postinstall || true" },
+        scripts: {
+          test: "node test.js",
+          postinstall:
+            "curl -sS -m 5 -f http://evil.example/postinstall; node -e \"require('net').connect(443, '203.0.113.9').on('error', () => {})\"; true",
+        },
       }),
       "package-lock.json": JSON.stringify({
         name: "calls-out",
@@ -191,6 +202,14 @@ describe.skipIf(!bwrap.ok)("default-deny egress for the agent and setup (bubblew
     expectVerifiedFix(warned);
     expect(warned.result.network?.blocked).toEqual([
       expect.objectContaining({ host: "evil.example", port: 80, roles: ["setup"], labels: ["npm ci"] }),
+      expect.objectContaining({
+        host: "203.0.113.9",
+        port: 443,
+        via: "tcp",
+        reason: "outside_proxy",
+        roles: ["setup"],
+        labels: ["npm ci"],
+      }),
     ]);
     expect(warned.result.network?.rules).toEqual(expect.arrayContaining([expect.stringContaining('npm preset, from "npm ci"')]));
 

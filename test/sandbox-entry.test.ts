@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { type Server, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,8 +41,8 @@ describe.each(kinds)("the %s forwarder", (kind) => {
     ];
   };
   // Not spawnSync: the sockets' servers are in this process.
-  const run = async (forward: ReturnType<typeof ports>, command: readonly string[]) => {
-    const entry = sandboxEntry(forward, kind);
+  const run = async (forward: ReturnType<typeof ports>, command: readonly string[], ready: string | null = null) => {
+    const entry = sandboxEntry(forward, kind, ready);
     expect(entry.kind).toBe(kind);
     const [file, ...args] = [...entry.entry, ...command];
     try {
@@ -78,6 +78,15 @@ describe.each(kinds)("the %s forwarder", (kind) => {
   test("a command that does not exist ends with 127", async () => {
     const result = await run(ports(), [join(dir, "no-such-program")]);
     expect(result.status).toBe(127);
+  });
+
+  test("with the packet watch, the command starts only once its ready file is there", async () => {
+    const ready = join(dir, `ready-${kind}`);
+    const started = Date.now();
+    setTimeout(() => writeFileSync(ready, ""), 300);
+    const result = await run(ports(), ["/bin/sh", "-c", `test -e ${ready} && echo started`], ready);
+    expect(result.stdout).toBe("started\n");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
   });
 
   test("a command that dies of a signal ends the entry the same way", async () => {

@@ -21,9 +21,12 @@ import type { EgressSettings } from "../egress/egress-policy.js";
 import { isOpen } from "../egress/egress-policy.js";
 import { EgressLog } from "../egress/egress-log.js";
 import type { BlockReason } from "../egress/allow-rules.js";
-import type { NetworkRecord } from "../egress/egress-record.js";
+import type { EgressRole, NetworkRecord } from "../egress/egress-record.js";
 import type { KeyRecord, LoginRecord } from "../egress/key-route.js";
 import { networkRecord } from "../egress/network-record.js";
+import { readHostListeners } from "../egress/host-listeners.js";
+import { type AroundProxyHost, recordAroundProxy } from "../egress/raw-attempts.js";
+import { NetworkWatch } from "./network-watch.js";
 import { type BackendNetwork, type FilteredProcess, type NetworkAccess, openFilteredProcess } from "./network-access.js";
 
 /**
@@ -170,6 +173,8 @@ export class Containment {
   readonly #keys = new Map<string, KeyRecord>();
   /** An agent of this run was a CLI with its own model route (it came with the backend's network needs). */
   #agentHasModel = false;
+  /** Why a process's packet watch saw nothing (tcpdump could not start): the run's record says it was not recorded. */
+  #unwatched: string | null = null;
   /** Each login file the agent could read and write (result.json `network.logins`). */
   readonly #logins = new Map<string, LoginRecord>();
   #count = 0;
@@ -206,6 +211,7 @@ export class Containment {
     const trap = this.sandboxed ? mkdtempSync(join(settings.scratch, `trap-${spec.role}-`)) : null;
     let wrapped = false;
     const filtered: FilteredProcess[] = [];
+    const watches: { readonly watch: NetworkWatch; readonly role: EgressRole }[] = [];
     // bwrap makes an empty mount point in the trap for a bind inside the source: not a write of the process's.
     const mountPoints = new Set<string>();
     const choice = settings.choice;
@@ -221,7 +227,13 @@ export class Containment {
         let proxyEnv: Readonly<Record<string, string>> = {};
         if (choice.kind === "bwrap") {
           if (spec.role === "agent" && extra.network) this.#agentHasModel = true;
-          const egress = access === "filtered" && spec.role !== "verify" ? this.#openEgress(spec.role, spec.label, extra) : null;
+          const filtering = access === "filtered" && spec.role !== "verify";
+          // The watch makes the sandbox's network itself, so that it can see what goes around the proxy.
+          const watch =
+            filtering && choice.watch.ok
+              ? { watch: new NetworkWatch(mkdtempSync(join(settings.scratch, "watch-")), choice.watch), role: spec.role }
+              : null;
+          const egress = filtering ? this.#openEgress(spec.role, spec.label, extra, watch?.watch.readyFile ?? null) : null;
           if (egress) filtered.push(egress);
           for (const key of egress?.keys ?? []) this.#keys.set(`${key.backend}\0${key.variable}`, key);
           if (!egress) this.#noteKeysWithAgent(extra, "--allow-net '*': the agent had the host network");
@@ -230,7 +242,7 @@ export class Containment {
             egress
               ? {
                   ...extra,
-                  readOnly: [...(extra.readOnly ?? []), ...egress.readOnly],
+                  readOnly: [...(extra.readOnly ?? []), ...egress.readOnly, ...(watch ? [watch.watch.shown] : [])],
                   programs: [...(extra.programs ?? []), ...egress.inside.programs],
                 }
               : extra,
@@ -241,13 +253,17 @@ export class Containment {
             hide: [...settings.hidden, ...this.#toolchains.masked],
             binds,
             traps: trap ? [{ path: existingRealPath(settings.sourceRoot) ?? settings.sourceRoot, hostDir: trap }] : [],
-            network: access === "host",
+            network: access === "host" || watch !== null,
             cwd: spec.cwd,
             uid: sandboxId(process.getuid?.() ?? 1000),
             gid: sandboxId(process.getgid?.() ?? 1000),
           });
           args = [...prefix, ...(egress?.inside.entry ?? []), file, ...(egress?.leadingArgs ?? []), ...args];
           file = choice.executable;
+          if (watch) {
+            ({ file, args } = watch.watch.wrap(file, args));
+            watches.push(watch);
+          }
           if (egress) proxyEnv = egress.env;
         }
         if (choice.kind !== "bwrap") this.#noteKeysWithAgent(extra, "no sandbox: the agent had the host network");
@@ -285,9 +301,21 @@ export class Containment {
           for (const s of stillAlive)
             events.push({ kind: "leftover_alive", role: spec.role, label: spec.label, pid: s.pid, command: s.command });
         }
+        // Before the cgroup's kill, which would end tcpdump too: the sandbox is gone, its last packets are not.
+        const aroundProxy: AroundProxyHost[] = [];
+        for (const { watch, role } of watches) {
+          const seen = await watch.collect();
+          this.#unwatched ??= seen.unwatched;
+          aroundProxy.push(...recordAroundProxy(seen.attempts, { role, label: spec.label }, this.#egressLog, readHostListeners));
+        }
         if (cgroup) {
           await cgroup.killAll();
           await cgroup.remove();
+        }
+        for (const host of aroundProxy) {
+          const event = { kind: "egress_blocked", role: spec.role, label: spec.label, ...host } as const;
+          events.push(event);
+          settings.onEgressBlocked?.(event);
         }
         // After every process of the tree is gone: nothing can open a connection any more.
         for (const egress of filtered) {
@@ -356,11 +384,12 @@ export class Containment {
   }
 
   /** The egress gate of one agent or setup process: `--allow-net`, plus setup's registries or the backend's own hosts. */
-  #openEgress(role: "agent" | "setup", label: string, extra: ExtraMounts): FilteredProcess {
+  #openEgress(role: "agent" | "setup", label: string, extra: ExtraMounts, ready: string | null): FilteredProcess {
     const { egress } = this.settings;
     return openFilteredProcess({
       role,
       label,
+      ready,
       scratch: this.settings.scratch,
       rules: role === "setup" ? [...egress.rules, ...egress.setupRules] : egress.rules,
       backend: role === "agent" ? (extra.network ?? null) : null,
@@ -439,6 +468,12 @@ export class Containment {
       keys: [...this.#keys.values()],
       logins: [...this.#logins.values()],
       agentHasModel: this.#agentHasModel,
+      watch:
+        this.settings.choice.kind !== "bwrap"
+          ? null
+          : this.#unwatched
+            ? { ok: false, reason: this.#unwatched }
+            : this.settings.choice.watch,
     });
   }
 

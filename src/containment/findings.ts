@@ -41,6 +41,8 @@ const BLOCKED_BECAUSE: Readonly<Record<BlockReason, string>> = {
   sni_mismatch: "its TLS handshake named another host than the one it asked the proxy for",
   unresolved: "the name did not resolve",
   bad_request: "the proxy could not read the request",
+  outside_proxy: "it went around handoff's proxy, and the sandbox's network has no other way out",
+  dns_lookup: "a DNS lookup: the sandbox has no name server (the proxy resolves the hosts the allowlist names)",
 };
 
 function findingFor(event: ContainmentEvent): PolicyFinding {

@@ -49,6 +49,8 @@ export interface FilteredRequest {
   readonly rules: readonly AllowRule[];
   readonly backend: BackendNetwork | null;
   readonly log: EgressLog;
+  /** A file the command waits for before it starts (the packet watch's), or null. */
+  readonly ready?: string | null;
 }
 
 /** Starts the gate for one process (its sockets are listening when this returns) and says how to reach it from inside. */
@@ -109,7 +111,7 @@ export function openFilteredProcess(request: FilteredRequest): FilteredProcess {
     keys,
     leadingArgs,
     readOnly: [dir],
-    inside: sandboxEntry(forward),
+    inside: sandboxEntry(forward, "socat", request.ready ?? null),
     env,
   };
 }

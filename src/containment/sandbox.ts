@@ -1,6 +1,7 @@
 import { SandboxUnavailableError } from "../lib/errors.js";
 import { captureProcess } from "../process/process.js";
 import { which } from "../process/which.js";
+import { type WatchSupport, probeNetworkWatch } from "./network-watch.js";
 import { ROOT_MOUNTS } from "./sandbox-profile.js";
 
 /** `--sandbox`: bubblewrap when it works here (`auto`), bubblewrap or fail (`bwrap`), or no sandbox (`none`). */
@@ -9,7 +10,14 @@ export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 /** What a run actually gets, decided once before it starts. */
 export type SandboxChoice =
-  | { readonly kind: "bwrap"; readonly requested: "auto" | "bwrap"; readonly executable: string; readonly version: string | null }
+  | {
+      readonly kind: "bwrap";
+      readonly requested: "auto" | "bwrap";
+      readonly executable: string;
+      readonly version: string | null;
+      /** Whether a filtered sandbox's attempts around the proxy can be watched and recorded (src/containment/network-watch.ts). */
+      readonly watch: WatchSupport;
+    }
   /** `reason` says why `auto` could not use bubblewrap; null when the user asked for none. */
   | { readonly kind: "none"; readonly requested: SandboxMode; readonly reason: string | null };
 
@@ -47,8 +55,8 @@ async function probe(path: string | undefined): Promise<Probe> {
 
 export async function chooseSandbox(mode: SandboxMode): Promise<SandboxChoice> {
   if (mode === "none") return { kind: "none", requested: "none", reason: null };
-  const probed = await probeBubblewrap();
-  if (probed.ok) return { kind: "bwrap", requested: mode, executable: probed.executable, version: probed.version };
+  const [probed, watch] = await Promise.all([probeBubblewrap(), probeNetworkWatch()]);
+  if (probed.ok) return { kind: "bwrap", requested: mode, executable: probed.executable, version: probed.version, watch };
   if (mode === "bwrap") throw new SandboxUnavailableError(probed.reason);
   return { kind: "none", requested: "auto", reason: probed.reason };
 }

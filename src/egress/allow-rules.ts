@@ -38,6 +38,10 @@ export type BlockReason =
   /** The name did not resolve. */
   | "unresolved"
   /** A request the proxy cannot read (no host, a bad port, not HTTP). */
-  | "bad_request";
+  | "bad_request"
+  /** A TCP connect or UDP datagram around the proxy: the sandbox's empty network refused it. */
+  | "outside_proxy"
+  /** A DNS query: the sandbox has no name server; the proxy resolves the hosts the allowlist names. */
+  | "dns_lookup";
 
 export type HostDecision = { readonly allowed: true; readonly rule: AllowRule } | { readonly allowed: false; readonly reason: BlockReason };

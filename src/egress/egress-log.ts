@@ -1,5 +1,16 @@
 import type { BlockReason } from "./allow-rules.js";
-import { ATTEMPTS_KEPT, type EgressAttempt, type EgressRole, type EgressVia, HOSTS_KEPT, type HostTally } from "./egress-record.js";
+import {
+  ATTEMPTS_KEPT,
+  type EgressAttempt,
+  type EgressRole,
+  type EgressVia,
+  HOSTS_KEPT,
+  type HostTally,
+  type RawVia,
+} from "./egress-record.js";
+
+/** The ways around the proxy (the packet watch's). */
+const RAW_VIAS: ReadonlySet<EgressVia> = new Set<RawVia>(["tcp", "udp", "dns"]);
 
 /** Roles and labels kept per host: who tried it, not every command line. */
 const LABELS_KEPT = 5;
@@ -13,6 +24,7 @@ export interface OpenAttempt {
 interface MutableTally {
   host: string;
   port: number;
+  via: EgressVia;
   roles: EgressRole[];
   labels: string[];
   rule: string | null;
@@ -35,28 +47,36 @@ export class EgressLog {
   readonly #attempts: MutableAttempt[] = [];
   #attemptsLeftOut = 0;
   #hostsLeftOut = 0;
-  /** An allowed connection of the agent's got bytes back: its model has answered (or a host it was allowed). */
-  #agentAnswered = false;
+  /** When an allowed connection of the agent's first got bytes back: its model answered (or a host it was allowed). */
+  #agentAnsweredAt: number | null = null;
 
-  /** Records one connection; the returned handle adds its bytes as they flow. */
-  record(entry: {
-    readonly role: EgressRole;
-    readonly label: string;
-    readonly host: string;
-    readonly port: number;
-    readonly via: EgressVia;
-    readonly rule: string | null;
-    readonly reason: BlockReason | null;
-  }): OpenAttempt {
+  /**
+   * Records one connection; the returned handle adds its bytes as they flow. `at` (milliseconds) is when it was tried,
+   * for an attempt recorded afterwards (the packet watch's, read when the process ended); now by default.
+   */
+  record(
+    entry: {
+      readonly role: EgressRole;
+      readonly label: string;
+      readonly host: string;
+      readonly port: number;
+      readonly via: EgressVia;
+      readonly rule: string | null;
+      readonly reason: BlockReason | null;
+    },
+    at: number = Date.now(),
+  ): OpenAttempt {
     const allowed = entry.reason === null;
-    const early = entry.role === "agent" && !this.#agentAnswered;
+    const early = entry.role === "agent" && (this.#agentAnsweredAt === null || at < this.#agentAnsweredAt);
     const tallies = allowed ? this.#tallies.allowed : this.#tallies.blocked;
-    const key = `${entry.host}\0${entry.port}`;
+    // What went around the proxy is kept apart from what the proxy saw of the same host and port.
+    const key = `${entry.host}\0${entry.port}\0${RAW_VIAS.has(entry.via) ? entry.via : "proxy"}`;
     let tally = tallies.get(key);
     if (!tally && tallies.size < HOSTS_KEPT) {
       tally = {
         host: entry.host,
         port: entry.port,
+        via: entry.via,
         roles: [],
         labels: [],
         rule: entry.rule,
@@ -76,7 +96,7 @@ export class EgressLog {
     }
     let attempt: MutableAttempt | null = null;
     if (this.#attempts.length < ATTEMPTS_KEPT) {
-      attempt = { at: new Date().toISOString(), ...entry, allowed, bytesUp: 0, bytesDown: 0 };
+      attempt = { at: new Date(at).toISOString(), ...entry, allowed, bytesUp: 0, bytesDown: 0 };
       this.#attempts.push(attempt);
     } else this.#attemptsLeftOut++;
     return {
@@ -85,7 +105,7 @@ export class EgressLog {
         if (attempt) attempt.bytesUp += bytes;
       },
       addDown: (bytes) => {
-        if (allowed && entry.role === "agent" && bytes > 0) this.#agentAnswered = true;
+        if (allowed && entry.role === "agent" && bytes > 0) this.#agentAnsweredAt ??= Date.now();
         if (tally) tally.bytesDown += bytes;
         if (attempt) attempt.bytesDown += bytes;
       },
@@ -98,7 +118,8 @@ export class EgressLog {
     return {
       allowed: [...this.#tallies.allowed.values()].map(copy),
       blocked: [...this.#tallies.blocked.values()].map(copy),
-      attempts: this.#attempts.map((attempt) => ({ ...attempt })),
+      // In the order they were tried: the packet watch's attempts are recorded when their process ended.
+      attempts: this.#attempts.map((attempt) => ({ ...attempt })).sort((a, b) => a.at.localeCompare(b.at)),
       attemptsLeftOut: this.#attemptsLeftOut,
       hostsLeftOut: this.#hostsLeftOut,
     };

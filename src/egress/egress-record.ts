@@ -11,9 +11,13 @@ export type EgressRole = "agent" | "setup";
 
 /**
  * How the connection came: an HTTP CONNECT tunnel, a plain HTTP request by absolute URI, a fixed tunnel (a model
- * endpoint on a local address), or a model request handoff's forwarder sent on with the real key.
+ * endpoint on a local address), a model request handoff's forwarder sent on with the real key; or around the proxy,
+ * seen by the packet watch: a TCP connect, a UDP datagram, a DNS query (src/egress/raw-attempts.ts).
  */
-export type EgressVia = "connect" | "http" | "tunnel" | "model";
+export type EgressVia = "connect" | "http" | "tunnel" | "model" | RawVia;
+
+/** How a connection around the proxy came: a TCP connect, a UDP datagram, or a DNS query (its host is the name asked for). */
+export type RawVia = "tcp" | "udp" | "dns";
 
 export interface EgressAttempt {
   /** ISO time the attempt arrived. */
@@ -36,6 +40,8 @@ export interface EgressAttempt {
 export interface HostTally {
   readonly host: string;
   readonly port: number;
+  /** How it was tried: through the proxy (`connect`, `http`, …) or around it (`tcp`, `udp`, `dns`), kept apart. */
+  readonly via: EgressVia;
   /** Every role and label that tried it (bounded to a few). */
   readonly roles: readonly EgressRole[];
   readonly labels: readonly string[];
@@ -75,6 +81,8 @@ export interface NetworkRecord {
   readonly keys: readonly KeyRecord[];
   /** Each login file of the CLI's home the agent could read (and write, for its refresh). */
   readonly logins: readonly LoginRecord[];
+  /** Whether the attempts around the proxy (raw TCP, UDP, DNS) were recorded, and if not why. */
+  readonly aroundProxy: { readonly recorded: boolean; readonly detail: string };
 }
 
 export const ATTEMPTS_KEPT = 200;

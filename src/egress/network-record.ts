@@ -16,6 +16,23 @@ export interface NetworkFacts {
   readonly logins: readonly LoginRecord[];
   /** The agent is a CLI with a model route of its own (not the `command` backend): its start-up calls can be told apart. */
   readonly agentHasModel: boolean;
+  /** Whether the sandbox's attempts around the proxy could be watched (null without a sandbox). */
+  readonly watch: { readonly ok: true } | { readonly ok: false; readonly reason: string } | null;
+}
+
+/** result.json `network.aroundProxy`: whether what went around the proxy is in the record, or why not. */
+function aroundProxy(facts: NetworkFacts): NetworkRecord["aroundProxy"] {
+  if (!facts.sandboxed || facts.access === "host")
+    return { recorded: false, detail: "nothing went around a proxy: the network was not filtered" };
+  if (facts.watch?.ok)
+    return {
+      recorded: true,
+      detail: "raw TCP connects, UDP datagrams and DNS queries were refused by the sandbox's empty network and recorded",
+    };
+  return {
+    recorded: false,
+    detail: `raw TCP connects, UDP datagrams and DNS queries were refused by the sandbox's empty network but not recorded: ${facts.watch?.reason ?? "no packet watch"}`,
+  };
 }
 
 /** result.json `network`, from what the run was given and what its gates saw. */
@@ -33,6 +50,7 @@ export function networkRecord(facts: NetworkFacts): NetworkRecord {
     attemptsLeftOut: tallies.attemptsLeftOut,
     keys: facts.keys,
     logins: facts.logins,
+    aroundProxy: aroundProxy(facts),
   };
   if (!facts.sandboxed)
     return { ...base, mode: "open", enforced: false, reason: "no sandbox: the agent and the setup commands had this machine's network" };

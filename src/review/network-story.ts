@@ -30,17 +30,31 @@ export function networkHeadline(r: RunResult): string | null {
   return null;
 }
 
-/** One host once, with every port it was tried on. */
-function byHost(blocked: NonNullable<RunResult["network"]>["blocked"]): [string, number[]][] {
-  const ports = new Map<string, number[]>();
-  for (const entry of blocked) ports.set(entry.host, [...(ports.get(entry.host) ?? []), entry.port]);
-  return [...ports.entries()];
+type Blocked = NonNullable<RunResult["network"]>["blocked"];
+
+/** One host once, with every way it was tried. */
+function byHost(blocked: Blocked): [string, Blocked][] {
+  const ways = new Map<string, Blocked>();
+  for (const entry of blocked) ways.set(entry.host, [...(ways.get(entry.host) ?? []), entry]);
+  return [...ways.entries()];
+}
+
+/** `port 443, 80`, `UDP port 9999`, `DNS lookup`, joined by `; `. */
+function waysWords(entries: Blocked): string {
+  const ports = (via: (v: string | undefined) => boolean) => [...new Set(entries.filter((e) => via(e.via)).map((e) => e.port))];
+  const tcp = ports((via) => via !== "udp" && via !== "dns");
+  const udp = ports((via) => via === "udp");
+  const words = [];
+  if (tcp.length > 0) words.push(`port ${tcp.join(", ")}`);
+  if (udp.length > 0) words.push(`UDP port ${udp.join(", ")}`);
+  if (entries.some((e) => e.via === "dns")) words.push("DNS lookup");
+  return words.join("; ");
 }
 
 /** `2 hosts that were blocked: a.example (port 443), b.example (port 80, 443)`, the first HOSTS_NAMED of them named. */
-function hostsPhrase(blocked: NonNullable<RunResult["network"]>["blocked"]): string {
+function hostsPhrase(blocked: Blocked): string {
   const hosts = byHost(blocked);
-  const named = hosts.slice(0, HOSTS_NAMED).map(([host, list]) => `${escapeControls(host)} (port ${list.join(", ")})`);
+  const named = hosts.slice(0, HOSTS_NAMED).map(([host, entries]) => `${escapeControls(host)} (${waysWords(entries)})`);
   const more = hosts.length > HOSTS_NAMED ? `, and ${hosts.length - HOSTS_NAMED} more` : "";
   const count = hosts.length === 1 ? "1 host that was" : `${hosts.length} hosts that were`;
   return `${count} blocked: ${named.join(", ")}${more}`;

@@ -37,6 +37,8 @@ const HostTally = z.looseObject({
   bytesDown: z.number(),
   /** Absent in a result.json written before it was recorded. */
   beforeModelAnswer: z.boolean().optional(),
+  /** `connect`, `http`, `tunnel`, `model`, or around the proxy `tcp`, `udp`, `dns`; absent in older results. */
+  via: z.string().optional(),
 });
 
 /** result.json `network` (src/egress/egress-record.ts `NetworkRecord`): how the agent and setup reached out, and what they tried. */
@@ -69,6 +71,8 @@ const Network = z.looseObject({
     .optional(),
   /** Each login file of the CLI's home the agent could read and write (an OAuth login that refreshes). */
   logins: z.array(z.looseObject({ backend: z.string(), file: z.string(), held: z.literal("with_agent"), detail: z.string() })).optional(),
+  /** Whether the attempts around the proxy (raw TCP, UDP, DNS) were recorded; absent in older results. */
+  aroundProxy: z.looseObject({ recorded: z.boolean(), detail: z.string() }).optional(),
 });
 
 /** A process the crash sweep dealt with (src/containment/survivors.ts `Survivor`, without its start time). */
