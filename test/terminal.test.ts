@@ -255,6 +255,24 @@ describe("decideOutcome when the agent could not reach its model", () => {
     expect(verdict.hint).toMatch(/may not use the proxy handoff gives it \(HTTPS_PROXY\); give it your network with --allow-net '\*'$/);
   });
 
+  test("with a filtered network, an agent that only went around the gate is told its CLI may not use the proxy, not to allow a host", () => {
+    const verdict = expectVerdict(
+      facts({
+        agent: unreachable,
+        agentNetwork: "filtered",
+        agentBlocked: [
+          { host: "api.example.com", port: 53, reason: "dns_lookup" },
+          { host: "203.0.113.5", port: 443, reason: "outside_proxy" },
+        ],
+      }),
+      "external_agent_error",
+      "network_unreachable",
+    );
+    expect(verdict.hint).toBe(
+      "the sandbox's network is filtered and the agent went around handoff's gate (it tried api.example.com:53, 203.0.113.5:443 directly, refused): its CLI may not use the proxy handoff gives it (HTTPS_PROXY); give it your network with --allow-net '*'",
+    );
+  });
+
   test("with a filtered network whose model route the agent used, its provider did not answer: the CLI's own hint stands, whatever else was refused", () => {
     const verdict = expectVerdict(
       facts({ agent: unreachable, agentNetwork: "filtered", agentBlocked: [{ host: "github.com", port: 443 }], agentUsedModelRoute: true }),

@@ -149,7 +149,7 @@ export class PipelineRun {
     /** A program the commands start that the sandbox cannot find or start (checked before the agent). */
     programUnavailable: null as ProgramUnavailable | null,
     /** The hosts the agent and setup were refused, one per host and process (the containment's egress_blocked events). */
-    egressBlocked: [] as { readonly role: string; readonly host: string; readonly port: number }[],
+    egressBlocked: [] as { readonly role: string; readonly host: string; readonly port: number; readonly reason: string }[],
   };
   /** What the run made and must remove (or keep, with --keep-workspace). */
   readonly #made = { scratch: null as string | null, containment: null as Containment | null };

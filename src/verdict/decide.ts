@@ -44,8 +44,11 @@ export interface RunFacts {
   readonly egressRefused?: readonly { readonly role: string; readonly host: string; readonly port: number }[] | null;
   /** How the agent reached the network (none, filtered through handoff's gate, the host's); null before containment. */
   readonly agentNetwork?: "none" | "filtered" | "host" | null;
-  /** The hosts handoff's gate refused the agent, whatever `--egress-blocked` says. */
-  readonly agentBlocked?: readonly { readonly host: string; readonly port: number }[];
+  /**
+   * The hosts the agent was refused, whatever `--egress-blocked` says; `reason` `outside_proxy` or `dns_lookup`: it
+   * went around handoff's proxy (the packet watch saw it), any other: the gate refused it.
+   */
+  readonly agentBlocked?: readonly { readonly host: string; readonly port: number; readonly reason?: string }[];
   /** The agent went out by its model's own way (handoff's model forwarder or the tunnel to a local endpoint). */
   readonly agentUsedModelRoute?: boolean;
   /** The run's handoff died and a later start swept the run (src/run-dir/crash-result.ts); absent for a run that ended itself. */
@@ -189,7 +192,7 @@ export function decideOutcome(facts: RunFacts): Verdict {
     return verdict(
       "policy_or_artifact_error",
       "egress_blocked",
-      `the agent or a setup command tried to reach ${hosts.length} host(s) the allowlist does not name: ${shown}; --egress-blocked fail ends the run`,
+      `the agent or a setup command tried to reach ${hosts.length} host(s) that were blocked (through the proxy or around it): ${shown}; --egress-blocked fail ends the run`,
       "read the task and the repository for instructions to call out (a prompt injection?); allow a host the task needs with --allow-net HOST",
     );
   }
@@ -570,10 +573,22 @@ function unreachableHint(outcome: { readonly detail: string }, facts: RunFacts):
   // Its requests went out to its model and the provider did not answer: the backend's own hint says so, and what
   // else the gate refused it (a CLI's update checks) is beside the point.
   if (facts.agentUsedModelRoute) return null;
-  const hosts = [...new Set((facts.agentBlocked ?? []).map((blocked) => `${blocked.host}:${blocked.port}`))];
-  if (hosts.length > 0) {
-    const shown = hosts.slice(0, 5).join(", ") + (hosts.length > 5 ? ", …" : "");
-    return `the sandbox's network is filtered and handoff's gate refused the agent ${shown}: allow its model's host with --allow-net HOST (or give it your network with --allow-net '*')`;
+  const blocked = facts.agentBlocked ?? [];
+  const around = (reason: string | undefined) => reason === "outside_proxy" || reason === "dns_lookup";
+  const hosts = shownHosts(blocked.filter((entry) => !around(entry.reason)));
+  if (hosts) {
+    return `the sandbox's network is filtered and handoff's gate refused the agent ${hosts}: allow its model's host with --allow-net HOST (or give it your network with --allow-net '*')`;
   }
+  const direct = shownHosts(blocked.filter((entry) => around(entry.reason)));
+  // Allowing a host would not help a CLI that does not ask the proxy for it.
+  if (direct)
+    return `the sandbox's network is filtered and the agent went around handoff's gate (it tried ${direct} directly, refused): its CLI may not use the proxy handoff gives it (HTTPS_PROXY); give it your network with --allow-net '*'`;
   return "the sandbox's network is filtered and the agent asked handoff's gate for nothing: its CLI may not use the proxy handoff gives it (HTTPS_PROXY); give it your network with --allow-net '*'";
+}
+
+/** `a.example:443, b.example:53, …`: the first five, or null for none. */
+function shownHosts(blocked: readonly { readonly host: string; readonly port: number }[]): string | null {
+  const hosts = [...new Set(blocked.map((entry) => `${entry.host}:${entry.port}`))];
+  if (hosts.length === 0) return null;
+  return hosts.slice(0, 5).join(", ") + (hosts.length > 5 ? ", …" : "");
 }
