@@ -21,7 +21,7 @@ import type { EgressSettings } from "../egress/egress-policy.js";
 import { isOpen } from "../egress/egress-policy.js";
 import { EgressLog } from "../egress/egress-log.js";
 import type { BlockReason } from "../egress/allow-rules.js";
-import type { NetworkRecord } from "../egress/egress-record.js";
+import type { EgressRole, NetworkRecord } from "../egress/egress-record.js";
 import type { KeyRecord, LoginRecord } from "../egress/key-route.js";
 import { networkRecord } from "../egress/network-record.js";
 import { readHostListeners } from "../egress/host-listeners.js";
@@ -211,7 +211,7 @@ export class Containment {
     const trap = this.sandboxed ? mkdtempSync(join(settings.scratch, `trap-${spec.role}-`)) : null;
     let wrapped = false;
     const filtered: FilteredProcess[] = [];
-    const watches: NetworkWatch[] = [];
+    const watches: { readonly watch: NetworkWatch; readonly role: EgressRole }[] = [];
     // bwrap makes an empty mount point in the trap for a bind inside the source: not a write of the process's.
     const mountPoints = new Set<string>();
     const choice = settings.choice;
@@ -229,8 +229,11 @@ export class Containment {
           if (spec.role === "agent" && extra.network) this.#agentHasModel = true;
           const filtering = access === "filtered" && spec.role !== "verify";
           // The watch makes the sandbox's network itself, so that it can see what goes around the proxy.
-          const watch = filtering && choice.watch.ok ? new NetworkWatch(mkdtempSync(join(settings.scratch, "watch-")), choice.watch) : null;
-          const egress = filtering ? this.#openEgress(spec.role, spec.label, extra, watch?.readyFile ?? null) : null;
+          const watch =
+            filtering && choice.watch.ok
+              ? { watch: new NetworkWatch(mkdtempSync(join(settings.scratch, "watch-")), choice.watch), role: spec.role }
+              : null;
+          const egress = filtering ? this.#openEgress(spec.role, spec.label, extra, watch?.watch.readyFile ?? null) : null;
           if (egress) filtered.push(egress);
           for (const key of egress?.keys ?? []) this.#keys.set(`${key.backend}\0${key.variable}`, key);
           if (!egress) this.#noteKeysWithAgent(extra, "--allow-net '*': the agent had the host network");
@@ -239,7 +242,7 @@ export class Containment {
             egress
               ? {
                   ...extra,
-                  readOnly: [...(extra.readOnly ?? []), ...egress.readOnly, ...(watch ? [watch.shown] : [])],
+                  readOnly: [...(extra.readOnly ?? []), ...egress.readOnly, ...(watch ? [watch.watch.shown] : [])],
                   programs: [...(extra.programs ?? []), ...egress.inside.programs],
                 }
               : extra,
@@ -258,7 +261,7 @@ export class Containment {
           args = [...prefix, ...(egress?.inside.entry ?? []), file, ...(egress?.leadingArgs ?? []), ...args];
           file = choice.executable;
           if (watch) {
-            ({ file, args } = watch.wrap(file, args));
+            ({ file, args } = watch.watch.wrap(file, args));
             watches.push(watch);
           }
           if (egress) proxyEnv = egress.env;
@@ -300,14 +303,11 @@ export class Containment {
         }
         // Before the cgroup's kill, which would end tcpdump too: the sandbox is gone, its last packets are not.
         const aroundProxy: AroundProxyHost[] = [];
-        // Only the agent's and setup's processes are filtered, so only they are watched.
-        const role = spec.role;
-        if (role !== "verify")
-          for (const watch of watches) {
-            const seen = await watch.collect();
-            this.#unwatched ??= seen.unwatched;
-            aroundProxy.push(...recordAroundProxy(seen.attempts, { role, label: spec.label }, this.#egressLog, readHostListeners));
-          }
+        for (const { watch, role } of watches) {
+          const seen = await watch.collect();
+          this.#unwatched ??= seen.unwatched;
+          aroundProxy.push(...recordAroundProxy(seen.attempts, { role, label: spec.label }, this.#egressLog, readHostListeners));
+        }
         if (cgroup) {
           await cgroup.killAll();
           await cgroup.remove();

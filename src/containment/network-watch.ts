@@ -3,7 +3,6 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type RawAttempt, parsePacketLines } from "../egress/raw-attempts.js";
 import { captureProcess } from "../process/process.js";
-import { isGone, readStat } from "../process/proc-stat.js";
 import { which } from "../process/which.js";
 
 /**
@@ -179,6 +178,6 @@ function readText(path: string): string {
 
 /** The state letter of a live tcpdump at this pid (`R` runnable, `S` asleep…), or null (exited, or a process that got its pid since). */
 function tcpdumpState(pid: number): string | null {
-  const stat = readStat(pid);
-  return stat !== null && stat.name === "tcpdump" && !isGone(stat) ? stat.state : null;
+  const stat = /^\d+ \((.*)\) (\S)/.exec(readText(`/proc/${pid}/stat`));
+  return stat !== null && stat[1] === "tcpdump" && stat[2] !== "Z" ? stat[2]! : null;
 }

@@ -2,8 +2,6 @@ import { readFileSync, readdirSync } from "node:fs";
 
 /** What /proc/<pid>/stat says about a process (Linux): the few fields handoff reads. */
 export interface ProcStat {
-  /** The command name (`comm`, at most 15 bytes): what it ran, as the kernel names it. */
-  readonly name: string;
   readonly state: string;
   readonly ppid: number;
   readonly pgrp: number;
@@ -19,12 +17,10 @@ export function readStat(pid: number): ProcStat | null {
     return null; // gone, or no /proc
   }
   // The command name is parenthesised and may hold anything, ")" included: fields resume after the last ")".
-  const close = text.lastIndexOf(")");
-  const fields = text.slice(close + 2).split(" ");
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
   const startTime = Number(fields[19]);
   if (fields[0] === undefined || !Number.isSafeInteger(startTime)) return null;
-  const name = text.slice(text.indexOf("(") + 1, close);
-  return { name, state: fields[0], ppid: Number(fields[1]), pgrp: Number(fields[2]), startTime };
+  return { state: fields[0], ppid: Number(fields[1]), pgrp: Number(fields[2]), startTime };
 }
 
 /** Exited: a zombie waiting to be reaped, or dead. */

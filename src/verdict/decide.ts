@@ -186,12 +186,13 @@ export function decideOutcome(facts: RunFacts): Verdict {
         return assertNever(outcome);
     }
   }
-  const refused = shownHosts(facts.egressRefused ?? []);
-  if (refused) {
+  if (facts.egressRefused && facts.egressRefused.length > 0) {
+    const hosts = [...new Set(facts.egressRefused.map((blocked) => `${blocked.host}:${blocked.port}`))];
+    const shown = hosts.slice(0, 5).join(", ") + (hosts.length > 5 ? ", …" : "");
     return verdict(
       "policy_or_artifact_error",
       "egress_blocked",
-      `the agent or a setup command tried to reach ${refused.count} host(s) that were blocked (through the proxy or around it): ${refused.shown}; --egress-blocked fail ends the run`,
+      `the agent or a setup command tried to reach ${hosts.length} host(s) that were blocked (through the proxy or around it): ${shown}; --egress-blocked fail ends the run`,
       "read the task and the repository for instructions to call out (a prompt injection?); allow a host the task needs with --allow-net HOST",
     );
   }
@@ -576,18 +577,18 @@ function unreachableHint(outcome: { readonly detail: string }, facts: RunFacts):
   const around = (reason: string | undefined) => reason === "outside_proxy" || reason === "dns_lookup";
   const hosts = shownHosts(blocked.filter((entry) => !around(entry.reason)));
   if (hosts) {
-    return `the sandbox's network is filtered and handoff's gate refused the agent ${hosts.shown}: allow its model's host with --allow-net HOST (or give it your network with --allow-net '*')`;
+    return `the sandbox's network is filtered and handoff's gate refused the agent ${hosts}: allow its model's host with --allow-net HOST (or give it your network with --allow-net '*')`;
   }
   const direct = shownHosts(blocked.filter((entry) => around(entry.reason)));
   // Allowing a host would not help a CLI that does not ask the proxy for it.
   if (direct)
-    return `the sandbox's network is filtered and the agent went around handoff's gate (it tried ${direct.shown} directly, refused): its CLI may not use the proxy handoff gives it (HTTPS_PROXY); give it your network with --allow-net '*'`;
+    return `the sandbox's network is filtered and the agent went around handoff's gate (it tried ${direct} directly, refused): its CLI may not use the proxy handoff gives it (HTTPS_PROXY); give it your network with --allow-net '*'`;
   return "the sandbox's network is filtered and the agent asked handoff's gate for nothing: its CLI may not use the proxy handoff gives it (HTTPS_PROXY); give it your network with --allow-net '*'";
 }
 
-/** How many distinct `host:port`, and the first five as `a.example:443, b.example:53, …`; null for none. */
-function shownHosts(blocked: readonly { readonly host: string; readonly port: number }[]): { count: number; shown: string } | null {
+/** `a.example:443, b.example:53, …`: the first five, or null for none. */
+function shownHosts(blocked: readonly { readonly host: string; readonly port: number }[]): string | null {
   const hosts = [...new Set(blocked.map((entry) => `${entry.host}:${entry.port}`))];
   if (hosts.length === 0) return null;
-  return { count: hosts.length, shown: hosts.slice(0, 5).join(", ") + (hosts.length > 5 ? ", …" : "") };
+  return hosts.slice(0, 5).join(", ") + (hosts.length > 5 ? ", …" : "");
 }
