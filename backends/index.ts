@@ -5,6 +5,8 @@ import { UsageError } from "../src/lib/errors.js";
 import type { CliInfo, CliTranslator } from "../src/agent/cli-contract.js";
 import { claudeDefinition } from "./claude.js";
 import { codexDefinition } from "./codex.js";
+import { copilotDefinition } from "./copilot.js";
+import { geminiDefinition } from "./gemini.js";
 import { ompDefinition } from "./omp.js";
 import { opencodeDefinition } from "./opencode.js";
 import { piDefinition } from "./pi.js";
@@ -77,6 +79,45 @@ export const CLI_BACKEND_ROWS = [
       projectFiles: ["AGENTS.md", ".omp/"],
     },
     definition: ompDefinition,
+  },
+  {
+    name: "copilot",
+    info: {
+      testedVersion: "1.0.102",
+      install: "npm install -g @github/copilot@1.0.102",
+      login:
+        "log in with `copilot login` (handoff links ~/.copilot/config.json into the run; a token in the system keyring may be out of the sandbox's reach), or pass a token with --env COPILOT_GITHUB_TOKEN, or bring your own key: --env COPILOT_PROVIDER_BASE_URL --env COPILOT_PROVIDER_API_KEY --env COPILOT_MODEL --env COPILOT_OFFLINE",
+      projectFiles: [
+        "AGENTS.md",
+        "CLAUDE.md",
+        "GEMINI.md",
+        ".claude/CLAUDE.md",
+        ".github/copilot-instructions.md",
+        ".github/instructions/",
+        ".github/copilot/",
+        ".github/agents/",
+        ".github/skills/",
+        ".github/extensions/",
+        ".github/plugin/",
+        ".github/plugin.json",
+        ".github/mcp.json",
+        ".github/lsp.json",
+        ".mcp.json",
+        ".copilot/",
+      ],
+    },
+    definition: copilotDefinition,
+  },
+  {
+    name: "gemini",
+    info: {
+      testedVersion: "0.61.0",
+      install: "npm install -g @google/gemini-cli@0.61.0",
+      login:
+        "log in with `gemini` and choose Login with Google (handoff links ~/.gemini/oauth_creds.json into the run), or choose Use Gemini API key and pass the key with --env GEMINI_API_KEY",
+      projectFiles: ["GEMINI.md", ".gemini/", ".geminiignore"],
+    },
+    definition: geminiDefinition,
   },
 ] as const satisfies readonly CliBackendRow[];
 

@@ -38,6 +38,7 @@ const CWD_PATTERNS: readonly RegExp[] = [
   /<cwd>(\/[^<\n]*)<\/cwd>/, // codex: <environment_context><cwd>…</cwd>
   /current working directory: '(\/[^'\n]*)'/i, // omp: <system-reminder>…current working directory: '…'
   /working directory: (\/[^\n]*)/i, // claude ("Primary working directory:"), opencode, pi
+  /\*\*Workspace Directories:\*\*\n\s*- (\/[^\n]*)/, // gemini: <session_context>…- **Workspace Directories:**\n  - /…
 ];
 
 /** The agent's working directory as its request states it, or null. */

@@ -4,7 +4,7 @@ import type { Reply } from "./protocol.js";
 import type { ModelScript } from "./script.js";
 import { selectStep } from "./script.js";
 import type { ToolPlan } from "./tools.js";
-import { planReadBeforeWrite, planRun, planWrite } from "./tools.js";
+import { planCall, planReadBeforeWrite, planRun, planWrite } from "./tools.js";
 
 export type Action =
   | { readonly kind: "reply"; readonly reply: Reply }
@@ -47,6 +47,7 @@ export function decide(script: ModelScript, conversation: Conversation, seq: num
     return decision(toolAction(index, "write", planWrite(step.write, conversation.tools, cwd)));
   }
   if ("run" in step) return decision(toolAction(index, "run", planRun(step.run, conversation.tools)));
+  if ("call" in step) return decision(toolAction(index, "call", planCall(step.call, conversation.tools)));
   if ("say" in step) return decision(text(step.say));
   if ("fail" in step) {
     return decision({

@@ -16,8 +16,9 @@ export interface ReplyContext {
 export type ParseResult = { readonly ok: true; readonly conversation: Conversation } | { readonly ok: false; readonly message: string };
 
 export interface Protocol {
-  readonly name: "anthropic" | "openai-chat" | "openai-responses";
-  parse(body: unknown): ParseResult;
+  readonly name: "anthropic" | "openai-chat" | "openai-responses" | "gemini";
+  /** `path`: the request's path without its query (Gemini names the model and the method there). */
+  parse(body: unknown, path?: string): ParseResult;
   /** The SSE frames of a complete streamed reply; a `cut` step sends only the first. */
   stream(reply: Reply, context: ReplyContext): string[];
   /** The body of a non-streamed reply. */

@@ -5,6 +5,8 @@ export const scriptStepSchema = z.union([
   z.strictObject({ write: z.strictObject({ path: z.string().min(1), content: z.string() }) }),
   z.strictObject({ run: z.strictObject({ command: z.string().min(1) }) }),
   z.strictObject({ say: z.string() }),
+  // Any offered tool by its exact name (an MCP server's `mcp__handoff__delegate`), with these arguments.
+  z.strictObject({ call: z.strictObject({ tool: z.string().min(1), arguments: z.record(z.string(), z.unknown()) }) }),
   z.strictObject({
     fail: z.strictObject({ status: z.number().int().min(400).max(599), message: z.string().optional() }),
   }),
@@ -21,6 +23,7 @@ export type ScriptStep = z.infer<typeof scriptStepSchema>;
 export type ModelScript = z.infer<typeof modelScriptSchema>;
 export type WriteStep = Extract<ScriptStep, { write: unknown }>["write"];
 export type RunStep = Extract<ScriptStep, { run: unknown }>["run"];
+export type CallStep = Extract<ScriptStep, { call: unknown }>["call"];
 
 /** Validates a parsed script file; the error names the offending field. */
 export function parseModelScript(value: unknown): ModelScript {
@@ -59,5 +62,5 @@ export function selectStep(script: ModelScript, toolResults: number, userText: s
 
 /** A step the agent answers with a tool result. */
 function isToolStep(step: ScriptStep): boolean {
-  return "write" in step || "run" in step;
+  return "write" in step || "run" in step || "call" in step;
 }

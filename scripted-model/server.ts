@@ -4,6 +4,7 @@ import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import { anthropic } from "./anthropic.js";
 import type { Action } from "./decide.js";
 import { decide } from "./decide.js";
+import { GEMINI_PATH, gemini } from "./gemini.js";
 import { openAiChat } from "./openai-chat.js";
 import { openAiResponses } from "./openai-responses.js";
 import type { Protocol, ReplyContext } from "./protocol.js";
@@ -16,7 +17,7 @@ export interface RecordedRequest {
   readonly time: string;
   readonly method: string;
   readonly path: string;
-  readonly protocol: "anthropic" | "openai-chat" | "openai-responses" | "other";
+  readonly protocol: Protocol["name"] | "other";
   readonly stepIndex: number | null;
   /** The script's user turn this request played: 0 = `steps`, k = the k-th `next` entry (a resumed session); null if none. */
   readonly turn: number | null;
@@ -26,7 +27,7 @@ export interface RecordedRequest {
   readonly model: string | null;
   readonly userAgent: string | null;
   readonly hasAuth: boolean;
-  /** With `expectedKey`: whether the request carried exactly that key (`x-api-key` or a bearer token); never the key itself. */
+  /** With `expectedKey`: whether the request carried exactly that key (`x-api-key`, `x-goog-api-key` or a bearer token); never the key itself. */
   readonly keyMatched: boolean | null;
   /** 0 for a `hang` step, which never answers. */
   readonly status: number;
@@ -104,7 +105,7 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
       sendJson(res, 200, { input_tokens: INPUT_TOKENS });
       return;
     }
-    const protocol = ROUTES[path];
+    const protocol = ROUTES[path] ?? (GEMINI_PATH.test(path) ? gemini : undefined);
     if (!protocol || method !== "POST") {
       requests.push(recorded(req, { status: 404 }));
       sendJson(res, 404, { error: { message: `scripted model: no route for ${method} ${path}` } });
@@ -120,7 +121,7 @@ export async function startScriptedModel(options: ScriptedModelOptions): Promise
       sendJson(res, 400, protocol.error(400, `scripted model: ${message}`));
       return;
     }
-    const parsed = protocol.parse(body);
+    const parsed = protocol.parse(body, path);
     if (!parsed.ok) {
       requests.push(recorded(req, { protocol: protocol.name, status: 400 }));
       sendJson(res, 400, protocol.error(400, `scripted model: unexpected ${protocol.name} request: ${parsed.message}`));
@@ -232,11 +233,13 @@ function entry(
     side: false,
     model: null,
     userAgent: header(req, "user-agent"),
-    hasAuth: header(req, "authorization") !== null || header(req, "x-api-key") !== null,
+    hasAuth: header(req, "authorization") !== null || header(req, "x-api-key") !== null || header(req, "x-goog-api-key") !== null,
     keyMatched:
       expectedKey === undefined
         ? null
-        : header(req, "x-api-key") === expectedKey || header(req, "authorization") === `Bearer ${expectedKey}`,
+        : header(req, "x-api-key") === expectedKey ||
+          header(req, "x-goog-api-key") === expectedKey ||
+          header(req, "authorization") === `Bearer ${expectedKey}`,
     ...facts,
   };
 }

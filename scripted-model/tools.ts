@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { isRecord } from "./conversation.js";
-import type { RunStep, WriteStep } from "./script.js";
+import type { CallStep, RunStep, WriteStep } from "./script.js";
 
 /** A tool the request offers: a JSON-schema function, or a freeform (grammar) tool like Codex's apply_patch. */
 export interface OfferedTool {
@@ -17,10 +17,10 @@ export type ToolCall =
 
 export type ToolPlan = { readonly ok: true; readonly call: ToolCall } | { readonly ok: false; readonly reason: string };
 
-// omp over anthropic-messages prefixes its tool names with "_" (`_write`, `_bash`).
-const WRITE_TOOL = /^_?write$/i;
+// omp over anthropic-messages prefixes its tool names with "_" (`_write`, `_bash`); Gemini's are `write_file`, `run_shell_command`.
+const WRITE_TOOL = /^_?write(_file)?$/i;
 const READ_TOOL = /^_?read$/i;
-const RUN_TOOL = /^_?(bash|exec_command|shell)$/i;
+const RUN_TOOL = /^_?(bash|exec_command|shell|run_shell_command)$/i;
 const PATH_KEYS = ["file_path", "filePath", "path"] as const;
 
 /**
@@ -42,7 +42,17 @@ export function planWrite(step: WriteStep, tools: readonly OfferedTool[], cwd: s
     const key = Object.keys(propertiesOf(applyPatch.parameters) ?? {})[0] ?? "input";
     return functionCall(applyPatch, { [key]: patch });
   }
-  return { ok: false, reason: "no write or apply_patch tool is offered" };
+  // GitHub Copilot CLI has no write tool: `create` refuses an existing file, `edit` replaces one exact string.
+  const create = tools.find((tool) => tool.name === "create");
+  const edit = tools.find((tool) => tool.name === "edit");
+  if (create && edit) {
+    const existing = existingContent(step.path, cwd);
+    const path = absolute(step.path, cwd);
+    return existing
+      ? functionCall(edit, { path, old_str: existing, new_str: step.content })
+      : functionCall(create, { path, file_text: step.content });
+  }
+  return { ok: false, reason: "no write, apply_patch or create/edit tool is offered" };
 }
 
 /**
@@ -70,6 +80,14 @@ export function planRun(step: RunStep, tools: readonly OfferedTool[]): ToolPlan 
   // Codex's legacy `shell` tool takes argv, not a command line.
   const value = schemaType(properties[key]) === "array" ? ["bash", "-lc", step.command] : step.command;
   return functionCall(shell, { [key]: value });
+}
+
+/** Calls the offered tool of exactly that name with the step's arguments. */
+export function planCall(step: CallStep, tools: readonly OfferedTool[]): ToolPlan {
+  const tool = tools.find((offered) => offered.name === step.tool);
+  if (!tool)
+    return { ok: false, reason: `no tool named ${step.tool} is offered (offered: ${tools.map((offered) => offered.name).join(", ")})` };
+  return functionCall(tool, step.arguments);
 }
 
 /**

@@ -38,6 +38,8 @@ export const claudeBackend = CLI_BACKENDS.claude.backend;
 export const opencodeBackend = CLI_BACKENDS.opencode.backend;
 export const piBackend = CLI_BACKENDS.pi.backend;
 export const ompBackend = CLI_BACKENDS.omp.backend;
+export const copilotBackend = CLI_BACKENDS.copilot.backend;
+export const geminiBackend = CLI_BACKENDS.gemini.backend;
 
 export type { RunnerHooks } from "./run/runner.js";
 export type { RunOptions } from "./run/options.js";

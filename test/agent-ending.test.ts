@@ -155,6 +155,20 @@ describe("the agent-ending ladder, rung by rung", () => {
     expect(killed).toMatchObject({ detail: "agent_reported_error", message: "pi exited on SIGKILL before writing any event" });
   });
 
+  test("6. gemini's start-up notices are not the reason: the line after them is (its missing-login message here)", () => {
+    const stderrTail = [
+      "YOLO mode is enabled. All tool calls will be automatically approved.",
+      "Warning: 256-color support not detected. Using a terminal with at least 256-color support is recommended.",
+      "Please set an Auth method in your /h/.gemini/settings.json or specify one of the following environment variables before running: GEMINI_API_KEY",
+      "",
+    ].join("\n");
+    const outcome = decideAgentEnding(facts({ stream: { kind: "incomplete" }, exitCode: 41, stdoutLines: 0, stderrTail }));
+    expect(outcome).toMatchObject({
+      detail: "auth_failed",
+      message: expect.stringMatching(/^pi exited with code 41 before writing any event: Please set an Auth method in your/),
+    });
+  });
+
   test("6. a silent death at another version than the tested one says so in the hint", () => {
     const outcome = decideAgentEnding(
       facts({ program: cli({ version: "9.9.9" }), stream: { kind: "incomplete" }, exitCode: 1, stdoutLines: 0 }),

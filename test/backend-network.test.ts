@@ -4,11 +4,11 @@ import { describe, expect, test } from "vitest";
 import { CLI_BACKEND_ROWS } from "../backends/index.js";
 import type { CliNetworkNeeds, CliTranslator } from "../src/agent/cli-contract.js";
 import type { ConformanceCli } from "./helpers/conformance.js";
-import { claudeCli } from "./conformance/claude.js";
-import { codexCli } from "./conformance/codex.js";
-import { ompCli, ompUserConfig, ompUserModels } from "./conformance/omp.js";
-import { opencodeCli, opencodeUserConfig } from "./conformance/opencode.js";
-import { piAnthropicKeyCli, piCli } from "./conformance/pi.js";
+import { claudeCli } from "../scripted-model/users/claude.js";
+import { codexCli } from "../scripted-model/users/codex.js";
+import { ompCli, ompUserConfig, ompUserModels } from "../scripted-model/users/omp.js";
+import { opencodeCli, opencodeUserConfig } from "../scripted-model/users/opencode.js";
+import { piAnthropicKeyCli, piCli } from "../scripted-model/users/pi.js";
 import { tempDir } from "./helpers/repo.js";
 
 /** Where the scripted model would listen: what a user's config names instead of the provider's API. */

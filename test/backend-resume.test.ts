@@ -42,6 +42,9 @@ const LATER_SCRIPT: ModelScript = {
 /** CLIs whose session in a new clone is a fork with its own id (`--fork`), reported by the stream's header line. */
 const FORKS = new Set(["pi", "omp"]);
 
+/** CLIs that cannot continue a session from a clone at another path: they say so and start nothing (docs/backends/<cli>.md). */
+const NO_NEW_CLONE = new Set(["gemini"]);
+
 /** The model's requests that played a step (not side requests such as titles). */
 function turns(requests: readonly RecordedRequest[]): RecordedRequest[] {
   return requests.filter((request) => !request.side && request.turn !== null);
@@ -134,6 +137,11 @@ for (const cli of CONFORMANCE_CLIS) {
         INSTRUCTION,
         options(keptHome, newClone, tempDir("agent-home")),
       );
+      if (NO_NEW_CLONE.has(cli.name)) {
+        expect(outcome).toEqual({ kind: "cannot_resume", reason: expect.stringMatching(/\S/) });
+        expect(model.requests.length, "requests after the refusal").toBe(before);
+        return;
+      }
       const later = resumed(outcome);
       expectFinished(later);
       expect(readFileSync(join(newClone, "math.js"), "utf8").trimEnd()).toBe(EXTENDED_MATH.trimEnd());

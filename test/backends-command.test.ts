@@ -51,7 +51,7 @@ async function backendsJson(path: string): Promise<Entry[]> {
 
 describe("handoff backends", () => {
   test.runIf(allInstalled || process.env.HANDOFF_CONFORMANCE === "required")(
-    "lists all five pinned CLIs as usable, with their versions",
+    "lists all seven pinned CLIs as usable, with their versions",
     async () => {
       const report = await backendsJson(`${agentCliPath()}:${process.env.PATH}`);
       for (const { name, testedVersion } of CLI_INFOS) {

@@ -144,13 +144,15 @@ describe("what the sandbox shows of the user's CLI login and install", () => {
   test("login files are shown where their links point: refreshed credentials writable, config read-only, missing ones not at all", () => {
     const user = tempDir();
     const home = tempDir();
-    for (const name of ["auth.json", "config.toml", ".credentials.json", "settings.json"]) writeFileSync(join(user, name), "{}");
-    const links = ["auth.json", "config.toml", ".credentials.json", "settings.json", "agent.db"].map((name) => ({
+    for (const name of ["auth.json", "config.toml", ".credentials.json", "settings.json", "oauth_creds.json"])
+      writeFileSync(join(user, name), "{}");
+    const links = ["auth.json", "config.toml", ".credentials.json", "settings.json", "agent.db", "oauth_creds.json"].map((name) => ({
       at: join(home, name),
       target: join(user, name),
     }));
     const mounts = loginMounts(links, linkLogins(links));
-    expect(mounts.writable.sort()).toEqual([join(user, ".credentials.json"), join(user, "auth.json")]);
+    // Gemini's Google login (oauth_creds.json) is rewritten in place on a refresh, like the others.
+    expect(mounts.writable.sort()).toEqual([join(user, ".credentials.json"), join(user, "auth.json"), join(user, "oauth_creds.json")]);
     expect(mounts.readOnly.sort()).toEqual([join(user, "config.toml"), join(user, "settings.json")]);
   });
 

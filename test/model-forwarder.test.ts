@@ -69,6 +69,15 @@ describe("model forwarder: the key header", () => {
     expect(seen.authorization).toBe(`Bearer ${REAL}`);
   });
 
+  test("a Gemini route (x-goog-api-key) gets the real key there, and only there", async () => {
+    const seen = await upstreamSees("x-goog-api-key", { "x-goog-api-key": PLACEHOLDER, authorization: `Bearer ${PLACEHOLDER}` });
+    expect(seen["x-goog-api-key"]).toBe(REAL);
+    expect(seen.authorization).toBeUndefined();
+    const other = await upstreamSees("x-api-key", { "x-api-key": PLACEHOLDER, "x-goog-api-key": PLACEHOLDER });
+    expect(other["x-api-key"]).toBe(REAL);
+    expect(other["x-goog-api-key"]).toBeUndefined();
+  });
+
   test("another credential in the other header goes on unchanged", async () => {
     const seen = await upstreamSees("x-api-key", { "x-api-key": PLACEHOLDER, authorization: "Bearer someone-elses" });
     expect(seen["x-api-key"]).toBe(REAL);

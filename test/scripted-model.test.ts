@@ -445,6 +445,92 @@ describe("scripted model: OpenAI Responses (Codex)", () => {
   });
 });
 
+const GEMINI_TOOLS = [
+  {
+    functionDeclarations: [
+      {
+        name: "write_file",
+        parametersJsonSchema: {
+          type: "object",
+          properties: { file_path: { type: "string" }, content: { type: "string" } },
+          required: ["file_path", "content"],
+        },
+      },
+      {
+        name: "run_shell_command",
+        parametersJsonSchema: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
+      },
+    ],
+  },
+];
+const GEMINI_STREAM = "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse";
+
+describe("scripted model: Gemini API", () => {
+  test("streams a write_file functionCall under the cwd of the session context, model from the path, x-goog-api-key as auth", async () => {
+    const cwd = tempDir("scripted-gemini-cwd");
+    const server = await model([{ write: { path: "math.js", content: "x\n" } }, { say: "Done." }]);
+    const context = `<session_context>\n- **Workspace Directories:**\n  - ${cwd}\n- **Directory Structure:**\n</session_context>`;
+    const body = { contents: [{ role: "user", parts: [{ text: context }, { text: "fix it" }] }], tools: GEMINI_TOOLS };
+    const frames: Json[] = await streamed(await post(server, GEMINI_STREAM, body, { "x-goog-api-key": "AIza-test" }));
+    expect(frames).toHaveLength(1);
+    expect(frames[0].candidates[0]).toMatchObject({
+      content: {
+        role: "model",
+        parts: [{ functionCall: { name: "write_file", args: { file_path: join(cwd, "math.js"), content: "x\n" } } }],
+      },
+      finishReason: "STOP",
+    });
+    expect(frames[0].candidates[0].content.parts[0].functionCall.id).toMatch(/^call_\d+_0$/);
+    expect(frames[0].usageMetadata).toEqual({ promptTokenCount: 100, candidatesTokenCount: 20, totalTokenCount: 120 });
+    expect(server.requests[0]).toMatchObject({ protocol: "gemini", model: "gemini-2.5-pro", stepIndex: 0, hasAuth: true, status: 200 });
+  });
+
+  test("counts functionResponse parts once per id (Gemini CLI repeats them in a resumed session); text comes in two pieces", async () => {
+    const server = await model([{ run: { command: "true" } }, { say: "All done." }]);
+    const response = { functionResponse: { id: "call_1_0", name: "run_shell_command", response: { output: "" } } };
+    const body = {
+      contents: [
+        { role: "user", parts: [{ text: "go" }] },
+        { role: "model", parts: [{ functionCall: { id: "call_1_0", name: "run_shell_command", args: { command: "true" } } }] },
+        { role: "user", parts: [response, response] },
+      ],
+      tools: GEMINI_TOOLS,
+    };
+    const frames: Json[] = await streamed(await post(server, GEMINI_STREAM, body));
+    expect(frames.map((frame) => frame.candidates[0].content.parts[0].text).join("")).toBe("All done.");
+    expect(frames.length).toBe(2);
+    expect(frames[0].candidates[0].finishReason).toBeUndefined();
+    expect(frames[1].candidates[0].finishReason).toBe("STOP");
+    expect(server.requests[0]).toMatchObject({ stepIndex: 1, toolResults: 1 });
+  });
+
+  test("answers :generateContent with one JSON body; a request without tools is a side request; errors in Google's shape", async () => {
+    const server = await model([{ fail: { status: 429 } }]);
+    const side: Json = await (
+      await post(server, "/v1beta/models/gemini-2.5-flash-lite:generateContent", {
+        contents: [{ role: "user", parts: [{ text: "classify" }] }],
+      })
+    ).json();
+    expect(side.candidates[0].content.parts[0].text).toBe("Scripted task");
+    const failed = await post(server, GEMINI_STREAM, { contents: [{ role: "user", parts: [{ text: "go" }] }], tools: GEMINI_TOOLS });
+    expect(failed.status).toBe(429);
+    expect(await failed.json()).toEqual({ error: { code: 429, message: "scripted failure (HTTP 429)", status: "RESOURCE_EXHAUSTED" } });
+    expect(server.requests.map((request) => [request.protocol, request.side, request.status])).toEqual([
+      ["gemini", true, 200],
+      ["gemini", false, 429],
+    ]);
+  });
+
+  test("records whether a request carried the expected key in x-goog-api-key", async () => {
+    const server = await startScriptedModel({ script: { steps: [{ say: "ok" }] }, expectedKey: "AIza-right" });
+    started.push(server);
+    const body = { contents: [{ role: "user", parts: [{ text: "go" }] }], tools: GEMINI_TOOLS };
+    await (await post(server, GEMINI_STREAM, body, { "x-goog-api-key": "AIza-right" })).text();
+    await (await post(server, GEMINI_STREAM, body, { "x-goog-api-key": "AIza-wrong" })).text();
+    expect(server.requests.map((request) => request.keyMatched)).toEqual([true, false]);
+  });
+});
+
 describe("scripted model: failures and plumbing", () => {
   test("a hanging step never answers, and close() still returns promptly", async () => {
     const server = await startScriptedModel({ script: { steps: [{ hang: true }] } });

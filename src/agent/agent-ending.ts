@@ -250,13 +250,19 @@ function exitStatus(outcome: Failed, facts: AgentEndingFacts): Failed {
   return withHint(failed("agent_reported_error", said ? `${outcome.message}: ${said}` : outcome.message, null), facts.program);
 }
 
-/** The stderr line that says why: an `error:`/`fatal:` line if there is one (omp prints its error under a source excerpt), else the first. */
+/** What gemini prints on stderr at every start, before the line that says why it stopped. */
+const STARTUP_NOTICES = /^(YOLO mode is enabled\.|Warning: 256-color support not detected|Ripgrep is not available\.)/;
+
+/**
+ * The stderr line that says why: an `error:`/`fatal:` line if there is one (omp prints its error under a source
+ * excerpt), else the first that is not a start-up notice.
+ */
 export function stderrReason(text: string): string {
   // Plain text: a CLI that colours its errors would put escape codes in the summary.
   const lines = plainText(text)
     .split("\n")
     .map((line) => line.trim())
-    .filter((line) => line !== "");
+    .filter((line) => line !== "" && !STARTUP_NOTICES.test(line));
   return (lines.find((line) => /^(error|fatal)\b/i.test(line)) ?? lines[0] ?? "").slice(0, 300);
 }
 

@@ -25,7 +25,7 @@ export function classifyProviderError(message: string, status: number | null = n
   if (status === 401 || status === 403) return "auth_failed";
   if (status === 429) return "rate_limited";
   if (
-    /\b(401|403)\b|unauthori[sz]ed|forbidden|invalid[ _-]?(x-)?api[ _-]?key|authentication|not logged in|please run \/login|missing environment variable|no api key/i.test(
+    /\b(401|403)\b|unauthori[sz]ed|forbidden|invalid[ _-]?(x-)?api[ _-]?key|authentication|not logged in|please run \/login|missing environment variable|no api key|please set an auth method/i.test(
       message,
     )
   ) {

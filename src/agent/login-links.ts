@@ -77,7 +77,7 @@ export function replacedLinks(links: readonly LoginLink[], made: readonly string
 }
 
 /** Login files a CLI rewrites when it refreshes a token: writable in the sandbox, or a rotated token is lost. */
-const REFRESHED_LOGIN_FILES = new Set(["auth.json", ".credentials.json", "agent.db"]);
+const REFRESHED_LOGIN_FILES = new Set(["auth.json", ".credentials.json", "agent.db", "oauth_creds.json"]);
 
 /**
  * The user's login files the sandbox must show at their own paths (the links in the private home point there).

@@ -22,6 +22,7 @@ const COMMAND_MODULES: Readonly<Record<Command, () => Promise<CommandModule>>> =
   cache: () => import("./commands/cache.js"),
   backends: () => import("./commands/backends.js"),
   worker: () => import("./commands/worker.js"),
+  mcp: () => import("./commands/mcp.js"),
 };
 
 /** The CLI: parses argv, runs a command, returns the exit code. Only bin/handoff.js calls process.exit. */

@@ -2,7 +2,7 @@ import { helpLines, settingsOf } from "../settings/command-line.js";
 import { KEPT_SESSION_DAYS } from "../repair/kept-home.js";
 import { REPORT_FORMATS } from "../review/report-formats.js";
 import { type Command, VERSION } from "./command-names.js";
-import { BATCH_ROWS, WORKER_ROWS } from "./option-tables.js";
+import { BATCH_ROWS, MCP_ROWS, WORKER_ROWS } from "./option-tables.js";
 
 const OVERVIEW = `handoff ${VERSION}: delegate a coding task to an agent CLI on a disposable clone.
 The agent owns its loop; handoff owns the workspace, the patch and the verdict.
@@ -25,6 +25,7 @@ Usage:
   handoff gc [--runs-dir DIR] [--all] [--json]   remove the kept sessions whose ${KEPT_SESSION_DAYS} days are over (all of them with --all)
   handoff cache list|clear [--json]              the cached base environments (--setup): list them, or remove them all
   handoff worker --redis URL [--concurrency N]   take tasks from a queue on Redis and run them here, until SIGTERM
+  handoff mcp [run options] [--allow-repo DIR]   serve delegate, list_runs, show_run, apply_run to an agent over MCP (stdio)
   handoff <command> --help                       that command's own usage, options and exit codes
 `;
 
@@ -187,5 +188,22 @@ List options:
       --runs-dir DIR      the runs directory (default: $XDG_STATE_HOME/handoff/runs)
 
 Exit codes: 0 listed (also none), 2 usage error.
+`,
+  mcp: `Usage: handoff mcp [run options] [--allow-repo DIR]
+handoff as an MCP server on stdin/stdout, for an agent (Claude Code, Codex, Cursor, …) to delegate a subtask
+through: the tools delegate (one task through the four gates; the answer is the verdict, the patch, the run
+directory), list_runs, show_run and apply_run (stages a verified patch; never an unverified one). docs/mcp.md has the
+client configurations.
+
+The options are handoff run's, the settings every delegated task shares. A tool call may add verify and setup
+commands, deny and protect globs and a baseline, and choose the backend, model, candidates, attempts and timeout
+where this command line does not fix them; it can never switch the sandbox off, widen the network, change the
+test-edits policy, or name another repository than the server's (-C, else the current directory) unless
+--allow-repo allows it. Approval: --yes consents to every delegated task; without it, each is asked through the
+client (MCP elicitation), and a client that cannot ask gets an error.
+
+Options:
+${helpLines("run", MCP_ROWS)}
+Exit codes: 0 the client closed the connection (runs under way end user_cancelled first), 2 usage error.
 `,
 };

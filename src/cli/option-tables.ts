@@ -8,6 +8,23 @@ export const RUN_OPTIONS = optionTable(settingsOf("run"));
 /** The `run` options `handoff resume` takes again (the rest come from the earlier run's request.json). */
 export const RESUME_OPTIONS = optionTable(settingsOf("resume"));
 
+/** `handoff mcp`'s own option: the repositories a tool call may name besides the server's. */
+export const MCP_OWN_ROWS = [
+  {
+    flag: "allow-repo",
+    kind: "list",
+    meta: "DIR",
+    help: { run: ["a tool call may name a repository inside DIR besides the server's (repeatable)"] },
+  },
+] as const satisfies readonly OptionRow[];
+
+/** The `run` options that name one run, never every run of a server: not `handoff mcp`'s. */
+const PER_RUN_FLAGS: readonly string[] = ["task-file", "json", "run-id"];
+
+/** `handoff mcp`'s options: the `run` options, as the settings every delegated task shares, and its own. */
+export const MCP_ROWS = [...settingsOf("run").filter((row) => !PER_RUN_FLAGS.includes(row.flag)), ...MCP_OWN_ROWS];
+export const MCP_OPTIONS = optionTable(MCP_ROWS);
+
 /** The most tasks one handoff runs at once: each is an agent, a clone and a verification. */
 export const MAX_JOBS = 64;
 

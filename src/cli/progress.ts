@@ -11,73 +11,58 @@ function toolSummary(input: unknown): string {
 
 /** The progress lines on stderr: one per gate event, and the agent's words and tools unless --json keeps stderr quiet. */
 export function progressPrinter(json: boolean, prefix = ""): (event: RecordedEvent) => void {
-  // Agent text and paths can carry terminal controls (OSC 52, cursor moves): escaped before they reach stderr.
-  const write = (line: string) => process.stderr.write(`handoff: ${prefix}${escapeControls(line)}\n`);
   return (event) => {
-    switch (event.type) {
-      case "run.started":
-        write(`run ${event.runId}: ${event.backend} on ${event.repo} at ${event.baseCommit.slice(0, 12)}`);
-        break;
-      case "sandbox.chosen":
-        write(
-          event.sandbox === "bwrap"
-            ? `sandbox: bubblewrap (the agent sees only its clone; verification ${event.verifyNetwork ? "with" : "without"} network)`
-            : `NO SANDBOX: ${event.reason}; the agent can reach everything you can (result.json lists what was left open)`,
-        );
-        break;
-      case "phase.started":
-        if (event.phase === "agent") write("agent working in the disposable clone…");
-        if (event.phase === "verify") write("verifying in a fresh checkout…");
-        if (event.phase === "held") write("verifying again, with the changed verification inputs held to the base…");
-        if (event.phase === "cleanup") write("removing the workspaces…");
-        break;
-      case "phase.finished":
-        write(`${event.phase} ${event.ok ? "done" : "FAILED"} in ${event.durationMs} ms${event.note ? `: ${event.note}` : ""}`);
-        break;
-      case "command.started":
-        write(`  [${event.phase}] $ ${event.command}`);
-        break;
-      case "verification.inputs_changed":
-        write(
-          `the patch changes verification inputs (--test-edits ${event.policy}): ${event.paths.slice(0, 5).join(", ")}${event.paths.length > 5 ? ", …" : ""}`,
-        );
-        break;
-      case "egress.blocked":
-        write(
-          `network: ${event.role === "agent" ? "the agent" : `setup \`${event.label}\``} was refused ${event.host}:${event.port} (${event.reason}); --allow-net ${event.host} would allow it`,
-        );
-        break;
-      case "source.changed":
-        write(`the source repository changed: ${event.changed.slice(0, 5).join(", ")}`);
-        break;
-      case "attempt.started":
-        if (event.resumed) write(`attempt ${event.attempt}: resuming the agent's session with handoff's feedback…`);
-        break;
-      case "attempt.finished":
-        write(`attempt ${event.attempt}: ${event.terminalReason}${event.detail ? ` (${event.detail})` : ""}`);
-        break;
-      case "attempts.stopped":
-        write(`no further attempt: ${event.reason}`);
-        break;
-      case "environment.reused":
-        write(
-          `setup: reusing the base environment ${event.key.slice(0, 12)} (built by run ${event.builtBy}; its setup took ${event.setupMs} ms)`,
-        );
-        break;
-      case "agent.message":
-        if (!json) write(`  agent: ${event.text.split("\n")[0]!.slice(0, 160)}`);
-        break;
-      case "agent.session":
-        if (!json) write(`  agent session ${event.sessionId}`);
-        break;
-      case "agent.tool.started":
-        if (!json) write(`  agent tool: ${event.name}${toolSummary(event.input)}`);
-        break;
-      case "agent.error":
-        if (!json) write(`  agent error: ${event.message.split("\n")[0]!.slice(0, 160)}`);
-        break;
-      default:
-        break;
-    }
+    const line = progressLine(event, { agent: !json });
+    // Agent text and paths can carry terminal controls (OSC 52, cursor moves): escaped before they reach stderr.
+    if (line !== null) process.stderr.write(`handoff: ${prefix}${escapeControls(line)}\n`);
   };
+}
+
+/**
+ * One event as a progress line, unescaped; null for an event that has none. `agent`: also the agent's words, tools
+ * and session. The CLI's stderr and `handoff mcp`'s progress notifications say the same.
+ */
+export function progressLine(event: RecordedEvent, show: { readonly agent: boolean }): string | null {
+  switch (event.type) {
+    case "run.started":
+      return `run ${event.runId}: ${event.backend} on ${event.repo} at ${event.baseCommit.slice(0, 12)}`;
+    case "sandbox.chosen":
+      return event.sandbox === "bwrap"
+        ? `sandbox: bubblewrap (the agent sees only its clone; verification ${event.verifyNetwork ? "with" : "without"} network)`
+        : `NO SANDBOX: ${event.reason}; the agent can reach everything you can (result.json lists what was left open)`;
+    case "phase.started":
+      if (event.phase === "agent") return "agent working in the disposable clone…";
+      if (event.phase === "verify") return "verifying in a fresh checkout…";
+      if (event.phase === "held") return "verifying again, with the changed verification inputs held to the base…";
+      if (event.phase === "cleanup") return "removing the workspaces…";
+      return null;
+    case "phase.finished":
+      return `${event.phase} ${event.ok ? "done" : "FAILED"} in ${event.durationMs} ms${event.note ? `: ${event.note}` : ""}`;
+    case "command.started":
+      return `  [${event.phase}] $ ${event.command}`;
+    case "verification.inputs_changed":
+      return `the patch changes verification inputs (--test-edits ${event.policy}): ${event.paths.slice(0, 5).join(", ")}${event.paths.length > 5 ? ", …" : ""}`;
+    case "egress.blocked":
+      return `network: ${event.role === "agent" ? "the agent" : `setup \`${event.label}\``} was refused ${event.host}:${event.port} (${event.reason}); --allow-net ${event.host} would allow it`;
+    case "source.changed":
+      return `the source repository changed: ${event.changed.slice(0, 5).join(", ")}`;
+    case "attempt.started":
+      return event.resumed ? `attempt ${event.attempt}: resuming the agent's session with handoff's feedback…` : null;
+    case "attempt.finished":
+      return `attempt ${event.attempt}: ${event.terminalReason}${event.detail ? ` (${event.detail})` : ""}`;
+    case "attempts.stopped":
+      return `no further attempt: ${event.reason}`;
+    case "environment.reused":
+      return `setup: reusing the base environment ${event.key.slice(0, 12)} (built by run ${event.builtBy}; its setup took ${event.setupMs} ms)`;
+    case "agent.message":
+      return show.agent ? `  agent: ${event.text.split("\n")[0]!.slice(0, 160)}` : null;
+    case "agent.session":
+      return show.agent ? `  agent session ${event.sessionId}` : null;
+    case "agent.tool.started":
+      return show.agent ? `  agent tool: ${event.name}${toolSummary(event.input)}` : null;
+    case "agent.error":
+      return show.agent ? `  agent error: ${event.message.split("\n")[0]!.slice(0, 160)}` : null;
+    default:
+      return null;
+  }
 }

@@ -7,10 +7,11 @@ export interface KeyRoute {
   /** The variable that holds the key in the agent's environment. */
   readonly variable: string;
   /**
-   * How the CLI sends it: `x-api-key: KEY`, `authorization: Bearer KEY`, or both (what omp sends a base URL that is
-   * not Anthropic's own). The forwarder puts the key where the route says and drops the placeholder anywhere else.
+   * How the CLI sends it: `x-api-key: KEY`, `authorization: Bearer KEY`, both (what omp sends a base URL that is
+   * not Anthropic's own), or `x-goog-api-key: KEY` (Gemini's SDK). The forwarder puts the key where the route says and
+   * drops the placeholder anywhere else.
    */
-  readonly header: "x-api-key" | "bearer" | "x-api-key and bearer";
+  readonly header: "x-api-key" | "bearer" | "x-api-key and bearer" | "x-goog-api-key";
   /** The base URL the CLI would send it to: its config's or the environment's, else its provider's default. */
   readonly upstream: string;
   /** How the CLI is pointed at the forwarder's base URL inside the sandbox. */

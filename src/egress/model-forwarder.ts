@@ -77,14 +77,19 @@ export class ModelForwarder {
     const headers = endToEndHeaders(req.headers, "without host");
     headers.host = upstream.host;
     const inApiKey = headers["x-api-key"] === placeholder;
+    const inGoogApiKey = headers["x-goog-api-key"] === placeholder;
     const inBearer = headers.authorization === `Bearer ${placeholder}`;
-    const toApiKey = route.header !== "bearer";
-    const toBearer = route.header !== "x-api-key";
+    const toApiKey = route.header === "x-api-key" || route.header === "x-api-key and bearer";
+    const toBearer = route.header === "bearer" || route.header === "x-api-key and bearer";
     // The placeholder in a key header the route does not name (omp sends both to a base URL not Anthropic's own) is
     // dropped there, never passed on as a second credential that fails.
     if (inApiKey) {
       if (toApiKey) headers["x-api-key"] = realKey;
       else delete headers["x-api-key"];
+    }
+    if (inGoogApiKey) {
+      if (route.header === "x-goog-api-key") headers["x-goog-api-key"] = realKey;
+      else delete headers["x-goog-api-key"];
     }
     if (inBearer) {
       if (toBearer) headers.authorization = `Bearer ${realKey}`;

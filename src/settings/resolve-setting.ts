@@ -33,7 +33,8 @@ export function settle<O extends Named["option"]>(option: O, given: object, conf
   return (CHECKS[row.check] as (value: unknown, name: string) => unknown)(value, name) as SettingValue<O>;
 }
 
-function fileValue(row: Named, config: HandoffConfig): unknown {
+/** A setting's value in `.handoff.json`, in the library's unit; undefined where the file has none. */
+export function fileValue(row: Named, config: HandoffConfig): unknown {
   if (!("file" in row) || "lineOnly" in row.file) return undefined;
   const value = (config as Record<string, unknown>)[row.file.key];
   if (typeof value !== "number") return value;

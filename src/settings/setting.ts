@@ -34,6 +34,9 @@ export type CheckName =
   | "count"
   | "size";
 
+/** How a `handoff mcp` tool call may set a setting (SettingRow.delegate). */
+export type DelegateRule = "adds" | "chooses" | "first";
+
 /** How a value is written in `.handoff.json` and a batch line. */
 export type FileValue = "text" | "texts" | "boolean" | "number" | "positive" | "count" | "mebibytes";
 
@@ -79,6 +82,12 @@ export interface SettingRow extends OptionRow {
    * list; `one`: a single value even where the flag repeats (one backend per workflow step).
    */
   readonly action?: true | "one";
+  /**
+   * What a calling agent may do with it through `handoff mcp`'s `delegate` tool, never more than the user allowed
+   * (docs/mcp.md): `adds` to the user's list (a switch: only turns it on), `chooses` it unless the server's command line
+   * fixed it, or sets it `first` where neither that command line nor `.handoff.json` has. Absent: the user's alone.
+   */
+  readonly delegate?: DelegateRule;
   /**
    * Where request.json records the resolved value (dotted), where `ResolvedOptions` holds it when that is not the
    * option's own field, and whether `handoff resume` inherits it from there.

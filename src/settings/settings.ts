@@ -29,6 +29,7 @@ export const SETTINGS = [
   },
   {
     option: "backend",
+    delegate: "chooses",
     check: "argument",
     default: DEFAULT_BACKEND,
     flag: "backend",
@@ -47,6 +48,7 @@ export const SETTINGS = [
   },
   {
     option: "candidates",
+    delegate: "chooses",
     flag: "candidates",
     kind: "value",
     meta: "N",
@@ -97,6 +99,7 @@ export const SETTINGS = [
   },
   {
     option: "model",
+    delegate: "chooses",
     check: "argument",
     words: "the model",
     namesFile: true,
@@ -111,6 +114,7 @@ export const SETTINGS = [
   },
   {
     option: "verify",
+    delegate: "adds",
     check: "arguments",
     words: "the verify command",
     namesFile: true,
@@ -179,6 +183,7 @@ export const SETTINGS = [
   },
   {
     option: "setup",
+    delegate: "adds",
     check: "arguments",
     words: "the setup command",
     namesFile: true,
@@ -224,6 +229,7 @@ export const SETTINGS = [
   },
   {
     option: "baseline",
+    delegate: "adds",
     default: false,
     flag: "baseline",
     kind: "switch",
@@ -244,6 +250,7 @@ export const SETTINGS = [
   },
   {
     option: "attempts",
+    delegate: "chooses",
     check: "attempts",
     default: 1,
     flag: "attempts",
@@ -293,6 +300,7 @@ export const SETTINGS = [
   },
   {
     option: "timeoutMs",
+    delegate: "chooses",
     check: "timeout",
     default: 1800_000,
     flag: "timeout",
@@ -355,6 +363,7 @@ export const SETTINGS = [
   },
   {
     option: "allow",
+    delegate: "first",
     check: "globs",
     default: [],
     flag: "allow",
@@ -367,6 +376,7 @@ export const SETTINGS = [
   },
   {
     option: "deny",
+    delegate: "adds",
     check: "globs",
     default: [],
     flag: "deny",
@@ -379,6 +389,7 @@ export const SETTINGS = [
   },
   {
     option: "protect",
+    delegate: "adds",
     check: "globs",
     default: [],
     flag: "protect",

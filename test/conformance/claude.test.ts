@@ -16,7 +16,7 @@ import {
   runWithCli,
 } from "../helpers/conformance.js";
 import { tempDir } from "../helpers/repo.js";
-import { CLAUDE_TEST_KEY, claudeCli, claudeUserSettings } from "./claude.js";
+import { CLAUDE_TEST_KEY, claudeCli, claudeUserSettings } from "../../scripted-model/users/claude.js";
 
 describeConformance(claudeCli);
 

@@ -15,7 +15,14 @@ import {
   runLookingForKey,
   runWithCli,
 } from "../helpers/conformance.js";
-import { CODEX_BUILTIN_KEY, CODEX_KEY_VAR, CODEX_TEST_KEY, codexBuiltinCli, codexCli, codexUserConfig } from "./codex.js";
+import {
+  CODEX_BUILTIN_KEY,
+  CODEX_KEY_VAR,
+  CODEX_TEST_KEY,
+  codexBuiltinCli,
+  codexCli,
+  codexUserConfig,
+} from "../../scripted-model/users/codex.js";
 
 describeConformance(codexCli);
 

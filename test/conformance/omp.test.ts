@@ -14,7 +14,7 @@ import {
   expectKeyForwarded,
   runLookingForKey,
 } from "../helpers/conformance.js";
-import { OMP_ANTHROPIC_KEY, ompAnthropicKeyCli, ompCli } from "./omp.js";
+import { OMP_ANTHROPIC_KEY, ompAnthropicKeyCli, ompCli } from "../../scripted-model/users/omp.js";
 
 describeConformance(ompCli);
 

@@ -20,7 +20,7 @@ import {
   runWithCli,
 } from "../helpers/conformance.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "../helpers/repo.js";
-import { OPENCODE_ANTHROPIC_KEY, OPENCODE_MODEL, opencodeAnthropicCli, opencodeCli } from "./opencode.js";
+import { OPENCODE_ANTHROPIC_KEY, OPENCODE_MODEL, opencodeAnthropicCli, opencodeCli } from "../../scripted-model/users/opencode.js";
 
 // When the provider never answers, OpenCode writes nothing to stdout: its first line (which carries the session id)
 // comes with the first streamed step or the error. See docs/backends/opencode.md.

@@ -12,7 +12,7 @@ import {
   expectKeyForwarded,
   runLookingForKey,
 } from "../helpers/conformance.js";
-import { PI_ANTHROPIC_KEY, piAnthropicKeyCli, piCli } from "./pi.js";
+import { PI_ANTHROPIC_KEY, piAnthropicKeyCli, piCli } from "../../scripted-model/users/pi.js";
 
 describeConformance(piCli);
 

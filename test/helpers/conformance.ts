@@ -9,6 +9,7 @@ import { linkLogins } from "../../src/agent/login-links.js";
 import { prepareCliHome } from "../../src/agent/cli-home-prepare.js";
 import { type ModelScript, type RecordedRequest, type ScriptedModel, startScriptedModel } from "../../scripted-model/index.js";
 import { runProcess } from "../../src/process/process.js";
+import type { CliUser } from "../../scripted-model/users/cli-user.js";
 import { RunResult } from "../../src/verdict/result.js";
 import { runCli } from "./cli.js";
 import { FAILING_ADD_PROJECT, fingerprintTree, diffFingerprints, makeRepo, tempDir } from "./repo.js";
@@ -45,18 +46,8 @@ export function conformanceEnabled(name: CliName): boolean {
   return false;
 }
 
-export interface ConformanceCli {
-  readonly name: CliName;
-  /** Writes the user's own CLI config (provider pointing at the scripted model, credentials) into a fake user home. */
-  setupUserHome(home: string, modelUrl: string): void;
-  /**
-   * The variables the user passes through with `--env NAME` (a key, a gateway URL), and their values for the
-   * scripted model at `modelUrl`: handoff runs with them set and one `--env` per name.
-   */
-  passEnv?(modelUrl: string): Readonly<Record<string, string>>;
-  /** The model the user names with `--model`; without it the CLI's own default (from the user's config) runs. */
-  readonly model?: string;
-}
+/** A CLI set up as a user would have it (scripted-model/users/). */
+export type ConformanceCli = CliUser;
 
 export interface CliRunOutcome {
   readonly code: number | null;
@@ -315,6 +306,10 @@ export function expectCleanRun(run: CliRunOutcome, options: { readonly session?:
 export interface ConformanceExpectations {
   /** Cases where this CLI's stream cannot reveal a session id (say why in the CLI's docs page). */
   readonly noSessionIn?: ReadonlyArray<"hang">;
+  /** Why this CLI's stream carries no token usage (say so in the CLI's docs page); the run's usage must then be null. */
+  readonly noUsage?: string;
+  /** Words of the reason this CLI cannot continue a session from a clone at another path (`handoff resume`; say why in its docs page). */
+  readonly cannotResumeInNewClone?: string;
 }
 
 /** The standard cases every backend must pass against its real CLI. */
@@ -327,7 +322,8 @@ export function describeConformance(cli: ConformanceCli, expectations: Conforman
       expect(run.code).toBe(0);
       expect(run.result.patch?.files.map((file) => file.path)).toEqual(["math.js"]);
       expect(run.result.agent.finalMessage).toContain("All tests pass");
-      expect(run.result.agent.usage?.outputTokens).toBeGreaterThan(0);
+      if (expectations.noUsage) expect(run.result.agent.usage, expectations.noUsage).toBeNull();
+      else expect(run.result.agent.usage?.outputTokens).toBeGreaterThan(0);
       expect(run.result.backend.version).toMatch(/^\d+\.\d+\.\d+/);
       expect(
         run.model.requests.some((request) => !request.side && request.hasAuth),
@@ -377,6 +373,16 @@ export function describeConformance(cli: ConformanceCli, expectations: Conforman
         const first = await runWithCli(cli, RESUME_SCRIPT, { extraArgs: ["--keep-session"] });
         expect(first.result.terminalReason, first.stderr).toBe("verified");
         const resumed = await resumeWithCli(first, RESUME_INSTRUCTION);
+        if (expectations.cannotResumeInNewClone !== undefined) {
+          // Never a silent fresh session: the run says it cannot, and the model got no request for the instruction.
+          expect(resumed.result.terminalReason, resumed.stderr).toBe("external_agent_error");
+          expect(resumed.result.detail).toBe("cannot_resume");
+          expect(JSON.stringify(resumed.result)).toContain(expectations.cannotResumeInNewClone);
+          expect(resumed.model.requests.filter((request) => request.turn === 1)).toEqual([]);
+          expect(resumed.leftovers).toEqual([]);
+          expect(resumed.userHomeChanged).toEqual([]);
+          return;
+        }
         expect(resumed.result.terminalReason, resumed.stderr).toBe("verified");
         expect(resumed.result.resumedFrom).toEqual({
           runId: first.result.runId,
@@ -455,12 +461,28 @@ export function describeConformance(cli: ConformanceCli, expectations: Conforman
   });
 }
 
-/** pi or omp with an empty agent dir (no login, no models), asked for an Anthropic model: a clear auth failure. */
-export function describeWithoutLogin(name: "pi" | "omp", title: string): void {
+/** How a CLI is logged out: its empty config dir (under the user's home), the model asked for, and the words it says. */
+export interface LoggedOut {
+  readonly dir: string;
+  readonly model?: string;
+  readonly says: string;
+  /** False for a CLI that stops before writing its session (pi and omp write it first). */
+  readonly session?: false;
+}
+
+/**
+ * pi or omp with an empty agent dir (no login, no models), asked for an Anthropic model, or another CLI logged out as
+ * `loggedOutAs` says: a clear auth failure.
+ */
+export function describeWithoutLogin(
+  name: "pi" | "omp" | "gemini",
+  title: string,
+  loggedOutAs: LoggedOut = { dir: join(`.${name}`, "agent"), model: "anthropic/claude-sonnet-4-5", says: "No API key found for anthropic" },
+): void {
   const loggedOut: ConformanceCli = {
     name,
-    setupUserHome: (home) => mkdirSync(join(home, `.${name}`, "agent"), { recursive: true }),
-    model: "anthropic/claude-sonnet-4-5",
+    setupUserHome: (home) => mkdirSync(join(home, loggedOutAs.dir), { recursive: true }),
+    ...(loggedOutAs.model === undefined ? {} : { model: loggedOutAs.model }),
   };
   describe.runIf(conformanceEnabled(name))(`${name} without a login`, () => {
     test(title, { timeout: 120_000 }, async () => {
@@ -468,9 +490,9 @@ export function describeWithoutLogin(name: "pi" | "omp", title: string): void {
       expect(run.result.terminalReason, run.stderr).toBe("external_agent_error");
       expect(run.result.detail).toBe("auth_failed");
       expect(run.result.hint).toMatch(/log in/);
-      expect(JSON.stringify(run.result)).toContain("No API key found for anthropic");
+      expect(JSON.stringify(run.result)).toContain(loggedOutAs.says);
       expect(run.model.requests).toEqual([]);
-      expectCleanRun(run);
+      expectCleanRun(run, { session: loggedOutAs.session });
     });
   });
 }

@@ -5,7 +5,7 @@ import { CACHE_OPTIONS } from "../../src/cli/commands/cache.js";
 import { GC_OPTIONS } from "../../src/cli/commands/gc.js";
 import { LIST_OPTIONS } from "../../src/cli/commands/list.js";
 import { SHOW_OPTIONS } from "../../src/cli/commands/show.js";
-import { BATCH_OPTIONS, RESUME_OPTIONS, RUN_OPTIONS, WORKER_OPTIONS } from "../../src/cli/option-tables.js";
+import { BATCH_OPTIONS, MCP_OPTIONS, RESUME_OPTIONS, RUN_OPTIONS, WORKER_OPTIONS } from "../../src/cli/option-tables.js";
 
 /** Every command's `parseArgs` options, as the command parses its argv (enqueue takes batch's). */
 export const COMMAND_OPTIONS = {
@@ -20,4 +20,5 @@ export const COMMAND_OPTIONS = {
   backends: BACKENDS_OPTIONS,
   list: LIST_OPTIONS,
   worker: WORKER_OPTIONS,
+  mcp: MCP_OPTIONS,
 } as const satisfies Record<Command, object>;

@@ -1,9 +1,9 @@
-import { join } from "node:path";
-import { ApplyRefusedError, UntrustedArtifactError, UsageError } from "../../lib/errors.js";
+import { UsageError } from "../../lib/errors.js";
 import { escapeControls } from "../../vocabulary/display.js";
 import { applyRun } from "../../review/apply.js";
 import { commitRun } from "../../review/commit.js";
-import { type LoadedRun, loadRun } from "../../run-dir/run-lookup.js";
+import type { LoadedRun } from "../../run-dir/run-lookup.js";
+import { chosenCandidate, loadTrustedRun } from "../../review/chosen-run.js";
 import { wholeNumber } from "../../settings/option-values.js";
 import { parseOptions } from "../parse-options.js";
 import { namedOrLatestRun } from "../run-ref.js";
@@ -80,40 +80,5 @@ function notesOnTheRun(run: LoadedRun): void {
     process.stderr.write(
       `handoff: note: this patch changes verification inputs, ${how}: ${changed.map((input) => escapeControls(input.path)).join(", ")}\n`,
     );
-  }
-}
-
-/** `apply` of a candidates run: the winner, or candidate k (`--candidate k`), loaded from `<run>/candidates/<k>/`. */
-function chosenCandidate(run: LoadedRun, k: number | undefined): { run: LoadedRun; k: number | null } {
-  const candidates = run.result.candidates;
-  if (!candidates) {
-    if (k !== undefined)
-      throw new UsageError(
-        "not_a_candidates_run",
-        `--candidate applies to a candidates run; run ${escapeControls(run.result.runId)} has none`,
-      );
-    return { run, k: null };
-  }
-  const chosen = k ?? run.result.winner ?? null;
-  if (chosen === null)
-    throw new ApplyRefusedError(
-      "no_winner",
-      `candidates run ${escapeControls(run.result.runId)} has no winner (${run.result.terminalReason}); nothing is applied (--candidate k applies one by choice)`,
-    );
-  if (!candidates.some((candidate) => candidate.k === chosen))
-    throw new UsageError(
-      "bad_candidate",
-      `run ${escapeControls(run.result.runId)} has candidates 1 to ${candidates.length}, not ${chosen}`,
-    );
-  return { run: loadTrustedRun(join(run.dir, "candidates", String(chosen)), undefined), k: chosen };
-}
-
-/** For `apply`, a result.json that is a link or another user's file is a refusal (exit 1), not a usage error. */
-function loadTrustedRun(ref: string, runsDir: string | undefined) {
-  try {
-    return loadRun(ref, runsDir);
-  } catch (error) {
-    if (error instanceof UntrustedArtifactError) throw new ApplyRefusedError("untrusted_artifact", error.message);
-    throw error;
   }
 }

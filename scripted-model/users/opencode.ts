@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ConformanceCli } from "../helpers/conformance.js";
+import type { CliUser } from "./cli-user.js";
 
 /** The provider id and model the user's config defines; handoff is told `-m mock/mock-model`. */
 export const OPENCODE_MODEL = "mock/mock-model";
@@ -29,7 +29,7 @@ export function opencodeUserConfig(baseUrl: string): Record<string, unknown> {
   };
 }
 
-export const opencodeCli: ConformanceCli = {
+export const opencodeCli: CliUser = {
   name: "opencode",
   setupUserHome(home, modelUrl) {
     const config = join(home, ".config", "opencode");
@@ -52,7 +52,7 @@ export const OPENCODE_ANTHROPIC_KEY = "sk-ant-handoff-opencode-conformance";
  * The user allows OpenCode's `external_directory` permission, so the agent's own search reaches outside the clone
  * (the sandbox, not OpenCode's asks, is what bounds it).
  */
-export const opencodeAnthropicCli: ConformanceCli = {
+export const opencodeAnthropicCli: CliUser = {
   name: "opencode",
   setupUserHome(home) {
     const config = join(home, ".config", "opencode");

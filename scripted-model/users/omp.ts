@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ConformanceCli } from "../helpers/conformance.js";
+import type { CliUser } from "./cli-user.js";
 
 /** The provider and model the user's omp config defines (and makes the default role, so handoff needs no --model). */
 export const OMP_PROVIDER = "mock";
@@ -36,7 +36,7 @@ export function ompUserConfig(): string {
   return [`modelRoles:`, `  default: ${OMP_PROVIDER}/${OMP_MODEL_ID}`, "retry:", "  enabled: false", "  maxRetries: 0", ""].join("\n");
 }
 
-export const ompCli: ConformanceCli = {
+export const ompCli: CliUser = {
   name: "omp",
   setupUserHome(home, modelUrl) {
     const agent = join(home, ".omp", "agent");
@@ -53,7 +53,7 @@ export const OMP_ANTHROPIC_KEY = "sk-ant-handoff-conformance-omp";
  * The same user with no custom provider: omp's built-in Anthropic provider is the default role, its key and base URL
  * come from the environment (`--env ANTHROPIC_API_KEY --env ANTHROPIC_BASE_URL`), so handoff can keep the key out.
  */
-export const ompAnthropicKeyCli: ConformanceCli = {
+export const ompAnthropicKeyCli: CliUser = {
   name: "omp",
   setupUserHome(home) {
     const agent = join(home, ".omp", "agent");

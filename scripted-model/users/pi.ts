@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ConformanceCli } from "../helpers/conformance.js";
+import type { CliUser } from "./cli-user.js";
 
 /** The provider and model the user's pi config defines (and makes the default, so handoff needs no --model). */
 export const PI_PROVIDER = "mock";
@@ -30,7 +30,7 @@ export function piUserSettings(): Record<string, unknown> {
   return { defaultProvider: PI_PROVIDER, defaultModel: PI_MODEL_ID, retry: { enabled: false, maxRetries: 0, provider: { maxRetries: 0 } } };
 }
 
-export const piCli: ConformanceCli = {
+export const piCli: CliUser = {
   name: "pi",
   setupUserHome(home, modelUrl) {
     const agent = join(home, ".pi", "agent");
@@ -52,7 +52,7 @@ export const PI_ANTHROPIC_KEY = "sk-ant-handoff-conformance-pi";
  * `--env ANTHROPIC_API_KEY`, so handoff can keep the key out. pi ignores `ANTHROPIC_BASE_URL`; handoff reads it as
  * the forwarded key's upstream, which is how this user's requests reach the scripted model.
  */
-export const piAnthropicKeyCli: ConformanceCli = {
+export const piAnthropicKeyCli: CliUser = {
   name: "pi",
   setupUserHome(home) {
     const agent = join(home, ".pi", "agent");

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ConformanceCli } from "../helpers/conformance.js";
+import type { CliUser } from "./cli-user.js";
 
 /** The variable the user's provider config names as its key; handoff passes it through with --env. */
 export const CODEX_KEY_VAR = "HANDOFF_TEST_CODEX_KEY";
@@ -27,7 +27,7 @@ export function codexUserConfig(modelUrl: string): string {
   ].join("\n");
 }
 
-export const codexCli: ConformanceCli = {
+export const codexCli: CliUser = {
   name: "codex",
   setupUserHome(home, modelUrl) {
     const dir = join(home, ".codex");
@@ -40,7 +40,7 @@ export const codexCli: ConformanceCli = {
 /** A user of Codex's built-in OpenAI provider with a key: `openai_base_url` names their gateway, CODEX_API_KEY the key. */
 export const CODEX_BUILTIN_KEY = "sk-handoff-conformance-builtin";
 
-export const codexBuiltinCli: ConformanceCli = {
+export const codexBuiltinCli: CliUser = {
   name: "codex",
   setupUserHome(home, modelUrl) {
     const dir = join(home, ".codex");

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { ConformanceCli } from "../helpers/conformance.js";
+import type { CliUser } from "./cli-user.js";
 
 /**
  * The user's own `~/.claude/settings.json`: retries off (Claude's default is 10 retries with backoff, so a 401 or a
@@ -13,7 +13,7 @@ export function claudeUserSettings(): string {
 
 export const CLAUDE_TEST_KEY = "sk-ant-handoff-conformance";
 
-export const claudeCli: ConformanceCli = {
+export const claudeCli: CliUser = {
   name: "claude",
   setupUserHome(home) {
     const dir = join(home, ".claude");

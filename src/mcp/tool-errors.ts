@@ -1,0 +1,18 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ApplyRefusedError, UsageError } from "../lib/errors.js";
+
+/** A refused call as the tool's error answer: the CLI's one line, with its code, so the calling agent can read why. */
+export function usageErrorResult(error: UsageError | ApplyRefusedError): CallToolResult {
+  const prefix = error instanceof ApplyRefusedError ? "apply refused: " : "";
+  return { isError: true, content: [{ type: "text", text: `handoff: ${prefix}${error.message} (${error.code})` }] };
+}
+
+/** Runs a tool's work; a usage error or a refusal becomes its error answer, anything else stays a failure of the server. */
+export async function answering(work: () => Promise<CallToolResult>): Promise<CallToolResult> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof ApplyRefusedError) return usageErrorResult(error);
+    throw error;
+  }
+}
