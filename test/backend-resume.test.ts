@@ -74,7 +74,8 @@ for (const cli of CONFORMANCE_CLIS) {
         env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: agentHome, ...cli.passEnv?.(model.url) },
         model: cli.model ?? null,
         executable: agentCliBin(cli.name),
-        userEnv: { HOME: userHome },
+        // What the user passes with --env is in their own environment too, as for `handoff run`.
+        userEnv: { HOME: userHome, ...cli.passEnv?.(model.url) },
         timeoutMs: 180_000,
         idleTimeoutMs: 120_000,
       });
