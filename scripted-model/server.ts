@@ -58,6 +58,9 @@ const ROUTES: Readonly<Record<string, Protocol>> = {
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
+/** The headers a client sends its key in as it is (Anthropic's, Gemini's); a bearer token comes in `authorization`. */
+const KEY_HEADERS = ["x-api-key", "x-goog-api-key"] as const;
+
 class BadRequest extends Error {}
 
 /** Starts a fake LLM provider on 127.0.0.1 that answers every protocol from `script`. */
@@ -233,13 +236,11 @@ function entry(
     side: false,
     model: null,
     userAgent: header(req, "user-agent"),
-    hasAuth: header(req, "authorization") !== null || header(req, "x-api-key") !== null || header(req, "x-goog-api-key") !== null,
+    hasAuth: header(req, "authorization") !== null || KEY_HEADERS.some((name) => header(req, name) !== null),
     keyMatched:
       expectedKey === undefined
         ? null
-        : header(req, "x-api-key") === expectedKey ||
-          header(req, "x-goog-api-key") === expectedKey ||
-          header(req, "authorization") === `Bearer ${expectedKey}`,
+        : KEY_HEADERS.some((name) => header(req, name) === expectedKey) || header(req, "authorization") === `Bearer ${expectedKey}`,
     ...facts,
   };
 }

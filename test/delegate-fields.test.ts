@@ -59,12 +59,12 @@ describe("what a handoff mcp tool call may set: never wider than the user's sett
         { commandLine: {}, config: { backend: "codex", model: "x" } },
       ),
     ).toEqual({
-      backend: ["claude"],
+      backend: "claude",
       model: "m",
       attempts: 3,
       timeoutMs: 60_000,
     });
-    expect(delegateOptions({ backend: "codex" }, { commandLine: { backend: ["codex"] }, config: {} })).toEqual({ backend: ["codex"] });
+    expect(delegateOptions({ backend: "codex" }, { commandLine: { backend: ["codex"] }, config: {} })).toEqual({ backend: "codex" });
     const model = refusal(() => delegateOptions({ model: "m2" }, { commandLine: { model: "m1" }, config: {} }));
     expect(model.code).toBe("fixed_by_user");
     expect(model.message).toBe("'model' is fixed by the handoff mcp command line (--model); a call cannot change it");

@@ -24,6 +24,21 @@ export interface ModelForwarderOptions {
   readonly log: EgressLog;
 }
 
+/** The headers a CLI carries its key in, and how the key is written there. */
+const KEY_SLOTS = [
+  { name: "x-api-key", header: "x-api-key", holding: (key: string) => key },
+  { name: "x-goog-api-key", header: "x-goog-api-key", holding: (key: string) => key },
+  { name: "bearer", header: "authorization", holding: (key: string) => `Bearer ${key}` },
+] as const;
+
+/** The slots each kind of key route puts the real key in. */
+const ROUTE_SLOTS: Readonly<Record<KeyRoute["header"], readonly (typeof KEY_SLOTS)[number]["name"][]>> = {
+  "x-api-key": ["x-api-key"],
+  bearer: ["bearer"],
+  "x-api-key and bearer": ["x-api-key", "bearer"],
+  "x-goog-api-key": ["x-goog-api-key"],
+};
+
 /**
  * handoff's model forwarder for one key: an HTTP server on a Unix socket (reached from the sandbox's loopback) that
  * sends every request on to the route's upstream, with the placeholder the CLI sent replaced by the real key in the
@@ -76,24 +91,12 @@ export class ModelForwarder {
     const attempt = log.record({ role, label, host: upstream.hostname.replace(/^\[|\]$/g, ""), port, via: "model", rule, reason: null });
     const headers = endToEndHeaders(req.headers, "without host");
     headers.host = upstream.host;
-    const inApiKey = headers["x-api-key"] === placeholder;
-    const inGoogApiKey = headers["x-goog-api-key"] === placeholder;
-    const inBearer = headers.authorization === `Bearer ${placeholder}`;
-    const toApiKey = route.header === "x-api-key" || route.header === "x-api-key and bearer";
-    const toBearer = route.header === "bearer" || route.header === "x-api-key and bearer";
     // The placeholder in a key header the route does not name (omp sends both to a base URL not Anthropic's own) is
     // dropped there, never passed on as a second credential that fails.
-    if (inApiKey) {
-      if (toApiKey) headers["x-api-key"] = realKey;
-      else delete headers["x-api-key"];
-    }
-    if (inGoogApiKey) {
-      if (route.header === "x-goog-api-key") headers["x-goog-api-key"] = realKey;
-      else delete headers["x-goog-api-key"];
-    }
-    if (inBearer) {
-      if (toBearer) headers.authorization = `Bearer ${realKey}`;
-      else delete headers.authorization;
+    for (const slot of KEY_SLOTS) {
+      if (headers[slot.header] !== slot.holding(placeholder)) continue;
+      if (ROUTE_SLOTS[route.header].includes(slot.name)) headers[slot.header] = slot.holding(realKey);
+      else delete headers[slot.header];
     }
     // The CLI's path already carries the upstream's prefix (its base URL inside has the same path).
     const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;

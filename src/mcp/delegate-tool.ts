@@ -57,11 +57,9 @@ async function delegate(
   const approve = approver(server, settings);
   // The repository's .handoff.json at its HEAD, as the run itself reads it: a call's lists add to its lists.
   const config = await readConfig(await inspectSource(repo));
-  const { backend, ...fromCall } = delegateOptions(asked, { commandLine: settings.commandLine, config });
   const options: RunOptions = {
     ...settings.runOptions,
-    ...fromCall,
-    ...(backend === undefined ? {} : { backend: (backend as string[])[0]! }),
+    ...delegateOptions(asked, { commandLine: settings.commandLine, config }),
     repo,
     task,
     yes: settings.yes,

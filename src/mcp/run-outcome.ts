@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { renderReport } from "../review/report.js";
-import { loadPatch, loadRun } from "../run-dir/run-lookup.js";
+import { type LoadedRun, loadPatch } from "../run-dir/run-lookup.js";
 import type { RunResult } from "../verdict/result.js";
 import { EXIT_CODES, TERMINAL_REASONS } from "../vocabulary/terminal-reasons.js";
 
@@ -36,6 +36,8 @@ export type RunOutcome = z.infer<typeof RunOutcome>;
 
 /** A finished run as `delegate` answers it. */
 export function outcomeOf(result: RunResult): RunOutcome {
+  // The runner's own result: nothing has read result.json back, and nothing needs to.
+  const run: LoadedRun = { dir: result.runDir, result };
   const patch = result.patch;
   const files = (patch?.files ?? []).map(({ path, change, additions, deletions }) => ({ path, change, additions, deletions }));
   return {
@@ -47,20 +49,20 @@ export function outcomeOf(result: RunResult): RunOutcome {
     summary: result.summary,
     hint: result.hint,
     runDir: result.runDir,
-    report: renderReport(loadRun(result.runDir), "text"),
+    report: renderReport(run, "text"),
     patch: patch
       ? {
           files,
           additions: files.reduce((sum, file) => sum + file.additions, 0),
           deletions: files.reduce((sum, file) => sum + file.deletions, 0),
-          diff: inlineDiff(result),
+          diff: inlineDiff(run),
           path: `${result.runDir}/changes.patch`,
         }
       : null,
   };
 }
 
-function inlineDiff(result: RunResult): string | null {
-  const bytes = loadPatch(loadRun(result.runDir));
+function inlineDiff(run: LoadedRun): string | null {
+  const bytes = loadPatch(run);
   return bytes.length <= MAX_INLINE_PATCH_BYTES ? bytes.toString("utf8") : null;
 }

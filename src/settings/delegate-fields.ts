@@ -2,6 +2,7 @@ import { z } from "zod";
 import { UsageError } from "../lib/errors.js";
 import { getPath, setPath } from "./dotted-path.js";
 import type { HandoffConfig } from "./file-schema.js";
+import { fromFileUnit } from "./option-values.js";
 import { fileValue } from "./resolve-setting.js";
 import type { DelegateRule } from "./setting.js";
 import { SETTINGS, type Setting } from "./settings.js";
@@ -60,7 +61,7 @@ export function delegateOptions(call: Readonly<Record<string, unknown>>, user: U
     const key = keyOf(row);
     const given = call[key];
     if (given === undefined) continue;
-    const value = "unit" in row && row.unit === "seconds" ? (given as number) * 1000 : given;
+    const value = typeof given === "number" ? fromFileUnit("unit" in row ? row.unit : undefined, given) : given;
     const fromCommandLine = getPath(user.commandLine, row.option);
     const configured = fromCommandLine ?? fileValue(row, user.config);
     switch (row.delegate) {
@@ -73,13 +74,12 @@ export function delegateOptions(call: Readonly<Record<string, unknown>>, user: U
         break;
       case "chooses": {
         // -b on the command line is a list; a call names one backend.
-        const chosen = row.kind === "list" ? [value] : value;
-        if (fromCommandLine !== undefined && JSON.stringify(fromCommandLine) !== JSON.stringify(chosen))
+        if (fromCommandLine !== undefined && JSON.stringify(fromCommandLine) !== JSON.stringify(row.kind === "list" ? [value] : value))
           throw new UsageError(
             "fixed_by_user",
             `'${key}' is fixed by the handoff mcp command line (--${row.flag}); a call cannot change it`,
           );
-        setPath(options, row.option, chosen);
+        setPath(options, row.option, value);
         break;
       }
       case "first":

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { isSafeRunId } from "../run-dir/run-dir.js";
 import { setPath } from "./dotted-path.js";
+import { fromFileUnit } from "./option-values.js";
 import { type FileValue, MAX_SIZE_MIB } from "./setting.js";
 import { SETTINGS, type Setting } from "./settings.js";
 
@@ -52,8 +53,6 @@ export const BatchTask: z.ZodType<BatchTask> = z.strictObject({
   id: z.string().refine(isSafeRunId, "an id is one path segment of letters, digits, '.', '_' or '-' (at most 128)").optional(),
 }) as unknown as z.ZodType<BatchTask>;
 
-const MIB = 1024 * 1024;
-
 /**
  * The `RunOptions` fields a batch line sets: each key it has, in the library's unit (seconds → milliseconds,
  * MiB → bytes), at its setting's field; as the command line would give them.
@@ -64,7 +63,7 @@ export function optionsFromLine(line: BatchTask): Record<string, unknown> {
     const value = (line as Record<string, unknown>)[row.file.key];
     if (value === undefined || row.option === null) continue;
     const unit = "unit" in row ? row.unit : undefined;
-    setPath(options, row.option, unit === "seconds" ? (value as number) * 1000 : unit === "mebibytes" ? (value as number) * MIB : value);
+    setPath(options, row.option, typeof value === "number" ? fromFileUnit(unit, value) : value);
   }
   return options;
 }

@@ -1,5 +1,6 @@
 import { CHECKS } from "./checks.js";
 import { getPath } from "./dotted-path.js";
+import { fromFileUnit } from "./option-values.js";
 import type { HandoffConfig } from "./file-schema.js";
 import { SETTINGS, type Setting } from "./settings.js";
 
@@ -14,8 +15,6 @@ export type SettingValue<O extends Named["option"]> =
   | (SettingOf<O> extends { default: unknown } ? never : undefined);
 
 const BY_OPTION = new Map<string, Named>(SETTINGS.filter((row): row is Named => row.option !== null).map((row) => [row.option, row]));
-
-const MIB = 1024 * 1024;
 
 /**
  * The one precedence ladder of a setting: what the caller gave (the command line, a batch line, the library), else
@@ -38,8 +37,7 @@ export function fileValue(row: Named, config: HandoffConfig): unknown {
   if (!("file" in row) || "lineOnly" in row.file) return undefined;
   const value = (config as Record<string, unknown>)[row.file.key];
   if (typeof value !== "number") return value;
-  const unit = "unit" in row ? row.unit : undefined;
-  return unit === "seconds" ? value * 1000 : unit === "mebibytes" ? value * MIB : value;
+  return fromFileUnit("unit" in row ? row.unit : undefined, value);
 }
 
 function defaultOf(row: Named): unknown {
