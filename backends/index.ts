@@ -2,6 +2,8 @@ import type { ExternalAgentBackend } from "../src/agent/backend.js";
 import { defineCliBackend } from "../src/agent/cli-run.js";
 import { commandBackend } from "./command-backend.js";
 import { UsageError } from "../src/lib/errors.js";
+import { escapeControls } from "../src/vocabulary/display.js";
+import { closest } from "../src/lib/suggest.js";
 import type { CliInfo, CliTranslator } from "../src/agent/cli-contract.js";
 import { claudeDefinition } from "./claude.js";
 import { codexDefinition } from "./codex.js";
@@ -169,14 +171,36 @@ export function resolveBackend(choice: BackendChoice): ExternalAgentBackend {
   if (choice.name !== COMMAND_BACKEND && choice.agentCmd) {
     throw new UsageError(
       "agent_cmd_without_command",
-      `--agent-cmd only applies to --backend command (the ${choice.name} backend runs its own CLI; use --bin to choose its executable)`,
+      ({ name }) =>
+        `${name("agentCmd")} only applies to the command backend (the ${choice.name} backend runs its own CLI; use ${name("bin")} to choose its executable)`,
     );
   }
   if (choice.name === COMMAND_BACKEND) {
-    if (!choice.agentCmd) throw new UsageError("missing_agent_cmd", "--backend command needs --agent-cmd CMD");
-    if (choice.bin) throw new UsageError("bin_with_command", "--bin does not apply to --backend command: put the program in --agent-cmd");
+    if (!choice.agentCmd)
+      throw new UsageError("missing_agent_cmd", ({ surface, name }) =>
+        surface === "library"
+          ? `the command backend needs ${name("agentCmd")}`
+          : `${name("backend")} command needs ${name("agentCmd")} CMD`,
+      );
+    if (choice.bin)
+      throw new UsageError(
+        "bin_with_command",
+        ({ name }) => `${name("bin")} does not apply to the command backend: put the program in ${name("agentCmd")}`,
+      );
     return commandBackend(choice.agentCmd);
   }
   if (isCliName(choice.name)) return CLI_BACKENDS[choice.name].backend;
-  throw new UsageError("unknown_backend", `unknown backend '${choice.name}' (expected one of ${BACKEND_NAMES.join(", ")})`);
+  throw unknownBackend(choice.name);
+}
+
+/** `unknown backend 'codx'; did you mean 'codex'?`, or the names to choose from when none is close. */
+export function unknownBackend(name: string): UsageError {
+  const shown = escapeControls(name.slice(0, 100));
+  const near = closest(name, BACKEND_NAMES);
+  return new UsageError(
+    "unknown_backend",
+    near === null
+      ? `unknown backend '${shown}' (expected one of ${BACKEND_NAMES.join(", ")})`
+      : `unknown backend '${shown}'; did you mean '${near}'?`,
+  );
 }

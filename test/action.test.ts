@@ -1,15 +1,21 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { fakeArtifactService, runtimeToken, unzipEntries } from "./helpers/fake-github/artifacts.js";
+import { fakeCacheService } from "./helpers/fake-github/cache.js";
+import { fakeGitRemote } from "./helpers/fake-github/git-http.js";
 import { fakeRepository } from "./helpers/fake-github/rest.js";
 import { type FakeGitHub, startFakeGitHub } from "./helpers/fake-github/server.js";
 import { FAILING_ADD_PROJECT, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent } from "./helpers/run.js";
 import { runCli } from "./helpers/cli.js";
 import { RUN_OPTION_INPUTS } from "../src/settings/action-inputs.js";
+import { probeBubblewrap } from "../src/containment/sandbox.js";
+
+const bwrap = await probeBubblewrap();
+if (!bwrap.ok && process.env.HANDOFF_SANDBOX_TESTS === "required") throw new Error(`bubblewrap is required here: ${bwrap.reason}`);
 
 /**
  * The GitHub Action's entry point run as a workflow job runs it: `node dist/src/action/main.js` in a child process
@@ -17,7 +23,8 @@ import { RUN_OPTION_INPUTS } from "../src/settings/action-inputs.js";
  * output files, the runtime token) against the stand-in for GitHub (artifacts on its results service routes).
  */
 
-const MAIN = resolve(import.meta.dirname, "../dist/src/action/main.js");
+/** The committed bundle action.yml runs (test/action-bundle.test.ts keeps it the build of src/action/). */
+const MAIN = resolve(import.meta.dirname, "../action/main.js");
 const WORKFLOW_RUN = "c0ffee00-0000-4000-8000-000000000001";
 
 interface JobOutcome {
@@ -36,8 +43,9 @@ afterEach(async () => {
 
 async function standIn() {
   const artifacts = fakeArtifactService();
-  fake = await startFakeGitHub(artifacts.route);
-  return { github: fake, artifacts };
+  const cache = fakeCacheService();
+  fake = await startFakeGitHub(artifacts.route, cache.route);
+  return { github: fake, artifacts, cache };
 }
 
 /** The GITHUB_OUTPUT file as @actions/core writes it: `name<<delimiter`, the value, the delimiter. */
@@ -66,6 +74,10 @@ interface Job {
   readonly event?: { readonly name: string; readonly payload: unknown };
   /** The job's id in the runtime token: each job of a workflow run has its own. */
   readonly jobId?: string;
+  /** The workflow run's id in the runtime token: a later workflow run has another. */
+  readonly workflowRun?: string;
+  /** More of the runner's environment (a job's own HANDOFF_CACHE_DIR: a fresh runner's empty cache). */
+  readonly env?: Record<string, string>;
   /** Called with the step's log (stderr) so far, and the step's process, each time more arrives. */
   readonly onLog?: (log: string, step: ChildProcess) => void;
 }
@@ -100,9 +112,12 @@ async function runStep(job: Job): Promise<JobOutcome> {
     GITHUB_SERVER_URL: "https://github.com",
     GITHUB_API_URL: job.github.url,
     ACTIONS_RESULTS_URL: `${job.github.url}/`,
-    ACTIONS_RUNTIME_TOKEN: runtimeToken(WORKFLOW_RUN, job.jobId ?? "job-handoff"),
+    ACTIONS_RUNTIME_TOKEN: runtimeToken(job.workflowRun ?? WORKFLOW_RUN, job.jobId ?? "job-handoff"),
+    // GitHub's hosted runners use the cache service v2, on the results service.
+    ACTIONS_CACHE_SERVICE_V2: "True",
     RUNNER_TEMP: join(runner, "temp"),
     ...inputEnv({ mode: "run", "artifact-name": "handoff-run", ...job.inputs }),
+    ...job.env,
   };
   const child = spawn(process.execPath, [MAIN], { cwd: job.workspace, env, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
@@ -141,7 +156,7 @@ describe("action.yml", () => {
       "pull-request-number",
       "pull-request-url",
     ]);
-    expect(manifest).toMatch(/runs:\n {2}using: node20\n {2}main: dist\/src\/action\/main\.js\n/);
+    expect(manifest).toMatch(/runs:\n {2}using: node24\n {2}main: action\/main\.js\n/);
     const help = (await runCli(["run", "--help"])).stdout;
     for (const option of RUN_OPTION_INPUTS) expect(help, option.flag).toContain(option.flag);
   });
@@ -398,5 +413,179 @@ describe("publish mode", () => {
     expect(github.requests).toEqual([]);
     expect(existsSync(join(workspace, ".git"))).toBe(true);
     expect(readdirSync(workspace).sort()).toEqual([".git", ".gitignore", "math.js", "package.json", "test.js"]);
+  });
+  /** The run job's remote served over https-like smart HTTP by the stand-in, a private repository: nothing works without a token. */
+  async function overHttp(job: Awaited<ReturnType<typeof runJob>>, tokens = { write: ["ghp_personal_token"], read: ["ghs_read_only"] }) {
+    const projectRoot = tempDir("handoff-git-http");
+    mkdirSync(join(projectRoot, "octo"));
+    gitIn(projectRoot, "clone", "-q", "--bare", job.remote, join(projectRoot, "octo", "app.git"));
+    const served = fakeGitRemote({ projectRoot, owner: "octo", name: "app", tokens });
+    job.github.addRoutes(served.route);
+    // actions/checkout with persist-credentials: false: the remote is the URL and nothing in .git/config can push.
+    gitIn(job.checkout, "remote", "set-url", "origin", served.url(job.github));
+    return { bare: join(projectRoot, "octo", "app.git") };
+  }
+
+  test("the push carries the github-token input (a checkout that persisted no credential), and the token is never written to .git/config", async () => {
+    const job = await runJob();
+    const { bare } = await overHttp(job);
+    const repository = fakeRepository("octo", "app");
+    job.github.addRoutes(...repository.routes);
+    const step = await runStep({
+      workspace: job.checkout,
+      github: job.github,
+      inputs: { ...publishInputs, "github-token": "ghp_personal_token" },
+      jobId: "job-publish",
+    });
+
+    expect(errorLines(step.stdout), step.stdout + step.stderr).toEqual([]);
+    const branch = `handoff/${job.runId}`;
+    expect(gitIn(bare, "rev-parse", `refs/heads/${branch}`).trim()).toBe(step.outputs.get("commit"));
+    expect(step.stdout).toContain(`pushed ${branch} with the github-token input`);
+    const pushes = job.github.requests.filter((r) => r.path.includes("git-receive-pack"));
+    expect(pushes.length).toBeGreaterThan(0);
+    const header = `basic ${Buffer.from("x-access-token:ghp_personal_token").toString("base64")}`;
+    for (const push of pushes) expect(push.headers.authorization).toBe(header);
+    expect(readFileSync(join(job.checkout, ".git", "config"), "utf8")).not.toMatch(/extraheader|ghp_personal_token/i);
+    expect(step.stdout).toContain(`::add-mask::${Buffer.from("x-access-token:ghp_personal_token").toString("base64")}`);
+    expect(repository.pulls).toHaveLength(1);
+  });
+
+  test("a token that cannot push fails the step with GitHub's words and the permission it needs, and no pull request is asked for", async () => {
+    const job = await runJob();
+    const { bare } = await overHttp(job);
+    const repository = fakeRepository("octo", "app");
+    job.github.addRoutes(...repository.routes);
+    const step = await runStep({
+      workspace: job.checkout,
+      github: job.github,
+      inputs: { ...publishInputs, "github-token": "ghs_read_only" },
+      jobId: "job-publish",
+    });
+
+    expect(step.code).toBe(1);
+    expect(errorLines(step.stdout)).toEqual([
+      expect.stringMatching(
+        /^::error::not published: .*Permission to octo\/app\.git denied to github-actions\[bot\]\..*permissions: \{ contents: write \}/,
+      ),
+    ]);
+    expect(gitIn(bare, "for-each-ref", "--format=%(refname)")).toBe("refs/heads/main\n");
+    expect(repository.pulls).toEqual([]);
+  });
+
+  test("GitHub's refusals of the pull request name the setting or permission that is missing", async () => {
+    for (const [refusal, says] of [
+      [
+        "GitHub Actions is not permitted to create or approve pull requests.",
+        'tick "Allow GitHub Actions to create and approve pull requests" in the repository\'s Settings → Actions → General → Workflow permissions',
+      ],
+      [
+        "Resource not accessible by integration",
+        "the token lacks pull-requests: write; give the publish job `permissions: { contents: write, pull-requests: write }`",
+      ],
+    ] as const) {
+      const job = await runJob();
+      const repository = fakeRepository("octo", "app");
+      job.github.addRoutes(...repository.routes, (request, url) =>
+        request.method === "POST" && url.pathname === "/repos/octo/app/pulls"
+          ? {
+              status: 403,
+              json: {
+                message: refusal,
+                documentation_url: "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+                status: "403",
+              },
+            }
+          : undefined,
+      );
+      const step = await runStep({ workspace: job.checkout, github: job.github, inputs: publishInputs, jobId: "job-publish" });
+      expect(step.code).toBe(1);
+      expect(errorLines(step.stdout)).toHaveLength(1);
+      expect(errorLines(step.stdout)[0]).toContain(`(403: ${refusal})`);
+      expect(errorLines(step.stdout)[0]).toContain(says);
+      await fake?.close();
+      fake = undefined;
+    }
+  });
+});
+
+describe.skipIf(!bwrap.ok)("the base environment across workflow runs (the Actions cache)", () => {
+  /** A setup that installs: what it made, and when, is in node_modules/ (ignored), so a second install shows. */
+  const SETUP = "mkdir -p node_modules/dep && date +%s%N >> node_modules/dep/installed";
+  const ENV_INPUTS = { ...RUN_INPUTS, sandbox: "bwrap", setup: SETUP, "agent-cmd": agent("fixes-add.sh") };
+
+  /**
+   * One workflow run's `handoff` job on a fresh runner: a new checkout of the same commit at the same path (GitHub's
+   * `/home/runner/work/<repo>/<repo>`, here `<work>/app`), and an empty handoff cache.
+   */
+  async function workflowRun(github: FakeGitHub, bare: string, work: string, id: string) {
+    const checkout = join(work, "app");
+    rmSync(checkout, { recursive: true, force: true });
+    gitIn(work, "clone", "-q", bare, checkout);
+    const cacheDir = join(tempDir("handoff-runner-cache"), "handoff");
+    const step = await runStep({ workspace: checkout, github, inputs: ENV_INPUTS, workflowRun: id, env: { HANDOFF_CACHE_DIR: cacheDir } });
+    expect(step.outputs.get("verdict"), step.stdout + step.stderr).toBe("verified");
+    const result = JSON.parse(readFileSync(join(step.outputs.get("run-dir")!, "result.json"), "utf8"));
+    return { step, environment: result.environment as { key: string; source: string } };
+  }
+
+  async function aRepository() {
+    const source = await makeRepo(FAILING_ADD_PROJECT);
+    const bare = join(tempDir("handoff-origin"), "app.git");
+    gitIn(source, "clone", "-q", "--bare", source, bare);
+    return { bare, work: tempDir("handoff-work") };
+  }
+
+  test("the first workflow run builds the environment and saves it; the second, on the same commit, restores it and installs nothing", async () => {
+    const { github, cache } = await standIn();
+    const { bare, work } = await aRepository();
+
+    const first = await workflowRun(github, bare, work, "c0ffee00-0000-4000-8000-000000000011");
+    expect(first.environment.source).toBe("built");
+    const key = first.environment.key;
+    expect(first.step.stdout).toContain(`base environment ${key.slice(0, 12)} is not in the Actions cache: the run builds it`);
+    expect(first.step.stderr).toContain(`[setup] $ ${SETUP}`);
+    console.log(
+      first.step.stdout
+        .split("\n")
+        .filter((l) => /environment|cache|warning/i.test(l))
+        .join("\n"),
+    );
+    expect(cache.entries).toEqual([
+      expect.objectContaining({ key: expect.stringMatching(new RegExp(`^handoff-environment-${key}-[0-9a-f]{64}$`)), finalized: true }),
+    ]);
+    expect(first.step.stdout).toContain(`saved to the Actions cache as ${cache.entries[0]!.key}`);
+
+    const second = await workflowRun(github, bare, work, "c0ffee00-0000-4000-8000-000000000012");
+    expect(second.step.stdout).toContain(`base environment ${key.slice(0, 12)} restored from the Actions cache (${cache.entries[0]!.key})`);
+    expect(second.environment).toMatchObject({ key, source: "reused" });
+    expect(second.step.stderr).not.toContain("[setup]");
+    expect(second.step.stdout).toContain("not saved: the run reused it");
+    expect(cache.entries).toHaveLength(1);
+  });
+
+  test("an archive changed in the Actions cache after it was saved is refused, and the run builds the environment again", async () => {
+    const { github, cache } = await standIn();
+    const { bare, work } = await aRepository();
+    const first = await workflowRun(github, bare, work, "c0ffee00-0000-4000-8000-000000000021");
+    const stored = cache.entries[0]!;
+    // A tracked file of the environment changed in storage, the entry still a valid archive: the test it runs would
+    // then always pass. (The entry is zstd over tar over handoff's tar: the same length keeps both tars valid.)
+    const archive = execFileSync("zstd", ["-d", "-c"], { input: stored.archive });
+    const at = archive.indexOf("if (add(2, 2) !== 4)");
+    expect(at).toBeGreaterThan(0);
+    archive.write("if (add(2, 2) === 5)", at);
+    stored.archive = execFileSync("zstd", ["-c", "-q"], { input: archive });
+
+    const second = await workflowRun(github, bare, work, "c0ffee00-0000-4000-8000-000000000022");
+    expect(second.step.stdout).toMatch(
+      new RegExp(
+        `base environment ${first.environment.key.slice(0, 12)} from the Actions cache \\(${stored.key}\\) refused: the archive's sha256 is [0-9a-f]{12}, not the [0-9a-f]{12} it was saved with; the run builds it again`,
+      ),
+    );
+    expect(second.environment.source).toBe("built");
+    expect(second.step.stderr).toContain("[setup]");
+    // Saved again under its own sha256: the next run restores the newer entry.
+    expect(cache.entries.map((entry) => entry.finalized)).toEqual([true, true]);
   });
 });

@@ -295,7 +295,7 @@ describe("the batch file, line by line", () => {
     writeFileSync(huge, "");
     truncateSync(huge, MAX_BATCH_FILE_BYTES + 1);
     expect(() => readBatchFile(huge)).toThrow(/more than 67108864 bytes/);
-    expect(() => readBatchFile(join(dir, "missing.jsonl"))).toThrow(/cannot read the batch file .*ENOENT/);
+    expect(() => readBatchFile(join(dir, "missing.jsonl"))).toThrow(/cannot read the batch file ".*missing\.jsonl": no such file$/);
   });
 });
 

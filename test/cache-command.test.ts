@@ -43,7 +43,7 @@ function twoEnvironments(cache: EnvironmentCache) {
 }
 
 describe("handoff cache list", () => {
-  test("one line per environment, most recently used first, then the total against the limit", async () => {
+  test("a header, one line per environment, most recently used first, then the total against the limit", async () => {
     const cache = makeCache();
     const { camelcase, picomatch } = twoEnvironments(cache);
     const release = cache.use(camelcase.key);
@@ -53,8 +53,9 @@ describe("handoff cache list", () => {
     expect(outcome.stderr).toBe("");
     expect(outcome.stdout).toBe(
       [
-        `${camelcase.key.slice(0, 12)}  camelcase  1234567890ab   312 MiB  2026-12-01T09:30Z  in use  npm ci`,
-        `${picomatch.key.slice(0, 12)}  picomatch  aaaabbbbcccc   1.5 GiB  2026-11-30T08:15Z          npm ci; npm run build`,
+        "KEY           REPOSITORY  BASE              SIZE  LAST USED          IN USE  SETUP",
+        `${camelcase.key.slice(0, 12)}  camelcase   1234567890ab   312 MiB  2026-12-01T09:30Z  in use  npm ci`,
+        `${picomatch.key.slice(0, 12)}  picomatch   aaaabbbbcccc   1.5 GiB  2026-11-30T08:15Z          npm ci; npm run build`,
         `total: 2 environments, 1.8 GiB of the 20 GiB limit, in ${cache.root}`,
         "",
       ].join("\n"),
@@ -113,7 +114,7 @@ describe("handoff cache list", () => {
     const outcome = await cacheCli(cache, ["list"]);
     expect(outcome.code, outcome.stderr).toBe(0);
     expect(outcome.stdout).not.toContain("\u001b");
-    expect(outcome.stdout.split("\n")).toHaveLength(3);
+    expect(outcome.stdout.split("\n")).toHaveLength(4); // the header, the environment, the total, and the end of the last line
   });
 });
 

@@ -116,7 +116,7 @@ describe("handoff apply --commit", () => {
     expect(gitIn(repo, "for-each-ref", "--format=%(refname)", "refs/heads")).toBe("refs/heads/main\nrefs/heads/taken\n");
   });
 
-  test("--branch, --message and --push without --commit, a branch name git refuses, and no git identity are usage errors", async () => {
+  test("--branch, --message and --push without --commit and a branch name git refuses are usage errors; no git identity exits 78", async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const run = await verifiedRun(repo);
     expectUsageError(await runCli(["apply", run.runDir, "--branch", "x"]), "--branch goes with --commit");
@@ -126,10 +126,13 @@ describe("handoff apply --commit", () => {
     gitIn(repo, "config", "--unset", "user.name");
     gitIn(repo, "config", "--unset", "user.email");
     const home = tempDir("handoff-empty-home");
-    expectUsageError(
-      await runCli(["apply", run.runDir, "--commit"], { env: { HOME: home, XDG_CONFIG_HOME: home } }),
-      /git config user\.email/,
-    );
+    const noIdentity = await runCli(["apply", run.runDir, "--commit"], { env: { HOME: home, XDG_CONFIG_HOME: home } });
+    expect(noIdentity.code, noIdentity.stderr).toBe(78);
+    expect(noIdentity.stdout).toBe("");
+    expect(noIdentity.stderr).toMatch(/^handoff: no git identity to commit as: set one with git config user\.email .*\n$/);
+    const asJson = await runCli(["apply", run.runDir, "--commit", "--json"], { env: { HOME: home, XDG_CONFIG_HOME: home } });
+    expect(asJson.code).toBe(78);
+    expect(JSON.parse(asJson.stdout)).toEqual({ error: { code: "no_identity", message: expect.stringMatching(/^no git identity/) } });
     expect(gitIn(repo, "for-each-ref", "--format=%(refname)", "refs/heads")).toBe("refs/heads/main\n");
   });
 

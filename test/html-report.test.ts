@@ -6,11 +6,13 @@ import { html } from "../src/review/html/escape.js";
 import { DIFF_LINES_SHOWN } from "../src/review/html/diff-view.js";
 import { TOOL_CALLS_SHOWN, timelineView } from "../src/review/html/timeline.js";
 import { loadRun } from "../src/run-dir/run-lookup.js";
-import { chromium, dumpDom, pageRequests, screenshot } from "./helpers/chromium.js";
+import { chromium, dumpDom, pageRequests, screenshot, viewPage } from "./helpers/chromium.js";
 import { commandRunArgs, runCli } from "./helpers/cli.js";
 import { readPng } from "./helpers/png.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate } from "./helpers/run.js";
+import { artifactPath } from "./helpers/artifacts.js";
+import { REPORT_RUNS } from "./helpers/reports.js";
 
 /** What a hostile task, patch or agent says to break out of the page: each must stay text. */
 const HOSTILE = `</pre><script>document.title="pwned"</script><img src="http://127.0.0.1:9/leak.png" onerror="document.title='pwned'">`;
@@ -32,9 +34,22 @@ async function hostileRun() {
   return delegate(repo, script, { verify: ["npm test"], task: `make add() return the sum ${HOSTILE}` });
 }
 
-/** Every start tag of the page that could load something (src, href, srcset, action, a url() in style). */
+/**
+ * Every start tag of the page that could load something (src, href, srcset, action, a url() in style); a link to a
+ * file of the run, relative to the run directory (`<a href="test.log">`), loads nothing until it is followed.
+ */
 function loadingAttributes(page: string): string[] {
-  return [...page.matchAll(/<[a-z][^>]*?\s(?:src|href|srcset|action|poster|data)\s*=[^>]*>|url\(/giu)].map((match) => match[0]);
+  return [...page.matchAll(/<[a-z][^>]*?\s(?:src|href|srcset|action|poster|data)\s*=[^>]*>|url\(/giu)]
+    .map((match) => match[0])
+    .filter((tag) => !RUN_FILE_LINK.test(tag));
+}
+
+const RUN_FILE_LINK = /^<a href="(?:(?:attempts|candidates)\/\d+\/)?[a-z-]+\.(?:log|jsonl|json|patch|md)">$/u;
+
+/** The phase names of the page's timeline, in order. */
+function timelineRows(page: string): string[] {
+  const table = page.slice(page.indexOf('<table class="timeline">'), page.indexOf("</table>", page.indexOf('<table class="timeline">')));
+  return [...table.matchAll(/<tr class="(?:ok|bad)"><td>([^<]*)<\/td>/gu)].map((m) => m[1]!);
 }
 
 describe("the HTML report (handoff show --format html)", () => {
@@ -137,6 +152,40 @@ describe("the HTML report (handoff show --format html)", () => {
     expect(page).toContain('<tr class="ok"><td>agent</td>');
   });
 
+  test("a repair run tells its attempts as the text and markdown reports do, and its timeline names each phase once", async () => {
+    const page = renderHtml(loadRun(await REPORT_RUNS.repair!()));
+    expect(page).toContain("<h2>Attempts (2; the last one decided)</h2>");
+    expect(page).toContain(
+      '<div class="story depth-0">attempt 1: verification_failed (command_failed): <code>npm test</code> failed (exit 1)</div>',
+    );
+    expect(page).toContain('feedback sent (<a href="attempts/1/feedback.md"><code>attempts/1/feedback.md</code></a>, 16 lines):');
+    expect(page).toMatch(/<pre class="log story-block">Your change \(attempt 1 of 3\)[^<]*FAIL: add\(2, 2\) = 5/u);
+    expect(page).toContain('<div class="story depth-0">attempt 2: verified</div>');
+    const rows = timelineRows(page);
+    expect(new Set(rows).size).toBe(rows.length);
+    expect(rows).toEqual(
+      expect.arrayContaining(["clone", "workspace", "agent (attempt 1)", "verify (attempt 1)", "agent (attempt 2)", "verify (attempt 2)"]),
+    );
+  }, 120_000);
+
+  test("code spans of the summary and the hint are code, and the file the hint names is a link to it", async () => {
+    const page = renderHtml(loadRun(await REPORT_RUNS["setup failure"]!()));
+    expect(page).toContain(
+      '<div class="summary">setup command <code>echo installing; exit 3</code> failed on the base before the agent started</div>',
+    );
+    expect(page).toContain('hint: see <a href="test.log">test.log</a>; fix the setup command or the environment, then run again');
+    expect(page).not.toMatch(/`echo installing/u);
+  }, 120_000);
+
+  test("the candidates are a table, the winner's row marked", async () => {
+    const page = renderHtml(loadRun(await REPORT_RUNS.candidates!()));
+    expect(page).toMatch(/<table class="candidates"><thead><tr><th>k<\/th><th>backend<\/th>/u);
+    expect(page).toContain('<tr class="winner"><td>*2</td><td>command</td><td>verified</td>');
+    expect(page).toContain("<li>winner: candidate 2 (*): the only one verified</li>");
+    // The winner's own files are in its folder.
+    expect(page).toContain('<a href="candidates/2/test.log">test.log</a> and <a href="changes.patch">changes.patch</a> hold everything');
+  }, 120_000);
+
   test(`the agent's tool calls are listed up to ${TOOL_CALLS_SHOWN}, with "and N more"`, () => {
     const time = (ms: number) => new Date(Date.parse("2026-12-01T10:00:00Z") + ms).toISOString();
     const events = Array.from({ length: TOOL_CALLS_SHOWN + 5 }, (_, i) => [
@@ -146,7 +195,7 @@ describe("the HTML report (handoff show --format html)", () => {
     const view = timelineView({ kind: "events", events, startedAt: time(0) }).toString();
     expect(view).toContain(`The agent's tool calls (${TOOL_CALLS_SHOWN + 5})`);
     expect(view.match(/<b>Bash<\/b>/gu)).toHaveLength(TOOL_CALLS_SHOWN);
-    expect(view).toContain("and 5 more (all in events.jsonl)");
+    expect(view).toContain('and 5 more (all in <a href="events.jsonl">events.jsonl</a>)');
     expect(view).toContain("{&quot;command&quot;:&quot;echo 0 &lt;b&gt;&quot;}");
     expect(view).toMatch(/<tr class="bad">[\s\S]*?echo 2 [\s\S]*?failed<\/td><\/tr>/u);
   });
@@ -182,6 +231,36 @@ describe.skipIf(!chromium.ok)(`the HTML report in headless Chromium (${chromium.
     const png = readPng(readFileSync(join(dir, "report.png")));
     expect({ width: png.width, height: png.height }).toEqual({ width: 900, height: 700 });
     expect(png.colours).toBeGreaterThan(16);
+  }, 120_000);
+
+  for (const kind of ["repair", "candidates", "setup failure"] as const)
+    test(`${kind}: at 400 px, light and dark, and at 1000 px, nothing but a scrolling box is wider than the page; screenshots in .test-artifacts/`, async () => {
+      const file = join(tempDir("handoff-html"), "report.html");
+      writeFileSync(file, renderHtml(loadRun(await REPORT_RUNS[kind]!())));
+      for (const view of [
+        { width: 400, height: 1400, scheme: "light" },
+        { width: 400, height: 1400, scheme: "dark" },
+        { width: 1000, height: 1000, scheme: "light" },
+      ] as const) {
+        const png = artifactPath("html-report", `${kind.replace(/ /gu, "-")}-${view.width}-${view.scheme}.png`);
+        const layout = await viewPage(file, view, png);
+        expect(layout).toMatchObject({ viewportWidth: view.width, overflowing: [], prefersDark: view.scheme === "dark" });
+        expect(layout.scrollWidth).toBeLessThanOrEqual(view.width);
+        expect(layout.background).toBe(view.scheme === "dark" ? "rgb(13, 17, 23)" : "rgb(255, 255, 255)");
+        const shot = readPng(readFileSync(png));
+        expect({ width: shot.width, height: shot.height }).toEqual({ width: view.width, height: view.height });
+      }
+    }, 180_000);
+
+  test("the layout check sees a page wider than 400 px: a table whose cells do not wrap, outside a scrolling box", async () => {
+    const file = join(tempDir("handoff-html"), "wide.html");
+    writeFileSync(
+      file,
+      `<!DOCTYPE html><body><table class="facts"><tr><td style="white-space: nowrap">${"wide ".repeat(100)}</td></tr></table></body>`,
+    );
+    const layout = await viewPage(file, { width: 400, height: 300, scheme: "light" });
+    expect(layout.scrollWidth).toBeGreaterThan(400);
+    expect(layout.overflowing).toContain("table.facts");
   }, 120_000);
 
   test("loading the report requests nothing from the network, where a page without the escape and the CSP does, and the CSP alone stops it", async () => {

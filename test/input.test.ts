@@ -198,7 +198,7 @@ describe("tasks and commands no process can be handed are refused before anythin
       /the verify command is 140005 bytes/,
     );
     await expect(new ExternalCodingRunner().run({ ...base, agentCmd: `true ${"z".repeat(140_000)}` })).rejects.toThrow(
-      /--agent-cmd is 140005 bytes/,
+      /^agentCmd is 140005 bytes/,
     );
     await expect(new ExternalCodingRunner().run({ ...base, task: "fix\0it" })).rejects.toThrow(/the task holds a NUL byte/);
     expect(existsSync(harness.runsDir)).toBe(false);

@@ -78,6 +78,8 @@ describe("publishRun", () => {
     expect(outcome).toEqual({
       branch,
       commit: gitIn(remote, "rev-parse", branch).trim(),
+      // A path remote: the token is for GitHub's API only (an http(s) remote gets it too: test/action.test.ts).
+      credential: "remote",
       pullRequest: { number: 1, url: "https://github.invalid/octo/demo/pull/1", created: true },
     });
     expect(gitIn(remote, "log", "-1", "--format=%an <%ae>%n%s%n%(trailers:key=Handoff-Run,valueonly)", branch)).toBe(

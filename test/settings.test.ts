@@ -3,10 +3,13 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { RequestJson } from "../src/run-dir/artifacts/request.js";
 import { RUN_OPTION_INPUTS } from "../src/settings/action-inputs.js";
-import { helpLines, optionTable, optionsFromFlags, settingsOf } from "../src/settings/command-line.js";
+import { helpLines, optionsFromFlags, settingsOf } from "../src/settings/command-line.js";
+import { optionTable } from "../src/settings/option-table.js";
 import { BatchTask, HandoffConfig, optionsFromLine } from "../src/settings/file-schema.js";
 import { inheritedSettings, recordedSettings } from "../src/settings/request-fields.js";
 import { settle } from "../src/settings/resolve-setting.js";
+import { FLAG_NAMES } from "../src/settings/setting-names.js";
+import type { UsageError } from "../src/lib/errors.js";
 import { SETTINGS } from "../src/settings/settings.js";
 import { getPath } from "../src/settings/dotted-path.js";
 import { COMMAND_HELP, HELP } from "../src/cli/help.js";
@@ -26,8 +29,12 @@ const asBeforeText = (text: string) =>
   ADDED_OVERVIEW_LINES.reduce((rest, line) => rest.replace(line, ""), text.replaceAll(backendNamesText(), BACKENDS_BEFORE));
 const asBefore = <T extends { flag: string }>(rows: readonly T[]) => rows.filter((row) => !ADDED.flags.includes(row.flag));
 function schemaAsBefore(schema: z.ZodType) {
-  const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as { properties: Record<string, unknown> };
-  for (const key of ADDED.keys) delete json.properties[key];
+  const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as { properties: Record<string, Record<string, unknown>> };
+  // Issue 31: `$schema` names the file's JSON Schema for an editor; each key has a description; a batch line's id check
+  // (the same as before) is a pattern the JSON Schema can say.
+  for (const key of [...ADDED.keys, "$schema"]) delete json.properties[key];
+  for (const property of Object.values(json.properties)) delete property.description;
+  delete json.properties.id?.pattern;
   return json;
 }
 
@@ -45,16 +52,22 @@ describe("the settings table accepts exactly what the hand-written tables accept
     expect(optionTable(asBefore(settingsOf("resume")))).toEqual(before.optionTables.resume);
   });
 
-  it("`handoff run --help`: the same option lines, in the same order", () => {
+  it("`handoff run --help`: the same option lines, in the same order (their words: the help is filled to 100 columns since)", () => {
     const help: string = before.commandHelp.run;
     const section = help.slice(help.indexOf("Run options:\n") + "Run options:\n".length, help.indexOf("\nExit codes"));
-    expect(asBeforeText(helpLines("run", asBefore(settingsOf("run"))))).toBe(section);
+    const words = (text: string) => text.replace(/\s+/g, " ");
+    expect(words(asBeforeText(helpLines("run", asBefore(settingsOf("run")))))).toBe(words(section));
   });
 
-  it("every command parses the same options as before, and prints the same help but for the added settings' lines", () => {
+  it("every command parses the same options as before but -C, and prints the same help but for the added settings' lines", () => {
     const withoutAdded = (table: object) => Object.fromEntries(Object.entries(table).filter(([flag]) => !ADDED.flags.includes(flag)));
+    // Issue 31: -C on every command that reads a repository.
+    const withoutRepo = (command: Command, table: object) =>
+      ["show", "list", "batch", "enqueue"].includes(command)
+        ? Object.fromEntries(Object.entries(table).filter(([flag]) => flag !== "repo"))
+        : table;
     for (const command of Object.keys(before.optionTables) as Command[])
-      expect(withoutAdded(COMMAND_OPTIONS[command]), command).toEqual(before.optionTables[command]);
+      expect(withoutRepo(command, withoutAdded(COMMAND_OPTIONS[command])), command).toEqual(before.optionTables[command]);
     const added = SETTINGS.filter((row) => ADDED.flags.includes(row.flag));
     const withoutAddedLines = (text: string) =>
       asBeforeText(
@@ -63,13 +76,19 @@ describe("the settings table accepts exactly what the hand-written tables accept
           text,
         ),
       );
-    // resume lists its options in run's order now, the table's: the same lines.
-    const lines = (text: string) => text.split("\n").sort();
-    for (const command of Object.keys(before.commandHelp) as Command[]) {
-      if (command === "resume") expect(lines(withoutAddedLines(COMMAND_HELP[command]))).toEqual(lines(before.commandHelp[command]));
-      else expect(withoutAddedLines(COMMAND_HELP[command]), command).toBe(before.commandHelp[command]);
+    // Issue 31 filled every help to 100 columns and rewrote the overview and the prose: each option line of run,
+    // resume, batch and worker is still there, word for word.
+    const words = (text: string) => text.replace(/\s+/g, " ");
+    const optionLines = (text: string) =>
+      text
+        .split(/\n(?= {2}(?:-\w, | {4})--)/)
+        .filter((part) => /^ {2}(?:-\w, | {4})--/.test(part))
+        .map((part) => words(part.split("\n\n")[0]!).trim());
+    for (const command of ["run", "resume", "batch", "worker"] as const) {
+      const now = words(withoutAddedLines(COMMAND_HELP[command]));
+      for (const line of optionLines(before.commandHelp[command])) expect(now, `${command}: ${line}`).toContain(line);
     }
-    expect(withoutAddedLines(HELP)).toBe(before.help);
+    expect(words(withoutAddedLines(HELP))).toContain(words(withoutAddedLines(helpLines("run", settingsOf("run")))).trim());
   });
 
   it("the Action: the same inputs, each passed as the same flag the same way", () => {
@@ -99,9 +118,31 @@ describe("a setting read the one way everywhere", () => {
     expect(settle("attempts", { attempts: 3 }, { attempts: 2 })).toBe(3);
     expect(settle("attempts", {}, { attempts: 2 })).toBe(2);
     expect(settle("attempts", {}, {})).toBe(1);
-    expect(() => settle("testEdits", {}, { testEdits: "never" })).toThrow("--test-edits (from .handoff.json) must be base");
-    expect(() => settle("testEdits", { testEdits: "never" }, {})).toThrow(/^--test-edits must be base/);
-    expect(() => settle("attempts", { attempts: 21 }, {})).toThrow("--attempts must be at most 20");
+    expect(() => settle("testEdits", {}, { testEdits: "never" })).toThrow("testEdits (from .handoff.json) must be base");
+    expect(() => settle("testEdits", { testEdits: "never" }, {})).toThrow(/^testEdits must be base/);
+    expect(() => settle("attempts", { attempts: 21 }, {})).toThrow("attempts must be at most 20");
+  });
+
+  it("a bad value's message names the setting by its RunOptions field; the command line says the same with its flag", () => {
+    const refusal = (option: Parameters<typeof settle>[0], given: object, config: object = {}) => {
+      try {
+        settle(option, given, config);
+      } catch (error) {
+        return error as UsageError;
+      }
+      throw new Error(`${option} was accepted`);
+    };
+    const timeout = refusal("timeoutMs", { timeoutMs: -1 });
+    expect(timeout.message).toBe("timeoutMs must be a positive number");
+    expect(timeout.saying(FLAG_NAMES)).toBe("--timeout must be a positive number");
+    const size = refusal("limits.maxFileBytes", { limits: { maxFileBytes: 2 ** 40 } });
+    expect(size.message).toMatch(/^limits\.maxFileBytes must be at most 1024 MiB/);
+    expect(size.saying(FLAG_NAMES)).toMatch(/^--max-file-size must be at most 1024 MiB/);
+    const fromFile = refusal("testEdits", {}, { testEdits: "never" });
+    expect(fromFile.saying(FLAG_NAMES)).toBe("--test-edits (from .handoff.json) must be base, reject or allow, not 'never'");
+    // A row's own words are the same on both surfaces.
+    expect(refusal("model", { model: "a\0b" }).saying(FLAG_NAMES)).toMatch(/^the model holds a NUL byte/);
+    for (const row of SETTINGS) if (row.option !== null) expect(FLAG_NAMES.name(row.option)).toBe(`--${row.flag}`);
   });
 
   it("a bad command-line value is a usage error that names the flag", () => {

@@ -181,7 +181,7 @@ describe("a dirty source", () => {
     expect(error).toBeInstanceOf(UsageError);
     expect((error as DirtySourceError).code).toBe("dirty_source");
     expect((error as DirtySourceError).paths).toEqual(["math.js"]);
-    expect((error as Error).message).toContain("--allow-dirty");
+    expect((error as Error).message).toMatch(/commit them or set allowDirty: true$/);
     expect(existsSync(harness.runsDir)).toBe(false);
     expect(existsSync(harness.workspacesDir)).toBe(false);
   });

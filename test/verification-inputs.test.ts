@@ -486,11 +486,11 @@ describe("--protect on the command line and in .handoff.json", () => {
 
   test("protect comes from .handoff.json unless given on the command line, and is checked like --allow", () => {
     const harness = makeHarness();
-    const options = { task: "fix", noVerify: true, ...harness };
+    const options = { repo: tempDir(), task: "fix", noVerify: true, ...harness };
     expect(resolveOptions(options, { protect: ["fixtures/"] }, tempDir()).protect).toEqual(["fixtures/"]);
     expect(resolveOptions({ ...options, protect: ["golden/"] }, { protect: ["fixtures/"] }, tempDir()).protect).toEqual(["golden/"]);
     expect(resolveOptions(options, {}, tempDir()).protect).toEqual([]);
-    expect(() => resolveOptions(options, { protect: ["[z-a]"] }, tempDir())).toThrow(/--protect '\[z-a\]' is not a valid pattern/);
+    expect(() => resolveOptions(options, { protect: ["[z-a]"] }, tempDir())).toThrow(/^protect '\[z-a\]' is not a valid pattern/);
   });
 });
 

@@ -143,7 +143,7 @@ describe("--holdout-patch", () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     expectRefused(
       await attempt(repo, ["--holdout-patch", join(tempDir(), "nope.patch")]),
-      /--holdout-patch .*nope\.patch cannot be read: ENOENT/,
+      /--holdout-patch .*nope\.patch cannot be read: no such file/,
     );
   });
 

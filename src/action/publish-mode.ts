@@ -2,7 +2,9 @@ import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as core from "@actions/core";
+import { GitCommandError, PublishRefusedError } from "../lib/errors.js";
 import { downloadRunDir } from "./artifact.js";
+import { explainApiRefusal, explainPushRefusal } from "./github-refusals.js";
 import type { PublishInputs } from "./inputs.js";
 import { type PublishOutcome, publishRun } from "./publish.js";
 import { writeStepSummary } from "./summary.js";
@@ -20,8 +22,25 @@ export type PublishModeOutcome =
 
 const firstLine = (error: unknown) => ((error as Error).message ?? String(error)).split("\n")[0]!;
 
+/** What git printed, from the GitCommandError somewhere in the refusal's causes. */
+function gitStderr(error: unknown): string {
+  for (let at: unknown = error; at instanceof Error; at = at.cause) if (at instanceof GitCommandError) return at.stderr;
+  return "";
+}
+
+/** The refusal's line, with the setting or permission it needs when GitHub's words say which (github-refusals.ts). */
+function explained(error: unknown): string {
+  if (error instanceof PublishRefusedError) {
+    if (error.code !== "push_failed" && error.code !== "remote_unreadable") return firstLine(error);
+    return explainPushRefusal(firstLine(error), gitStderr(error)) ?? firstLine(error);
+  }
+  return explainApiRefusal(error) ?? firstLine(error);
+}
+
 export async function publishMode(inputs: PublishInputs): Promise<PublishModeOutcome> {
   core.setSecret(inputs.githubToken);
+  // As git's AUTHORIZATION header carries it (push-auth.ts), should git ever print one.
+  core.setSecret(Buffer.from(`x-access-token:${inputs.githubToken}`).toString("base64"));
   const [owner, name, ...rest] = (process.env.GITHUB_REPOSITORY ?? "").split("/");
   if (!owner || !name || rest.length > 0)
     return { kind: "invalid", why: "GITHUB_REPOSITORY is not owner/name: publish mode runs in a workflow job" };
@@ -49,9 +68,14 @@ export async function publishMode(inputs: PublishInputs): Promise<PublishModeOut
       apiUrl: process.env.GITHUB_API_URL || "https://api.github.com",
     });
   } catch (error) {
-    return { kind: "refused", why: `not published: ${firstLine(error)}` };
+    return { kind: "refused", why: `not published: ${explained(error)}` };
   }
   const pr = outcome.pullRequest;
+  core.info(
+    outcome.credential === "github-token"
+      ? `pushed ${outcome.branch} with the github-token input`
+      : `pushed ${outcome.branch} with the remote's own access (not an https remote: github-token was used for the pull request only)`,
+  );
   core.setOutput("branch", outcome.branch);
   core.setOutput("commit", outcome.commit);
   core.setOutput("pull-request-number", String(pr.number));

@@ -7,6 +7,7 @@ import { carriesHandoffTrailer, commitRun, firstLine, pushBranch } from "../revi
 import { commitSubject } from "../review/commit-message.js";
 import { renderReport } from "../review/report.js";
 import { runRequest } from "../review/run-files.js";
+import { remoteAuth, withAuth } from "./push-auth.js";
 import { type LoadedRun, loadRun } from "../run-dir/run-lookup.js";
 
 /** What publish mode needs: the run directory downloaded from the run job's artifact, and where to open the PR. */
@@ -31,6 +32,8 @@ export interface PublishRequest {
 export interface PublishOutcome {
   readonly branch: string;
   readonly commit: string;
+  /** What git's calls to the remote were authorised with: the token (an http(s) remote), or the remote's own access (a path, ssh). */
+  readonly credential: "github-token" | "remote";
   readonly pullRequest: { readonly number: number; readonly url: string; readonly created: boolean };
 }
 
@@ -51,7 +54,8 @@ const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/u;
 export async function publishRun(request: PublishRequest): Promise<PublishOutcome> {
   const run = loadDownloadedRun(request.runDir);
   const source = await inspectSource(request.repo);
-  const target: GitTarget = { gitDir: source.gitDir, cwd: source.topLevel, asUser: true };
+  const auth = await remoteAuth({ gitDir: source.gitDir, cwd: source.topLevel, asUser: true }, request.remote, request.token);
+  const target = withAuth({ gitDir: source.gitDir, cwd: source.topLevel, asUser: true }, auth);
   await fetchBaseIfMissing(target, request.remote, run.result.repo.baseCommit);
   const committed = await refusedAsPublish(() =>
     commitRun(run, { repo: request.repo, branch: request.branch, identity: BOT_IDENTITY, replaceHandoffBranch: true, recheckRules: true }),
@@ -67,10 +71,15 @@ export async function publishRun(request: PublishRequest): Promise<PublishOutcom
         );
       }
     }
-    await refusedAsPublish(() => pushBranch(source, request.remote, committed.branch, remoteTip ?? ""));
+    await refusedAsPublish(() => pushBranch(source, request.remote, committed.branch, remoteTip ?? "", target.config));
   }
   const pullRequest = await openOrUpdatePullRequest(request, run, committed.branch);
-  return { branch: committed.branch, commit: committed.commit, pullRequest };
+  return {
+    branch: committed.branch,
+    commit: committed.commit,
+    credential: auth.kind === "header" ? "github-token" : "remote",
+    pullRequest,
+  };
 }
 
 /** The downloaded run directory through loadRun's checks; what they refuse is a PublishRefusedError. */
@@ -108,7 +117,13 @@ async function remoteBranchTip(target: GitTarget, remote: string, branch: string
     listed = (await git(target, ["ls-remote", "--heads", "--", remote, `refs/heads/${branch}`])).stdout.toString("utf8");
   } catch (error) {
     if (!(error instanceof GitCommandError)) throw error;
-    throw new PublishRefusedError("remote_unreadable", `cannot read the branches of ${escapeControls(remote)}: ${firstLine(error.stderr)}`);
+    throw new PublishRefusedError(
+      "remote_unreadable",
+      `cannot read the branches of ${escapeControls(remote)}: ${firstLine(error.stderr)}`,
+      {
+        cause: error,
+      },
+    );
   }
   const line = listed.split("\n").find((entry) => entry.endsWith(`\trefs/heads/${branch}`));
   return line ? line.slice(0, line.indexOf("\t")) : null;

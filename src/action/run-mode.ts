@@ -1,14 +1,22 @@
 import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import * as core from "@actions/core";
 import { z } from "zod";
+import { packageRoot } from "../lib/package-root.js";
 import { runProcess } from "../process/process.js";
 import { renderReport } from "../review/report.js";
 import { type LoadedRun, loadRun } from "../run-dir/run-lookup.js";
 import { EXIT_CODES } from "../vocabulary/terminal-reasons.js";
+import { assertNever } from "../lib/assert-never.js";
 import { uploadRunDir } from "./artifact.js";
+import {
+  type EnvironmentCachePlan,
+  type EnvironmentRestore,
+  planEnvironmentCache,
+  restoreEnvironment,
+  saveEnvironment,
+} from "./environment-cache.js";
 import { taskSource } from "./event-task.js";
 import type { RunInputs } from "./inputs.js";
 import { writeStepSummary } from "./summary.js";
@@ -19,8 +27,11 @@ import { writeStepSummary } from "./summary.js";
  * the job needs only `contents: read` (the artifact goes to the results service with the job's runtime token).
  */
 
-/** The CLI of the same clone as this action: dist/src/action/ → bin/handoff.js. */
-const HANDOFF_BIN = fileURLToPath(new URL("../../../bin/handoff.js", import.meta.url));
+/** The CLI of the same clone as this action (run from action/main.js or dist/src/action/): its bin/handoff.js, built with `npm run build`. */
+function handoffBin(): string | null {
+  const root = packageRoot();
+  return root === null ? null : join(root, "bin", "handoff.js");
+}
 
 /** The runner sends SIGINT on cancel, SIGTERM 7.5 s later: the CLI gets its SIGTERM and that long to finish the run directory. */
 const CANCEL_GRACE_MS = 7000;
@@ -106,14 +117,52 @@ function report(run: LoadedRun): string {
   }
 }
 
+/** The environment cache's plan; one it cannot make (an unreadable .handoff.json) is the run's to report, not the cache's. */
+async function planEnvironment(workspace: string, cliArgs: readonly string[]): Promise<EnvironmentCachePlan> {
+  try {
+    return await planEnvironmentCache(workspace, cliArgs, cliEnvironment());
+  } catch (error) {
+    return { kind: "skipped", why: (error as Error).message.split("\n")[0]! };
+  }
+}
+
+function restoreFailed(error: unknown): EnvironmentRestore {
+  return { kind: "skipped", why: `the Actions cache could not be read: ${(error as Error).message.split("\n")[0]}` };
+}
+
+function describeRestore(key: string, restore: EnvironmentRestore): string {
+  const named = `base environment ${key.slice(0, 12)}`;
+  switch (restore.kind) {
+    case "restored":
+      return `${named} restored from the Actions cache (${restore.cacheKey}); the run checks it before it takes it`;
+    case "missed":
+      return `${named} is not in the Actions cache: the run builds it, and this step saves it after the run`;
+    case "refused":
+      return `${named} from the Actions cache (${restore.cacheKey}) refused: ${restore.why}; the run builds it again`;
+    case "skipped":
+      return `${named}: the Actions cache is not used (${restore.why})`;
+    default:
+      return assertNever(restore);
+  }
+}
+
 export async function runMode(inputs: RunInputs): Promise<RunModeOutcome> {
   const source = taskSource(inputs.task);
   if (source.kind !== "task") return source;
   const workspace = process.env.GITHUB_WORKSPACE;
   if (!workspace) return { kind: "invalid", why: "GITHUB_WORKSPACE is not set: run mode runs in a job that checked out the repository" };
+  const bin = handoffBin();
+  if (bin === null || !existsSync(join(bin, "..", "..", "dist", "src", "cli", "cli.js")))
+    return {
+      kind: "invalid",
+      why: "run mode starts the handoff CLI of the checkout the action runs from, and it is not built: check out handoff and run `npm ci --ignore-scripts && npm run build` in it before `uses: ./<that path>` (docs/github.md)",
+    };
   // A fresh runs directory per step, outside the checkout: the run directory is then the only one in it.
   const runsDir = mkdtempSync(join(process.env.RUNNER_TEMP || tmpdir(), "handoff-runs-"));
   core.info(`handoff run in ${workspace} (task from the ${source.from}: ${source.text.split("\n")[0]!.slice(0, 120)})`);
+
+  const plan = await planEnvironment(workspace, inputs.cliArgs);
+  if (plan.kind === "planned") core.info(describeRestore(plan.key, await restoreEnvironment(plan).catch(restoreFailed)));
 
   const cancel = new AbortController();
   const onSignal = () => cancel.abort();
@@ -124,7 +173,7 @@ export async function runMode(inputs: RunInputs): Promise<RunModeOutcome> {
   const ended = await runProcess({
     file: process.execPath,
     // The task on stdin: a comment can be longer than one argument may be.
-    args: [HANDOFF_BIN, "run", "--yes", "--json", "--runs-dir", runsDir, "--task-file", "-", ...inputs.cliArgs],
+    args: [bin, "run", "--yes", "--json", "--runs-dir", runsDir, "--task-file", "-", ...inputs.cliArgs],
     cwd: workspace,
     env: cliEnvironment(),
     stdin: source.text,
@@ -174,5 +223,15 @@ export async function runMode(inputs: RunInputs): Promise<RunModeOutcome> {
   core.setOutput("patch-sha256", result.patch?.sha256 ?? "");
   await summarize(report(run));
   const uploadError = await upload(inputs.artifactName, runDir);
+  if (plan.kind === "planned") {
+    const saved = await saveEnvironment(plan, result.environment).catch(
+      (error: unknown) => ({ kind: "not_saved", why: (error as Error).message }) as const,
+    );
+    core.info(
+      saved.kind === "saved"
+        ? `base environment ${plan.key.slice(0, 12)} saved to the Actions cache as ${saved.cacheKey}`
+        : `base environment ${plan.key.slice(0, 12)} not saved: ${saved.why}`,
+    );
+  }
   return { kind: "finished", verdict: result.terminalReason, exitCode, runId: result.runId, summary: result.summary, uploadError };
 }

@@ -1,8 +1,7 @@
-import { BACKEND_NAMES, CLI_BACKEND_ROWS, CLI_BACKENDS, COMMAND_BACKEND, type CliName } from "../../backends/index.js";
+import { BACKEND_NAMES, CLI_BACKEND_ROWS, CLI_BACKENDS, COMMAND_BACKEND, type CliName, unknownBackend } from "../../backends/index.js";
 import { hintFor } from "../agent/cli-failures.js";
 import { type ExecutableSource, probeVersion, resolveExecutable } from "../agent/executable.js";
 import { UsageError } from "../lib/errors.js";
-import { escapeControls } from "../vocabulary/display.js";
 
 export interface BackendAvailability {
   readonly name: string;
@@ -33,11 +32,7 @@ export async function listBackends(
   query: BackendsQuery = {},
 ): Promise<BackendAvailability[]> {
   const { only, bin } = query;
-  if (only !== undefined && !BACKEND_NAMES.includes(only as CliName))
-    throw new UsageError(
-      "unknown_backend",
-      `unknown backend '${escapeControls(only.slice(0, 100))}' (expected one of ${BACKEND_NAMES.join(", ")})`,
-    );
+  if (only !== undefined && !BACKEND_NAMES.includes(only as CliName)) throw unknownBackend(only);
   if (bin !== undefined && only === undefined)
     throw new UsageError(
       "bin_without_backend",

@@ -56,20 +56,31 @@ export function clearCache(cache: EnvironmentCache, keepDownloads: boolean): Cac
   return { cacheDir: cache.root, ...cache.clear({ keepDownloads }) };
 }
 
-/** One line per environment (most recently used first), then the total against the limit. */
+/** A header, one line per environment (most recently used first), then the total against the limit. */
 export function renderCacheListing(listing: CacheListing): string {
-  const repoWidth = Math.max(0, ...listing.environments.map((environment) => shownRepo(environment.repo).length));
-  const lines = listing.environments.map((environment) =>
+  const repoWidth = Math.max("REPOSITORY".length, ...listing.environments.map((environment) => shownRepo(environment.repo).length));
+  const row = (cells: readonly [string, string, string, string, string, string, string]) =>
     [
+      cells[0].padEnd(12),
+      cells[1].padEnd(repoWidth),
+      cells[2].padEnd(12),
+      cells[3].padStart(8),
+      cells[4].padEnd(17),
+      cells[5].padEnd(6),
+      cells[6],
+    ].join("  ");
+  const lines = listing.environments.map((environment) =>
+    row([
       environment.key.slice(0, 12),
-      shownRepo(environment.repo).padEnd(repoWidth),
-      escapeControls(environment.baseCommit.slice(0, 12)).padEnd(12),
-      humanBytes(environment.sizeBytes).padStart(8),
+      shownRepo(environment.repo),
+      escapeControls(environment.baseCommit.slice(0, 12)),
+      humanBytes(environment.sizeBytes),
       `${environment.lastUsedAt.slice(0, 16)}Z`,
-      environment.inUse ? "in use" : "      ",
+      environment.inUse ? "in use" : "",
       environment.setup.length > 0 ? environment.setup.map(escapeControls).join("; ") : "(no setup)",
-    ].join("  "),
+    ]),
   );
+  if (lines.length > 0) lines.unshift(row(["KEY", "REPOSITORY", "BASE", "SIZE", "LAST USED", "IN USE", "SETUP"]));
   const count = `${listing.environments.length} environment${listing.environments.length === 1 ? "" : "s"}`;
   lines.push(
     `total: ${count}, ${humanBytes(listing.totalBytes)} of the ${humanBytes(listing.limitBytes)} limit, in ${escapeControls(listing.cacheDir)}`,

@@ -1,5 +1,6 @@
-import { ApplyRefusedError, QueueUnavailableError, UsageError } from "../lib/errors.js";
-import { type Command, VERSION, isCommand } from "./command-names.js";
+import { UsageError } from "../lib/errors.js";
+import { COMMAND_EXIT_CODES } from "../vocabulary/command-exit-codes.js";
+import { COMMANDS, type Command, VERSION, isCommand } from "./command-names.js";
 
 /** A command's module: src/cli/commands/<name>.ts, whose `command` runs it and returns the exit code. */
 interface CommandModule {
@@ -37,40 +38,42 @@ export async function main(argv: readonly string[]): Promise<number> {
         const { COMMAND_HELP, HELP } = await import("./help.js");
         // `handoff help run` is `handoff run --help`.
         process.stdout.write(command === "help" && isCommand(rest[0]) ? COMMAND_HELP[rest[0]] : HELP);
-        return command === undefined ? 2 : 0;
+        return command === undefined ? COMMAND_EXIT_CODES.usage : 0;
       }
       case "-V":
       case "--version":
         process.stdout.write(`${VERSION}\n`);
         return 0;
       default:
-        if (!isCommand(command)) throw new UsageError("unknown_command", `unknown command '${command}' (try: handoff --help)`);
-        if (asksForHelp(rest)) {
+        if (!isCommand(command)) throw await unknownCommand(command);
+        if (options(rest).some((arg) => arg === "--help" || arg === "-h")) {
           process.stdout.write((await import("./help.js")).COMMAND_HELP[command]);
           return 0;
         }
         return await (await COMMAND_MODULES[command]()).command(rest);
     }
   } catch (error) {
-    if (error instanceof UsageError) {
-      process.stderr.write(`handoff: ${error.message}\n`);
-      return 2;
-    }
-    if (error instanceof ApplyRefusedError) {
-      process.stderr.write(`handoff: apply refused: ${error.message}\n`);
-      return 1;
-    }
-    if (error instanceof QueueUnavailableError) {
-      process.stderr.write(`handoff: ${error.message}\n`);
-      return 69;
-    }
-    process.stderr.write(`handoff: internal error: ${(error as Error).stack ?? error}\n`);
-    return 70;
+    // The library names settings by RunOptions field, the command line by flag (the table loaded only for a usage error).
+    // Loaded only on failure, so that `handoff --version` loads this file alone.
+    const { reportOf } = await import("./command-failure.js");
+    const report = reportOf(error, error instanceof UsageError ? (await import("../settings/setting-names.js")).FLAG_NAMES : undefined);
+    process.stderr.write(report.line);
+    // A script that asked for JSON gets the error as JSON too: one document on stdout, the same exit code.
+    if (options(rest).includes("--json")) process.stdout.write(`${JSON.stringify(report.json)}\n`);
+    return report.exitCode;
   }
 }
 
-/** `-h` or `--help` among a command's options (not after `--`, where it would be task text). */
-function asksForHelp(args: readonly string[]): boolean {
-  const options = args.indexOf("--") === -1 ? args : args.slice(0, args.indexOf("--"));
-  return options.includes("--help") || options.includes("-h");
+/** A command's options: its arguments before `--` (after it, `--help` or `--json` is task text). */
+function options(args: readonly string[]): readonly string[] {
+  return args.indexOf("--") === -1 ? args : args.slice(0, args.indexOf("--"));
+}
+
+/** `handoff runn`: a usage error naming the command it most likely meant, when one is close. */
+async function unknownCommand(command: string): Promise<UsageError> {
+  const { closest } = await import("../lib/suggest.js");
+  const { escapeControls } = await import("../vocabulary/display.js");
+  const shown = escapeControls(command.slice(0, 100));
+  const near = closest(command, COMMANDS);
+  return new UsageError("unknown_command", `unknown command '${shown}' (${near ? `did you mean ${near}?` : "see handoff --help"})`);
 }

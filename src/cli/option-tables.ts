@@ -1,5 +1,7 @@
-import { type OptionTableOf, optionTable, settingsOf } from "../settings/command-line.js";
+import { settingsOf } from "../settings/command-line.js";
+import { type OptionTableOf, optionTable } from "../settings/option-table.js";
 import type { OptionRow } from "../settings/setting.js";
+import { REPO_SETTING } from "../settings/repo-setting.js";
 
 // The option tables of the commands that take run settings, derived from the settings table (src/settings/settings.ts)
 // plus each command's own options; the other commands' few options are in their own files.
@@ -51,6 +53,7 @@ const QUEUE_ROWS = [
 ] as const satisfies readonly OptionRow[];
 
 const BATCH_OWN_ROWS = [
+  { ...REPO_SETTING, help: { batch: ['the repository of a line without "repo", and what a relative one is in (default: .)'] } },
   { flag: "jobs", short: "j", kind: "value", meta: "N", help: { batch: [`how many tasks run at once (default 1, at most ${MAX_JOBS})`] } },
   { flag: "junit", kind: "value", meta: "PATH", help: { batch: ["also write the batch's JUnit XML to PATH"] } },
   { flag: "batch-id", kind: "value", meta: "ID", help: { batch: ["name of the batch directory (default: batch-<time>-<random>)"] } },
@@ -72,6 +75,7 @@ function inOrder<R extends OptionRow>(rows: readonly R[], flags: readonly R["fla
 export const BATCH_ROWS = inOrder(
   [...settingsOf("batch"), ...BATCH_OWN_ROWS],
   [
+    "repo",
     "jobs",
     "yes",
     "json",

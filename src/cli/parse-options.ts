@@ -1,5 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { UsageError } from "../lib/errors.js";
+import { closest } from "../lib/suggest.js";
 import { escapeControls } from "../vocabulary/display.js";
 import type { Command } from "./command-names.js";
 
@@ -40,33 +41,9 @@ function unknownOption(args: readonly string[], options: ParseArgsOptionsConfig)
   return token?.kind === "option" ? token.rawName : null;
 }
 
-/**
- * The real long option a mistyped one most likely meant: one a prefix of it names (`--verif`), or the closest within
- * two edits that leave more than half of it (`--verfy`, `--jsn`; not `--x` for `--yes`). None for a short option.
- */
+/** The real long option a mistyped one most likely meant (`--verfy`, `--verif`, `--jsn`); none for a short option. */
 export function nearestOption(written: string, options: ParseArgsOptionsConfig): string | null {
   if (!written.startsWith("--")) return null;
-  const name = written.slice(2);
-  const names = Object.keys(options);
-  const prefixed = names.filter((candidate) => name.length >= 3 && candidate.startsWith(name)).sort((a, b) => a.length - b.length);
-  if (prefixed.length > 0) return `--${prefixed[0]}`;
-  let best: { name: string; distance: number } | null = null;
-  for (const candidate of names) {
-    const distance = editDistance(name, candidate);
-    if (distance <= 2 && distance * 2 < name.length && (best === null || distance < best.distance)) best = { name: candidate, distance };
-  }
-  return best ? `--${best.name}` : null;
-}
-
-/** Levenshtein distance: the fewest single-character insertions, deletions and substitutions from `a` to `b`. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length]!;
+  const near = closest(written.slice(2), Object.keys(options));
+  return near === null ? null : `--${near}`;
 }

@@ -20,6 +20,8 @@ export function runOptionsFromFlags(command: "run" | "resume", values: FlagValue
     backend?: readonly string[];
   };
   return {
+    // The library takes no default repository: the command line's is -C, else the current directory.
+    ...(command === "run" ? { repo: process.cwd() } : {}),
     ...options,
     // One -b is the backend; repeated, a candidate per backend (docs/many-tasks.md).
     ...(backend === undefined ? {} : backend.length > 1 ? { backends: backend } : { backend: backend[0] }),

@@ -3,19 +3,26 @@ import { UsageError } from "../lib/errors.js";
 import { escapeControls } from "../vocabulary/display.js";
 import { latestFinishedRun } from "../run-dir/run-index.js";
 import { type LoadedRun, loadRun } from "../run-dir/run-lookup.js";
+import { type NamedBatch, findBatch } from "../run-dir/batch-lookup.js";
 import { defaultRunsDir } from "../run-dir/default-places.js";
 
+/** What `show` and `apply` were pointed at: a run, or a batch (named where a run was expected: it has none of its own). */
+export type Named = { readonly kind: "run"; readonly run: LoadedRun } | { readonly kind: "batch"; readonly batch: NamedBatch };
+
 /**
- * The run `show` and `apply` act on: the one named, else the latest finished run of the repository `repoDir` is in
- * (latestFinishedRun), said on stderr. No repository there, or no finished run of it, is a usage error.
+ * What `show` and `apply` act on: the run or batch named, else the latest finished run of the repository `repoDir` is
+ * in (latestFinishedRun), said on stderr. No repository there, or no finished run of it, is a usage error.
  */
 export async function namedOrLatestRun(
   ref: string | undefined,
   runsDir: string | undefined,
   repoDir: string,
   load: (ref: string, runsDir: string | undefined) => LoadedRun = loadRun,
-): Promise<LoadedRun> {
-  if (ref !== undefined) return load(ref, runsDir);
+): Promise<Named> {
+  if (ref !== undefined) {
+    const batch = findBatch(ref, runsDir ?? defaultRunsDir());
+    return batch === null ? { kind: "run", run: load(ref, runsDir) } : { kind: "batch", batch };
+  }
   const repo = await findTopLevel(repoDir);
   if (repo === null)
     throw new UsageError(
@@ -32,5 +39,5 @@ export async function namedOrLatestRun(
   process.stderr.write(
     `handoff: the latest run of ${escapeControls(repo)}: ${escapeControls(latest.id)} (${escapeControls(latest.status.state === "finished" ? latest.status.verdict : latest.status.state)}, started ${latest.startedAt})\n`,
   );
-  return load(latest.dir, undefined);
+  return { kind: "run", run: load(latest.dir, undefined) };
 }

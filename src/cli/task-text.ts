@@ -1,5 +1,7 @@
 import { UsageError } from "../lib/errors.js";
 import { readBounded } from "../lib/safe-read.js";
+import { whyUnreadable } from "../lib/unreadable.js";
+import { escapeControls } from "../vocabulary/display.js";
 import { MAX_TASK_BYTES } from "../vocabulary/input-limits.js";
 
 /** The task (or resume's instruction): the words after the options, or the text of `--task-file` (- for stdin). */
@@ -14,7 +16,7 @@ export function readTask(
     try {
       bytes = readBounded(taskFile === "-" ? 0 : taskFile, MAX_TASK_BYTES + 1);
     } catch (error) {
-      throw new UsageError("task_file", `cannot read --task-file ${taskFile}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+      throw new UsageError("task_file", `cannot read the task file "${escapeControls(taskFile)}" (--task-file): ${whyUnreadable(error)}`);
     }
     if (bytes.length > MAX_TASK_BYTES)
       throw new UsageError(

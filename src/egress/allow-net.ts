@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { UsageError } from "../lib/errors.js";
+import { type SettingNames, UsageError } from "../lib/errors.js";
 import { escapeControls } from "../vocabulary/display.js";
 import type { AllowRule, RuleSource } from "./allow-rules.js";
 import { NETWORK_PRESETS, PRESET_NAMES, isPresetName } from "./presets.js";
@@ -9,13 +9,14 @@ const MAX_HOST_LENGTH = 253;
 const LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
 
 /**
- * One `--allow-net` value as rules: a preset's hosts, `*` (the host network), `*.example.com` (names below it), or one
+ * One `allowNet` (`--allow-net`) value as rules: a preset's hosts, `*` (the host network), `*.example.com` (names below it), or one
  * host (`api.example.com`, `api.example.com:8443`, `10.0.0.5`, `[fd00::1]:8080`). Anything else is a usage error.
  */
-export function parseAllowNet(value: string): AllowRule[] {
+export function parseAllowNet(value: string, name = (names: SettingNames) => names.name("allowNet")): AllowRule[] {
   const source: RuleSource = { kind: "option", value };
   const written = value.trim();
-  const refuse = (why: string) => new UsageError("bad_allow_net", `--allow-net '${escapeControls(value.slice(0, 100))}': ${why}`);
+  const refuse = (why: string) =>
+    new UsageError("bad_allow_net", (names) => `${name(names)} '${escapeControls(value.slice(0, 100))}': ${why}`);
   if (written === "") throw refuse("name a host, a *.domain or a preset");
   if (written === "*") return [{ kind: "any", source }];
   if (isPresetName(written)) return NETWORK_PRESETS[written].map((host) => ({ kind: "host", host, port: null, preset: written, source }));

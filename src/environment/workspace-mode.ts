@@ -14,6 +14,10 @@ export async function chooseWorkspaceMode(option: WorkspaceModeOption, workspace
   if (option === "copy") return { mode: "copy", reason: "--workspace-mode copy" };
   const unavailable = await overlayUnavailable(workspacesDir);
   if (unavailable === null) return { mode: "overlay", reason: null };
-  if (option === "overlay") throw new UsageError("overlay_unavailable", `--workspace-mode overlay cannot work here: ${unavailable}`);
+  if (option === "overlay")
+    throw new UsageError("overlay_unavailable", ({ surface, name }) => {
+      const asked = surface === "library" ? `${name("workspaceMode")}: "overlay"` : `${name("workspaceMode")} overlay`;
+      return `${asked} cannot work here: ${unavailable}`;
+    });
   return { mode: "copy", reason: unavailable };
 }

@@ -35,6 +35,7 @@ export const USAGE_ERROR_CODES = [
   "base_moved",
   "batch_exists",
   "batch_file",
+  "batch_not_run",
   "batch_file_too_large",
   "bin_with_backends",
   "bin_with_command",
@@ -57,8 +58,8 @@ export const USAGE_ERROR_CODES = [
   "no_backends",
   "no_finished_run",
   "no_head",
-  "no_identity",
   "no_redis",
+  "no_repo",
   "no_repository",
   "no_session_id",
   "no_task",
@@ -103,40 +104,73 @@ export const USAGE_ERROR_CODES = [
 ] as const;
 export type UsageErrorCode = (typeof USAGE_ERROR_CODES)[number];
 
-/** Bad option, bad config, or a source handoff will not work on. The CLI exits 2. */
+/**
+ * How a message names settings on one surface: the library by `RunOptions` field (`timeoutMs`), the CLI by flag
+ * (`--timeout`, src/settings/setting-names.ts).
+ */
+export interface SettingNames {
+  readonly surface: "library" | "command line";
+  readonly name: (field: string) => string;
+}
+
+/** A message that names settings, said on whichever surface shows it. */
+export type SettingWords = (names: SettingNames) => string;
+
+/** The library's names: each setting by its `RunOptions` field. */
+export const FIELD_NAMES: SettingNames = { surface: "library", name: (field) => field };
+
+/**
+ * Bad option, bad config, or a source handoff will not work on. The CLI exits 2. `message` names settings by their
+ * `RunOptions` fields; `saying` gives the same message with another surface's names (the CLI's flags).
+ */
 export class UsageError extends Error {
   override readonly name = "UsageError";
   readonly code: UsageErrorCode;
-  constructor(code: UsageErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options);
+  readonly #words: SettingWords;
+  constructor(code: UsageErrorCode, message: string | SettingWords, options?: ErrorOptions) {
+    const words = typeof message === "string" ? () => message : message;
+    super(words(FIELD_NAMES), options);
     this.code = code;
+    this.#words = words;
+  }
+
+  /** The message with the settings it names said by `names` (the CLI's: flags). */
+  saying(names: SettingNames): string {
+    return this.#words(names);
   }
 }
 
-/** No TTY to ask on and no `--yes`: nothing was created. The CLI exits 2. */
+/** No one to ask and no approval given: nothing was created. The CLI exits 2. */
 export class ApprovalRequiredError extends UsageError {
   constructor() {
-    super(
-      "approval_required",
-      "approval needed: run on a terminal to answer the prompt, or pass --yes to let the agent edit the disposable clone",
+    super("approval_required", ({ surface, name }) =>
+      surface === "library"
+        ? "approval required: set yes: true, or pass an approve callback that asks, to let the agent edit the disposable clone"
+        : `approval needed: run on a terminal to answer the prompt, or pass ${name("yes")} to let the agent edit the disposable clone`,
     );
   }
 }
 
-/** The source has uncommitted changes and `--allow-dirty` was not given. */
+/** The source has uncommitted changes and `allowDirty` (`--allow-dirty`) was not given. */
 export class DirtySourceError extends UsageError {
   readonly paths: readonly string[];
   constructor(paths: readonly string[]) {
     const shown = paths.slice(0, 10).join(", ") + (paths.length > 10 ? `, … (${paths.length} in all)` : "");
-    super("dirty_source", `the source repository has uncommitted changes (${shown}); commit them or pass --allow-dirty`);
+    super("dirty_source", ({ surface, name }) => {
+      const allow = surface === "library" ? `set ${name("allowDirty")}: true` : `pass ${name("allowDirty")}`;
+      return `the source repository has uncommitted changes (${shown}); commit them or ${allow}`;
+    });
     this.paths = paths;
   }
 }
 
-/** `--sandbox bwrap` on a machine where bubblewrap cannot run: nothing was created. The CLI exits 2. */
+/** `sandbox: "bwrap"` (`--sandbox bwrap`) on a machine where bubblewrap cannot run: nothing was created. The CLI exits 2. */
 export class SandboxUnavailableError extends UsageError {
   constructor(reason: string) {
-    super("sandbox_unavailable", `--sandbox bwrap was asked for, but bubblewrap cannot run here: ${reason}`);
+    super("sandbox_unavailable", ({ surface, name }) => {
+      const asked = surface === "library" ? `${name("sandbox")}: "bwrap"` : `${name("sandbox")} bwrap`;
+      return `${asked} was asked for, but bubblewrap cannot run here: ${reason}`;
+    });
   }
 }
 
@@ -173,8 +207,8 @@ export class ArtifactWriteError extends Error {
 export class ApplyRefusedError extends Error {
   override readonly name = "ApplyRefusedError";
   readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
+  constructor(code: string, message: string, options?: ErrorOptions) {
+    super(message, options);
     this.code = code;
   }
 }
@@ -207,6 +241,12 @@ export class GitCommandError extends Error {
   }
 }
 
+/** `apply --commit` without a git identity (user.name, user.email) to commit as. The CLI exits 78 (EX_CONFIG). */
+export class NoGitIdentityError extends Error {
+  override readonly name = "NoGitIdentityError";
+  readonly code = "no_identity";
+}
+
 /**
  * The queue's Redis could not be reached (or was lost) for longer than the retry period ($HANDOFF_REDIS_RETRY_SECONDS,
  * default 60 s). The message names the Redis without its password. The CLI exits 69 (EX_UNAVAILABLE).
@@ -215,5 +255,12 @@ export class QueueUnavailableError extends Error {
   override readonly name = "QueueUnavailableError";
   constructor(message: string) {
     super(message);
+  }
+}
+
+/** `bullmq` or `ioredis`, optional peer dependencies of the package, is not installed: the queue cannot start. The CLI exits 69. */
+export class QueuePackagesMissingError extends QueueUnavailableError {
+  constructor(missing: string, install: string) {
+    super(`the queue needs ${missing}, which is not installed (an optional peer dependency of agent-handoff): ${install}`);
   }
 }

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { UsageError } from "../lib/errors.js";
 import { readBounded } from "../lib/safe-read.js";
+import { whyUnreadable } from "../lib/unreadable.js";
 import { escapeControls } from "../vocabulary/display.js";
 import { checkTask } from "../vocabulary/input-limits.js";
 import { isSafeRunId } from "../run-dir/run-dir.js";
@@ -20,21 +21,24 @@ export interface BatchFile {
   readonly invalid: readonly TaskRecord[];
 }
 
-/** Reads FILE (`-`: stdin) and parses it; a file that cannot be read, is too large or holds no valid task is a UsageError. */
-export function readBatchFile(file: string, cwd: string = process.cwd()): BatchFile {
+/**
+ * Reads FILE (`-`: stdin; relative to `cwd`) and parses it, a line's relative `repo` (and a line without one) taken
+ * from `repoBase`; a file that cannot be read, is too large or holds no valid task is a UsageError.
+ */
+export function readBatchFile(file: string, cwd: string = process.cwd(), repoBase: string = cwd): BatchFile {
   const shown = escapeControls(file);
   let bytes: Buffer;
   try {
     bytes = readBounded(file === "-" ? 0 : resolve(cwd, file), MAX_BATCH_FILE_BYTES + 1);
   } catch (error) {
-    throw new UsageError("batch_file", `cannot read the batch file ${shown}: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    throw new UsageError("batch_file", `cannot read the batch file "${shown}": ${whyUnreadable(error)}`);
   }
   if (bytes.length > MAX_BATCH_FILE_BYTES)
     throw new UsageError(
       "batch_file_too_large",
       `the batch file ${shown} holds more than ${MAX_BATCH_FILE_BYTES} bytes (64 MiB), the most handoff reads`,
     );
-  const { specs, invalid } = parseBatchText(bytes.toString("utf8"), cwd);
+  const { specs, invalid } = parseBatchText(bytes.toString("utf8"), resolve(cwd, repoBase));
   if (specs.length === 0 && invalid.length === 0)
     throw new UsageError("empty_batch", `the batch file ${shown} holds no task (one JSON object a line)`);
   if (specs.length === 0) {

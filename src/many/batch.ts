@@ -133,7 +133,11 @@ function createBatchDir(batchDir: string): void {
     mkdirSync(batchDir, { mode: 0o700 });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EEXIST") throw new UsageError("batch_exists", `a batch ${batchDir} already exists; give another --batch-id`);
+    if (code === "EEXIST")
+      throw new UsageError(
+        "batch_exists",
+        ({ surface }) => `a batch ${batchDir} already exists; give another ${surface === "library" ? "batchId" : "--batch-id"}`,
+      );
     throw new UsageError("bad_directory", `cannot create the batch directory ${batchDir}: ${code ?? error}`);
   }
 }

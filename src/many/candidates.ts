@@ -26,13 +26,13 @@ export type CandidatePlan = readonly (ExternalAgentBackend | string | undefined)
  * `backend`). One candidate is a plain run; more are a candidates run (runCandidates).
  */
 export function candidatePlan(request: RunOptions): CandidatePlan {
-  const whole = (name: string, value: number | undefined) => {
+  const whole = (field: "candidates" | "jobs", value: number | undefined) => {
     if (value !== undefined && (!Number.isInteger(value) || value <= 0))
-      throw new UsageError("bad_number", `${name} must be a positive whole number`);
+      throw new UsageError("bad_number", ({ name }) => `${name(field)} must be a positive whole number`);
     return value;
   };
-  const each = whole("--candidates", request.candidates) ?? 1;
-  whole("--jobs", request.jobs);
+  const each = whole("candidates", request.candidates) ?? 1;
+  whole("jobs", request.jobs);
   if (request.backends !== undefined && request.backend !== undefined)
     throw new UsageError("backend_and_backends", "give the backends as a list (`backends`, repeated -b) or one `backend`, not both");
   if (request.backends !== undefined && request.backends.length === 0) throw new UsageError("no_backends", "`backends` is empty");
@@ -40,18 +40,21 @@ export function candidatePlan(request: RunOptions): CandidatePlan {
   if (request.bin !== undefined && new Set(backends.map((backend) => (typeof backend === "object" ? backend : String(backend)))).size > 1)
     throw new UsageError(
       "bin_with_backends",
-      "--bin names one agent CLI's executable: with more than one -b, put each CLI on PATH instead",
+      ({ surface, name }) =>
+        `${name("bin")} names one agent CLI's executable: with more than one ${surface === "library" ? "backend" : "-b"}, put each CLI on PATH instead`,
     );
   if (each * backends.length > MAX_CANDIDATES)
     throw new UsageError(
       "too_many_candidates",
-      `${each * backends.length} candidates (${backends.length} backend(s) × --candidates ${each}) is more than ${MAX_CANDIDATES}, the most one run may have`,
+      ({ name }) =>
+        `${each * backends.length} candidates (${backends.length} backend(s) × ${name("candidates")} ${each}) is more than ${MAX_CANDIDATES}, the most one run may have`,
     );
   const plan = backends.flatMap((backend) => Array.from({ length: each }, () => backend));
   if (request.jobs !== undefined && plan.length === 1)
-    throw new UsageError(
-      "jobs_without_candidates",
-      "--jobs is how many candidates run at once, and this run has one: add --candidates N or another -b",
+    throw new UsageError("jobs_without_candidates", ({ surface, name }) =>
+      surface === "library"
+        ? `${name("jobs")} is how many candidates run at once, and this run has one: set ${name("candidates")} or more backends`
+        : `${name("jobs")} is how many candidates run at once, and this run has one: add ${name("candidates")} N or another -b`,
     );
   return plan;
 }

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { SourceRepo } from "../clone/source-repo.js";
 import { workTreeIn } from "../clone/workspace.js";
-import { UsageError, type UsageErrorCode } from "../lib/errors.js";
+import { type SettingWords, UsageError, type UsageErrorCode } from "../lib/errors.js";
 import { patchSha256 } from "../patch/patch.js";
 import type { RequestJson } from "../run-dir/artifacts/request.js";
 import { runNames } from "../vocabulary/run-names.js";
@@ -24,8 +24,8 @@ export type ResumeOverrides = Pick<RunOptions, Exclude<ResumeSetting, "runsDir">
 
 /** A finished run that cannot be continued: one line that says why (and what to do), exit 2, nothing created. */
 export class CannotContinueError extends UsageError {
-  constructor(code: UsageErrorCode, run: string, why: string) {
-    super(code, `cannot resume run ${run}: ${why}`);
+  constructor(code: UsageErrorCode, run: string, why: string | SettingWords) {
+    super(code, (names) => `cannot resume run ${run}: ${typeof why === "string" ? why : why(names)}`);
   }
 }
 
@@ -65,7 +65,8 @@ export function continueRun(ref: string, instruction: string, given: ResumeOverr
     throw new CannotContinueError(
       "holdouts_needed",
       name,
-      `it verified with ${recordedHoldouts.length} held-out patch(es); give the same file(s) again with --holdout-patch (request.json records only their sha256)`,
+      ({ name }) =>
+        `it verified with ${recordedHoldouts.length} held-out patch(es); give the same file(s) again with ${name("holdoutPatches")} (request.json records only their sha256)`,
     );
   const continueFrom: ContinueFrom = {
     runId: result.runId,
@@ -106,7 +107,8 @@ export function checkContinuation(source: SourceRepo, options: ResolvedOptions):
     throw new CannotContinueError(
       "holdouts_differ",
       earlier.runId,
-      `the --holdout-patch files given (${given.length}) are not the ${recorded.length} the run verified with (compared by sha256)`,
+      ({ name }) =>
+        `the ${name("holdoutPatches")} files given (${given.length}) are not the ${recorded.length} the run verified with (compared by sha256)`,
     );
 }
 
@@ -165,7 +167,8 @@ function keptHome(run: LoadedRun, request: RequestJson): string | null {
       throw new CannotContinueError(
         "session_not_kept",
         name,
-        "it did not keep its session; only a run started with --keep-session can be resumed (start a new run, with --keep-session to resume that one later)",
+        ({ name }) =>
+          `it did not keep its session; only a run started with ${name("keepSession")} can be resumed (start a new run, with ${name("keepSession")} to resume that one later)`,
       );
     case "gone":
       if (command) return null;

@@ -1,7 +1,7 @@
 import { ApplyRefusedError, UntrustedArtifactError } from "../lib/errors.js";
 import { git } from "../process/git.js";
 import { numstatPaths, patchSha256 } from "../patch/patch.js";
-import { type LoadedRun, loadPatch } from "../run-dir/run-lookup.js";
+import { type LoadedRun, loadPatch, runLabel } from "../run-dir/run-lookup.js";
 import { inspectSource, listDirtyPaths, sourceTarget } from "../clone/source-repo.js";
 
 export interface ApplyOutcome {
@@ -53,7 +53,7 @@ export async function applyRun(run: LoadedRun, repo?: string): Promise<ApplyOutc
 export function applicablePatch(run: LoadedRun): Buffer {
   const result = run.result;
   if (result.terminalReason !== "verified") {
-    throw new ApplyRefusedError("not_verified", `run ${result.runId} ended ${result.terminalReason}; only a verified run can be applied`);
+    throw new ApplyRefusedError("not_verified", `${runLabel(run)} ended ${result.terminalReason}; only a verified run can be applied`);
   }
   const patch = readPatch(run);
   if (!result.patch || patchSha256(patch) !== result.patch.sha256) {

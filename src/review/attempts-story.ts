@@ -4,12 +4,18 @@ import type { RunResult } from "../verdict/result.js";
 import { ms, usageText } from "./format.js";
 import { plainText } from "../lib/plain-text.js";
 
-/** How the report writes: a section heading, a list item (nested by `depth`), inline code, and lines as they are. */
+/**
+ * How the report writes: a section heading, a list item (nested by `depth`), inline code, lines as they are, the run's
+ * own prose (a summary, a message: report-prose.ts), and whether paths of this machine are shown (text, HTML) or left
+ * out (the markdown a pull request shows).
+ */
 export interface ReportWriter {
   readonly heading: (text: string) => void;
   readonly item: (text: string, depth?: number) => void;
   readonly code: (text: string) => string;
   readonly block: (lines: readonly string[]) => void;
+  readonly prose: (text: string) => string;
+  readonly localPaths: boolean;
 }
 
 type AttemptEntry = NonNullable<RunResult["attempts"]>[number];
@@ -37,7 +43,7 @@ export function writeAttempts(run: LoadedRun, w: ReportWriter): void {
   w.heading(several ? `Attempts (${attempts.length}; the last one decided)` : "Session");
   if (resumedFrom)
     w.item(
-      `continues run ${w.code(resumedFrom.runId)} (${escapeControls(resumedFrom.runDir)}), session ${resumedFrom.sessionId ?? "none"}`,
+      `continues run ${w.code(resumedFrom.runId)}${w.localPaths ? ` (${escapeControls(resumedFrom.runDir)})` : ""}, session ${resumedFrom.sessionId ?? "none"}`,
     );
   if (several) {
     for (const entry of attempts) writeAttempt(run, entry, w);
@@ -48,14 +54,14 @@ export function writeAttempts(run: LoadedRun, w: ReportWriter): void {
   if (session)
     w.item(
       session.kept
-        ? `session kept for \`handoff resume\` until ${session.keptUntil ?? "unknown"}${session.home ? ` at ${escapeControls(session.home)}` : ""}`
+        ? `session kept for \`handoff resume\` until ${session.keptUntil ?? "unknown"}${session.home && w.localPaths ? ` at ${escapeControls(session.home)}` : ""}`
         : "session not kept (its private CLI home was removed with the run)",
     );
 }
 
 function writeAttempt(run: LoadedRun, entry: AttemptEntry, w: ReportWriter): void {
   const outcome = `${entry.terminalReason}${entry.detail ? ` (${entry.detail})` : ""}`;
-  w.item(`attempt ${entry.attempt}: ${outcome}${entry.terminalReason === "verified" ? "" : `: ${escapeControls(entry.summary)}`}`);
+  w.item(`attempt ${entry.attempt}: ${outcome}${entry.terminalReason === "verified" ? "" : `: ${w.prose(entry.summary)}`}`);
   const facts = [
     entry.patchSha256 ? `patch sha256 ${entry.patchSha256.slice(0, 12)}…` : "no patch saved",
     ...(entry.usage ? [`usage ${usageText(entry.usage)}`] : []),

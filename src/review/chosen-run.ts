@@ -25,7 +25,8 @@ export function chosenCandidate(run: LoadedRun, k: number | undefined): { run: L
       "bad_candidate",
       `run ${escapeControls(run.result.runId)} has candidates 1 to ${candidates.length}, not ${chosen}`,
     );
-  return { run: loadTrustedRun(join(run.dir, "candidates", String(chosen)), undefined), k: chosen };
+  const loaded = loadTrustedRun(join(run.dir, "candidates", String(chosen)), undefined);
+  return { run: { ...loaded, candidate: { k: chosen, of: run.result.runId } }, k: chosen };
 }
 
 /** For `apply`, a result.json that is a link or another user's file is a refusal (exit 1), not a usage error. */

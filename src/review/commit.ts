@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type SourceRepo, inspectSource } from "../clone/source-repo.js";
 import { filterOverrides } from "../clone/source-filters.js";
-import { ApplyRefusedError, GitCommandError, UsageError } from "../lib/errors.js";
+import { ApplyRefusedError, GitCommandError, NoGitIdentityError, UsageError } from "../lib/errors.js";
 import { escapeControls } from "../vocabulary/display.js";
 import { numstatPaths } from "../patch/patch.js";
 import { type GitTarget, git, gitText } from "../process/git.js";
@@ -48,7 +48,7 @@ const OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/u;
  * `handoff apply --commit`: the verified patch as a commit on a new branch whose parent is the run's base commit,
  * made with plumbing only (a temporary index, `commit-tree`, `update-ref`), so the user's current branch, HEAD,
  * index and work tree are never touched. The dates are the run's end, so the same run and identity make the same
- * commit id. Refusals are ApplyRefusedError; a bad branch name or no identity is a UsageError.
+ * commit id. Refusals are ApplyRefusedError; a bad branch name is a UsageError, no identity a NoGitIdentityError.
  */
 export async function commitRun(run: LoadedRun, request: CommitRequest = {}): Promise<CommitOutcome> {
   const result = run.result;
@@ -159,9 +159,11 @@ export async function pushBranch(
   remote: string,
   branch: string,
   expected: string,
+  /** Config for this push alone (publish mode's credential for the remote, src/action/push-auth.ts). */
+  config: GitTarget["config"] = [],
 ): Promise<void> {
   if (remote === "" || remote.startsWith("-")) throw new UsageError("bad_remote", `'${escapeControls(remote)}' is not a remote`);
-  const target: GitTarget = { gitDir: source.gitDir, cwd: source.topLevel, asUser: true };
+  const target: GitTarget = { gitDir: source.gitDir, cwd: source.topLevel, asUser: true, config };
   const ref = `refs/heads/${branch}`;
   try {
     await git(target, ["push", "--quiet", "--no-verify", `--force-with-lease=${ref}:${expected}`, "--", remote, `${ref}:${ref}`]);
@@ -170,11 +172,12 @@ export async function pushBranch(
     throw new ApplyRefusedError(
       "push_failed",
       `branch ${branch} was made here, but pushing it to ${escapeControls(remote)} failed: ${firstLine(error.stderr)}`,
+      { cause: error },
     );
   }
 }
 
-/** The identity the user's own git would commit as; none is a usage error that says how to set one. */
+/** The identity the user's own git would commit as; none is a NoGitIdentityError that says how to set one. */
 async function userIdentity(source: SourceRepo): Promise<{ name: string; email: string }> {
   const target: GitTarget = { gitDir: source.gitDir, cwd: source.topLevel, asUser: true };
   const [name, email] = await Promise.all(
@@ -183,8 +186,7 @@ async function userIdentity(source: SourceRepo): Promise<{ name: string; email: 
     ),
   );
   if (!name || !email) {
-    throw new UsageError(
-      "no_identity",
+    throw new NoGitIdentityError(
       `no git identity to commit as: set one with git config user.email "you@example.com" and git config user.name "Your Name"`,
     );
   }

@@ -8,7 +8,7 @@ import { ms } from "./format.js";
  * why), how the workspaces were made, whether verification set up again and why, and what setup changed. Nothing
  * for a result written before base environments, or for a run that had neither setup nor overlay views.
  */
-export function writeEnvironment(r: RunResult, w: Pick<ReportWriter, "heading" | "item" | "code">): void {
+export function writeEnvironment(r: RunResult, w: Pick<ReportWriter, "heading" | "item" | "code" | "localPaths">): void {
   const e = r.environment;
   if (!e || (e.source === "none" && r.verification.commands.every((c) => c.phase !== "setup") && e.workspaceMode === "copy")) return;
   w.heading("Environment");
@@ -20,7 +20,9 @@ export function writeEnvironment(r: RunResult, w: Pick<ReportWriter, "heading" |
       );
       break;
     case "built":
-      w.item(`base environment ${key} built by this run (setup ${ms(e.setupMs ?? 0)}) and cached in ${escapeControls(e.cacheDir)}`);
+      w.item(
+        `base environment ${key} built by this run (setup ${ms(e.setupMs ?? 0)}) and cached${w.localPaths ? ` in ${escapeControls(e.cacheDir)}` : ""}`,
+      );
       break;
     case "none":
       w.item(`no base environment: ${escapeControls(e.noneReason ?? "setup ran in each checkout")}`);

@@ -16,14 +16,17 @@ import { ms } from "./format.js";
 import { type FileDiff, fileDiffs } from "./patch-files.js";
 import { runnerSummaryLines } from "./summary-lines.js";
 import { testEvidenceLines, writeAgentFacts, writeContainment, writeSource, writeTimings, writeVerification } from "./report-sections.js";
+import { localPathsOut } from "./local-paths.js";
+import { proseMarkdown } from "./report-prose.js";
 import { runRequest } from "./run-files.js";
 import { groupWarnings, type WarningWeight } from "./warning-groups.js";
 
 /**
  * `handoff show --format markdown`: the report a pull request carries (its body, a comment, the Action's step
- * summary). The verdict first, then the task, the verification with the first failure's output, the tests, the
- * warnings by weight, the patch as a file list and per-file diffs, and the run's details folded away. It stays under
- * REPORT_LIMIT characters: whole per-file diffs are left out, largest first, and named (docs/report.md).
+ * summary). The verdict first, then the task, the verification with the first failure's output, the attempts, the
+ * tests, the warnings by weight, the patch as a file list and per-file diffs, and the run's details folded away. It
+ * stays under REPORT_LIMIT characters: whole per-file diffs are left out, largest first, and named (docs/report.md).
+ * No path of the machine that ran it reaches it (local-paths.ts): it is read on GitHub.
  */
 
 /** GitHub takes 65,536 characters in a comment or a PR body; the rest is room for what a caller wraps around it. */
@@ -53,6 +56,7 @@ export function renderMarkdownReport(run: LoadedRun): string {
     { name: "task", keep: 80, text: taskPart(run) },
     ...agentPart(run),
     { name: "verification", keep: 70, text: verificationPart(r, firstFailureOutput(run)) },
+    ...attemptsPart(run),
     ...(r.verification.tests || r.verification.summaries ? [{ name: "tests", keep: 60, text: section("Tests", testsPart(r)) }] : []),
     ...(r.policy.violations.length > 0 ? [{ name: "rejections", keep: 65, text: section("Rejected by policy", violationsPart(r)) }] : []),
     ...(r.policy.warnings.length > 0 ? [{ name: "warnings", keep: 50, text: section("Warnings", warningsPart(r)) }] : []),
@@ -61,10 +65,12 @@ export function renderMarkdownReport(run: LoadedRun): string {
   ];
   const fitted = fitParts(parts, REPORT_LIMIT - CUT_NOTE_ROOM);
   const room = REPORT_LIMIT - CUT_NOTE_ROOM - fitted.reduce((sum, part) => sum + part.length + 1, 0);
-  const shown = diffsPart(run, diffs, room);
+  const shown = diffsPart(diffs, room);
   // The diffs go right after the file list, the details last.
   const patchAt = parts.findIndex((part) => part.name === "patch");
-  const out = [...fitted.slice(0, patchAt + 1), ...(shown ? [shown] : []), ...fitted.slice(patchAt + 1)];
+  // The diffs are the patch as it is: a path in them is the patch's, never rewritten.
+  const own = fitted.map((text) => localPathsOut(text, run));
+  const out = [...own.slice(0, patchAt + 1), ...(shown ? [shown] : []), ...own.slice(patchAt + 1)];
   return `${displayText(out.join("\n"))}\n`;
 }
 
@@ -79,7 +85,8 @@ function fitParts(parts: readonly Part[], limit: number): string[] {
   const order = parts.map((part, i) => ({ keep: part.keep, i })).sort((a, b) => a.keep - b.keep);
   for (const { i } of order) {
     if (size() <= limit) break;
-    texts[i] = `\n_The ${parts[i]!.name} (${parts[i]!.text.length} characters) left out to keep this report short: see the run directory._`;
+    texts[i] =
+      `\n_The ${parts[i]!.name} (${parts[i]!.text.length} characters) left out to keep this report short; ${handoffShow("the whole report")}._`;
   }
   return texts;
 }
@@ -89,11 +96,12 @@ function verdictPart(r: RunResult): string {
   const lines = [
     `# handoff run ${codeSpan(r.runId)}`,
     "",
-    `${mark} **${r.terminalReason}**${r.detail ? ` (${codeSpan(r.detail)})` : ""}, exit ${EXIT_CODES[r.terminalReason]}: ${markdownText(r.summary)}`,
+    `${mark} **${r.terminalReason}**${r.detail ? ` (${codeSpan(r.detail)})` : ""}, exit ${EXIT_CODES[r.terminalReason]}: ${proseMarkdown(r.summary)}`,
   ];
-  if (r.hint) lines.push("", `**What to do:** ${markdownText(r.hint)}`);
+  const hint = r.hint ? proseMarkdown(r.hint) : "";
+  if (hint) lines.push("", `**What to do:** ${hint}`);
   const network = networkHeadline(r);
-  if (network) lines.push("", `🌐 **Network:** ${markdownText(network)}`);
+  if (network) lines.push("", `🌐 **Network:** ${proseMarkdown(network)}`);
   return lines.join("\n");
 }
 
@@ -108,7 +116,7 @@ function taskPart(run: LoadedRun): string {
   if (!request) return section("Task", "_not recorded (request.json is missing or unreadable)_");
   const task = request.task;
   const shown = task.length > TASK_CHARS ? `${task.slice(0, TASK_CHARS)}…` : task;
-  const more = task.length > TASK_CHARS ? `\n\n_${task.length - TASK_CHARS} more characters in request.json_` : "";
+  const more = task.length > TASK_CHARS ? `\n\n_${task.length - TASK_CHARS} more characters: ${handoffShow("the whole task")}_` : "";
   return section("Task", `${fenced(shown.split("\n").map(escapeControls))}${more}`);
 }
 
@@ -130,14 +138,15 @@ function verificationPart(r: RunResult, failure: FailureOutput | null): string {
       lines.push(
         `| ${commandPassed(c) ? "✅" : "❌"} | ${c.phase ?? ""} | ${codeSpan(escapeControls(c.command)).replaceAll("|", "\\|")} | ${markdownText(commandEnding(c))} | ${ms(c.durationMs)} |`,
       );
-    if (commands.length > COMMANDS_SHOWN) lines.push("", `_and ${commands.length - COMMANDS_SHOWN} more commands (result.json)_`);
+    if (commands.length > COMMANDS_SHOWN)
+      lines.push("", `_and ${commands.length - COMMANDS_SHOWN} more commands: ${handoffShow("all of them")}_`);
   }
   if (failure) {
     const name = codeSpan(escapeControls(failure.command.command));
-    if (failure.kind === "unavailable") lines.push("", `Output of ${name}: ${markdownText(failure.why)}.`);
+    if (failure.kind === "unavailable") lines.push("", `Output of ${name}: ${proseMarkdown(failure.why)}.`);
     else {
-      const cut = failure.extent ? `${failure.extent}; ` : "";
-      lines.push("", `Output of the first failing command, ${name} (${cut}all of it in \`test.log\`):`, "", fenced(failure.lines));
+      const cut = failure.extent ? ` (${failure.extent})` : "";
+      lines.push("", `Output of the first failing command, ${name}${cut}:`, "", fenced(failure.lines));
     }
   }
   const more: string[] = [];
@@ -158,13 +167,13 @@ function violationsPart(r: RunResult): string {
   return r.policy.violations
     .slice(0, WARNINGS_SHOWN)
     .map(findingLine)
-    .concat(r.policy.violations.length > WARNINGS_SHOWN ? [`- and ${r.policy.violations.length - WARNINGS_SHOWN} more (result.json)`] : [])
+    .concat(r.policy.violations.length > WARNINGS_SHOWN ? [`- and ${r.policy.violations.length - WARNINGS_SHOWN} more`] : [])
     .join("\n");
 }
 
 function findingLine(finding: RunResult["policy"]["warnings"][number]): string {
   const message = finding.message.length > WARNING_CHARS ? `${finding.message.slice(0, WARNING_CHARS)}…` : finding.message;
-  return `- ${codeSpan(finding.rule)}${finding.path ? ` ${codeSpan(escapeControls(finding.path))}` : ""}: ${markdownText(escapeControls(message))}`;
+  return `- ${codeSpan(finding.rule)}${finding.path ? ` ${codeSpan(escapeControls(finding.path))}` : ""}: ${proseMarkdown(escapeControls(message))}`;
 }
 
 const GROUP_TITLE: Readonly<Record<WarningWeight, string>> = {
@@ -180,7 +189,7 @@ function warningsPart(r: RunResult): string {
     const list = groups[weight];
     if (list.length === 0) continue;
     const lines = list.slice(0, WARNINGS_SHOWN).map(findingLine);
-    if (list.length > WARNINGS_SHOWN) lines.push(`- and ${list.length - WARNINGS_SHOWN} more (result.json)`);
+    if (list.length > WARNINGS_SHOWN) lines.push(`- and ${list.length - WARNINGS_SHOWN} more`);
     if (weight === "routine")
       out.push(`<details><summary>${GROUP_TITLE[weight].replace(/`/g, "")} (${list.length})</summary>`, "", ...lines, "", "</details>", "");
     else out.push(`**${GROUP_TITLE[weight]}** (${list.length})`, "", ...lines, "");
@@ -204,7 +213,7 @@ function patchListPart(r: RunResult, diffs: readonly FileDiff[]): string {
     lines.push(`| ${codeSpan(file.path).replaceAll("|", "\\|")} | ${file.change} | ${file.additions} | ${file.deletions} | ${hunks} |`);
   });
   if (r.patch.files.length > FILES_LISTED)
-    lines.push("", `_and ${r.patch.files.length - FILES_LISTED} more files (result.json, changes.patch)_`);
+    lines.push("", `_and ${r.patch.files.length - FILES_LISTED} more files: ${handoffShow("all of them")}_`);
   return lines.join("\n");
 }
 
@@ -216,7 +225,7 @@ function kb(bytes: number): string {
  * Per-file diffs, each folded and in a fence longer than any backtick run in it, within `room` characters: whole
  * files only, the smallest first (the most files shown), listed in the patch's order; what is left out is named.
  */
-function diffsPart(run: LoadedRun, diffs: readonly FileDiff[], room: number): string | null {
+function diffsPart(diffs: readonly FileDiff[], room: number): string | null {
   if (diffs.length === 0) return null;
   const blocks = diffs.map((diff) => (diff.binary ? null : diffBlock(diff)));
   const order = blocks.map((block, i) => ({ i, size: block?.length ?? 0 })).sort((a, b) => a.size - b.size);
@@ -236,7 +245,7 @@ function diffsPart(run: LoadedRun, diffs: readonly FileDiff[], room: number): st
     out.push(
       "",
       `**Diffs of ${cut.length} file(s) not shown (${kb(bytes)})** to keep this report under ${REPORT_LIMIT.toLocaleString("en")} characters: ${names.join(", ")}${more}.`,
-      `The whole patch is ${codeSpan("changes.patch")} in the run directory (${codeSpan(escapeControls(run.dir))}; in CI, the workflow's run artifact).`,
+      `The whole patch is ${codeSpan("changes.patch")} in the run directory (in CI, the workflow's run artifact).`,
     );
   }
   return out.join("\n");
@@ -256,14 +265,31 @@ function diffBlock(diff: FileDiff): string {
   ].join("\n");
 }
 
-/** The markdown ReportWriter: `###` headings, list items, code spans that cannot end early, fenced blocks. */
-function markdownWriter(out: string[]): ReportWriter {
+/**
+ * The markdown ReportWriter: headings (`###` by default), list items, code spans that cannot end early, fenced blocks,
+ * the run's prose as proseMarkdown words it, and no path of this machine.
+ */
+function markdownWriter(out: string[], level = "###"): ReportWriter {
   return {
-    heading: (text) => out.push("", `### ${text}`, ""),
+    heading: (text) => out.push("", `${level} ${text}`, ""),
     item: (text, depth = 0) => out.push(`${"  ".repeat(depth)}- ${text}`),
     code: codeSpan,
     block: (lines) => out.push("", fenced(lines), ""),
+    prose: (text) => proseMarkdown(escapeControls(text)),
+    localPaths: false,
   };
+}
+
+/** Where the reader finds what this report left out: `handoff show` of the run, or its directory in the CI artifact. */
+function handoffShow(what: string): string {
+  return `${what} in ${codeSpan("handoff show")} of this run (in CI, the workflow's run artifact)`;
+}
+
+/** The attempts of a repair run (or the session kept or continued), in the open: the story of how the verdict came. */
+function attemptsPart(run: LoadedRun): Part[] {
+  const out: string[] = [];
+  writeAttempts(run, markdownWriter(out, "##"));
+  return out.length === 0 ? [] : [{ name: "attempts", keep: 68, text: out.join("\n").replace(/\n+$/u, "") }];
 }
 
 /** The agent's part when it failed or left no patch to judge: the end of its stderr, and the hidden paths it named. */
@@ -292,13 +318,12 @@ function detailsPart(run: LoadedRun): string {
   writeSource(r, w);
   w.heading("Agent");
   writeAgentFacts(r, w);
-  writeAttempts(run, w);
   writeContainment(r, w);
   writeEnvironment(r, w);
   writeTimings(r, w);
   w.heading("Run directory");
-  w.item(codeSpan(escapeControls(run.dir)));
-  if (r.workspace) w.item(`workspace kept at ${codeSpan(escapeControls(r.workspace))}`);
+  w.item(`run ${codeSpan(r.runId)}: its directory holds every file named here (in CI, the workflow's run artifact)`);
+  if (r.workspace) w.item("the agent's workspace was kept, on the machine that ran it");
   return ["", "<details><summary>Run details: source, agent, containment, environment, timings</summary>", ...out, "", "</details>"].join(
     "\n",
   );

@@ -1,3 +1,4 @@
+import { basename } from "node:path";
 import { escapeControls } from "../vocabulary/display.js";
 import type { RunResult } from "../verdict/result.js";
 import { commandEnding, commandPassed } from "../verify/shell-commands.js";
@@ -57,7 +58,7 @@ export function testEvidenceLines(tests: TestEvidence, code: (text: string) => s
 
 export function writeSource(r: RunResult, w: ReportWriter): void {
   w.heading("Source");
-  w.item(`${r.repo.path} at ${w.code(r.repo.baseCommit)}`);
+  w.item(`${w.localPaths ? r.repo.path : `the repository ${w.code(basename(r.repo.path))}`} at ${w.code(r.repo.baseCommit)}`);
   w.item(
     r.sourceInvariant.matched ? "unchanged during the run" : `CHANGED during the run: ${r.sourceInvariant.changed.slice(0, 20).join(", ")}`,
   );
@@ -67,7 +68,7 @@ export function writeSource(r: RunResult, w: ReportWriter): void {
 export function writeAgentFacts(r: RunResult, w: ReportWriter): void {
   const b = r.backend;
   w.item(
-    `${b.name}${b.version ? ` ${b.version}` : ""}${b.executable ? ` (${escapeControls(b.executable)})` : ""}; session ${b.sessionId ?? "none"}; exit ${b.exitCode ?? (b.signal ? `signal ${b.signal}` : "none")}`,
+    `${b.name}${b.version ? ` ${b.version}` : ""}${b.executable ? ` (${escapeControls(w.localPaths ? b.executable : basename(b.executable))})` : ""}; session ${b.sessionId ?? "none"}; exit ${b.exitCode ?? (b.signal ? `signal ${b.signal}` : "none")}`,
   );
   if (r.agent.finalMessage)
     w.item(`its last word (a claim, not evidence): ${escapeControls(plainText(r.agent.finalMessage).slice(0, 500))}`);
@@ -105,9 +106,9 @@ function networkWords(r: RunResult): string {
 export function writePolicy(r: RunResult, w: ReportWriter): void {
   w.heading("Policy");
   if (r.policy.violations.length === 0) w.item("no violations");
-  for (const v of r.policy.violations) w.item(`REJECTED ${v.rule}: ${v.path ? `${w.code(v.path)}: ` : ""}${v.message}`);
+  for (const v of r.policy.violations) w.item(`REJECTED ${v.rule}: ${v.path ? `${w.code(v.path)}: ` : ""}${w.prose(v.message)}`);
   for (const warning of r.policy.warnings)
-    w.item(`warning ${warning.rule}: ${warning.path ? `${w.code(warning.path)}: ` : ""}${warning.message}`);
+    w.item(`warning ${warning.rule}: ${warning.path ? `${w.code(warning.path)}: ` : ""}${w.prose(warning.message)}`);
 }
 
 /** Verification as handoff ran it: the outcome, each command, the tests, the agent's claim beside it, test edits, holdouts, baseline. */
@@ -144,7 +145,7 @@ export function writeVerification(r: RunResult, w: ReportWriter, { commands = tr
   }
   for (const holdout of r.verification.holdouts ?? []) {
     w.item(
-      `held-out patch ${escapeControls(holdout.source)} (sha256 ${holdout.sha256.slice(0, 16)}…), applied by handoff, unseen by the agent: ${holdout.files.map(w.code).join(", ") || "no files"}`,
+      `held-out patch ${escapeControls(w.localPaths ? holdout.source : basename(holdout.source))} (sha256 ${holdout.sha256.slice(0, 16)}…), applied by handoff, unseen by the agent: ${holdout.files.map(w.code).join(", ") || "no files"}`,
     );
   }
   const baseline = r.verification.baseline;

@@ -24,6 +24,9 @@ export function renderTextReport(run: LoadedRun): string {
     code: (text) => text,
     // Lines shown as they are, indented.
     block: (lines) => out.push(...lines.map((line) => (line === "" ? "" : `      ${line}`))),
+    // The run's prose as recorded: its code spans keep their backticks, which read as code in a terminal too.
+    prose: escapeControls,
+    localPaths: true,
   };
 
   out.push(`handoff run ${r.runId}`);

@@ -199,7 +199,7 @@ export class RunDirectory {
       mkdirSync(path, { mode: 0o700 });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "EEXIST") {
-        throw new UsageError("run_exists", `a run directory ${path} already exists; choose another --run-id`);
+        throw new UsageError("run_exists", ({ name }) => `a run directory ${path} already exists; choose another ${name("runId")}`);
       }
       throw error;
     }
@@ -538,6 +538,9 @@ function lastEvent(tail: string): { seq: number; type: string | null } | null {
   return null;
 }
 
+/** A run id: one path segment, never `.` or `..` (its first character is a letter or digit), at most 128 characters. */
+export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
 /** Sortable by time, unique enough for parallel runs: 20261129T203000Z-3f9a1c. */
 export function generateRunId(now = new Date()): string {
   const stamp = now
@@ -548,5 +551,5 @@ export function generateRunId(now = new Date()): string {
 }
 
 export function isSafeRunId(id: string): boolean {
-  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(id) && id !== "." && id !== "..";
+  return RUN_ID_PATTERN.test(id);
 }

@@ -13,6 +13,13 @@ export interface LoadedRun {
   /** How the user named the run, for messages (the directory when absent). */
   readonly ref?: string;
   readonly result: RunResult;
+  /** A candidate of a candidates run (`apply --candidate k`, or its winner): which one, of which run. */
+  readonly candidate?: { readonly k: number; readonly of: string };
+}
+
+/** A run as messages name it: `run <id>`, or `candidate <k> (run <id>)` for a candidate, whose own id is its number. */
+export function runLabel(run: LoadedRun): string {
+  return run.candidate ? `candidate ${run.candidate.k} (run ${run.candidate.of})` : `run ${run.result.runId}`;
 }
 
 /** The largest result.json `show`, `apply` and `list` read. */
@@ -20,7 +27,7 @@ export const MAX_RESULT_BYTES = 16 * 1024 * 1024;
 
 /** A run named by id (looked up in the runs directory) or by its directory path. */
 export function loadRun(ref: string, runsDir: string = defaultRunsDir()): LoadedRun {
-  const candidates = ref.includes("/") || ref.startsWith(".") ? [resolve(ref)] : [join(runsDir, ref), resolve(ref)];
+  const candidates = placesNamed(ref, runsDir);
   const dir = candidates.find((path) => lexists(join(path, "result.json")) && statSync(path).isDirectory());
   if (!dir) {
     const exists = candidates.find((path) => lexists(path));
@@ -49,6 +56,11 @@ export function loadRun(ref: string, runsDir: string = defaultRunsDir()): Loaded
   const parsed = RunResult.safeParse(json);
   if (!parsed.success) throw new RunNotFoundError(ref, `result.json does not match schema version 1 (${parsed.error.issues[0]?.message})`);
   return { dir, ref, result: parsed.data };
+}
+
+/** Where a run (or batch) named `ref` may be: a path as given, else the id in the runs directory, then as a path. */
+export function placesNamed(ref: string, runsDir: string): string[] {
+  return ref.includes("/") || ref.startsWith(".") ? [resolve(ref)] : [join(runsDir, ref), resolve(ref)];
 }
 
 /**

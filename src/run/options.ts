@@ -26,8 +26,8 @@ import { cacheLimitBytes, defaultCacheDir } from "../environment/cache-store.js"
 
 /** What a caller asks of one run. Everything optional falls back to `.handoff.json`, then to the defaults. */
 export interface RunOptions {
-  /** The source repository (default: the current directory). */
-  readonly repo?: string;
+  /** The source repository: a directory of its work tree (the CLI passes `-C DIR`, else its current directory). */
+  readonly repo: string;
   readonly task: string;
   /** A backend object, or a built-in backend's name. */
   readonly backend?: ExternalAgentBackend | string;
@@ -257,27 +257,30 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   const sandbox = setting("sandbox");
   // A repository's own file may add hosts but never switch the filter off: that is the caller's to say.
   if (options.allowNet === undefined && config.allowNet?.some((entry) => entry.trim() === "*"))
-    throw new UsageError(
-      "allow_net_any_in_file",
-      `${CONFIG_FILE} cannot set allowNet "*" (the host network, unfiltered): pass --allow-net '*' yourself`,
-    );
+    throw new UsageError("allow_net_any_in_file", ({ surface, name }) => {
+      const yourself = surface === "library" ? `set ${name("allowNet")}: ["*"]` : `pass ${name("allowNet")} '*'`;
+      return `${CONFIG_FILE} cannot set allowNet "*" (the host network, unfiltered): ${yourself} yourself`;
+    });
   const allowNet = setting("allowNet");
   const caps: ResourceCaps = { processes: setting("caps.processes"), memoryBytes: setting("caps.memoryBytes") };
   const setup = setting("setup");
   const noVerify = setting("noVerify");
   if (noVerify && (options.verify?.length ?? 0) > 0) {
-    throw new UsageError("no_verify_with_verify", "--no-verify and --verify contradict each other: give one or the other");
+    throw new UsageError(
+      "no_verify_with_verify",
+      ({ name }) => `${name("noVerify")} and ${name("verify")} contradict each other: give one or the other`,
+    );
   }
   if (noVerify && options.baseline) {
     throw new UsageError(
       "no_verify_with_baseline",
-      "--baseline runs the verify commands on the untouched base; with --no-verify there are none to run",
+      ({ name }) => `${name("baseline")} runs the verify commands on the untouched base; with ${name("noVerify")} there are none to run`,
     );
   }
   if (noVerify && (options.holdoutPatches?.length ?? 0) > 0) {
     throw new UsageError(
       "no_verify_with_holdout",
-      "--holdout-patch adds tests for the verify commands to run; with --no-verify nothing runs them",
+      ({ name }) => `${name("holdoutPatches")} adds tests for the verify commands to run; with ${name("noVerify")} nothing runs them`,
     );
   }
   // --no-verify wins over .handoff.json: nothing is run, and the outcome says the file's commands were skipped.
@@ -359,9 +362,10 @@ export function resolveOptions(options: RunOptions, config: HandoffConfig, sourc
   };
   // Last, so that any other bad input is named first.
   if (verify.length === 0 && !noVerify) {
-    throw new UsageError(
-      "no_verify_command",
-      `no verify command: pass --verify CMD (or set "verify" in ${CONFIG_FILE}), or --no-verify to accept a patch that nothing checks`,
+    throw new UsageError("no_verify_command", ({ surface, name }) =>
+      surface === "library"
+        ? `no verify command: set ${name("verify")} (or "verify" in ${CONFIG_FILE}), or ${name("noVerify")}: true to accept a patch that nothing checks`
+        : `no verify command: pass ${name("verify")} CMD (or set "verify" in ${CONFIG_FILE}), or ${name("noVerify")} to accept a patch that nothing checks`,
     );
   }
   return resolved;
@@ -372,25 +376,23 @@ function handoffDir(what: string, path: string, sourceTop: string, insideCode: U
   const real = realPathOrAncestor(path);
   checkWritableDir(what, real);
   if (isInside(real, sourceTop)) {
-    const choose = insideCode === "runs_dir_inside_repo" ? "; choose another --runs-dir" : "";
-    throw new UsageError(insideCode, `${what} ${real} is inside the source repository${choose}`);
+    const choose = (name: (field: string) => string) =>
+      insideCode === "runs_dir_inside_repo" ? `; choose another ${name("runsDir")}` : "";
+    throw new UsageError(insideCode, ({ name }) => `${what} ${real} is inside the source repository${choose(name)}`);
   }
   return real;
 }
 
-/** An `--expose` path: an existing one, by real path, that shows no credentials and none of handoff's places. */
+/** An `expose` path: an existing one, by real path, that shows no credentials and none of handoff's places. */
 function exposedPath(path: string, handoffPlaces: readonly string[]): string {
-  const shown = escapeControls(path);
+  const refuse = (why: string) => new UsageError("bad_expose", ({ name }) => `${name("expose")} '${escapeControls(path)}' ${why}`);
   const real = existingRealPath(resolve(path));
-  if (real === null) throw new UsageError("bad_expose", `--expose '${shown}' does not exist`);
+  if (real === null) throw refuse("does not exist");
   const home = existingRealPath(userHome()) ?? userHome();
-  if (real === "/" || isInside(home, real))
-    throw new UsageError("bad_expose", `--expose '${shown}' would show your whole home; name the directory the tool needs`);
+  if (real === "/" || isInside(home, real)) throw refuse("would show your whole home; name the directory the tool needs");
   const secret = secretPlaceTouched(real, home);
-  if (secret !== null)
-    throw new UsageError("bad_expose", `--expose '${shown}' would show ${escapeControls(secret)}, which holds credentials`);
+  if (secret !== null) throw refuse(`would show ${escapeControls(secret)}, which holds credentials`);
   const place = handoffPlaces.find((dir) => isInside(real, dir) || isInside(dir, real));
-  if (place !== undefined)
-    throw new UsageError("bad_expose", `--expose '${shown}' would show ${escapeControls(place)} (the source or handoff's own state)`);
+  if (place !== undefined) throw refuse(`would show ${escapeControls(place)} (the source or handoff's own state)`);
   return real;
 }

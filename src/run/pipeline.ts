@@ -257,7 +257,7 @@ export class PipelineRun {
     this.#gates.setup = prepared.setupCommands;
     if (prepared.kind === "stopped" || this.#record.halted) return null;
     const from = this.#env.workspaceFrom;
-    const workspace = await this.#record.phase("clone", () =>
+    const workspace = await this.#record.phase("workspace", () =>
       createWorkspace(source, started.pristine, workspaceRoot, options.signal, from),
     );
     const clone = workspace ? { ...started, workspace } : null;
@@ -268,8 +268,8 @@ export class PipelineRun {
     // apply takes the patch's paths from its working directory: it runs in the work tree, not the workspace root.
     if (earlier && earlier.patch.length > 0) {
       const ws = clone.workspace;
-      // A patch that does not apply (it always should: same base, sha256 checked) ends the run clone_failed, with its verdict.
-      const applied = await this.#record.phase("clone", async () => {
+      // A patch that does not apply (it always should: same base, sha256 checked) ends the run resume-patch_failed, with its verdict.
+      const applied = await this.#record.phase("resume-patch", async () => {
         await git({ gitDir: ws.agentGitDir, workTree: ws.workTree, cwd: ws.workTree }, ["apply", "--whitespace=nowarn", "-"], {
           input: earlier.patch,
           signal: options.signal,
@@ -295,7 +295,7 @@ export class PipelineRun {
       const list = commands[phase] ?? [];
       if (list.length === 0) continue;
       const dir = cwd ?? mkdtempSync(join(scratch, "program-check-cwd-"));
-      const unavailable = await this.#record.phase("program-check", () =>
+      const unavailable = await this.#record.phase(`${phase}-programs`, () =>
         checkPrograms({
           phase,
           commands: list,

@@ -4,7 +4,7 @@ import { requireApprover } from "../approval/approval.js";
 import { type SourceRepo, inspectSource, readSourceStatus } from "../clone/source-repo.js";
 import { type SandboxChoice, chooseSandbox } from "../containment/sandbox.js";
 import { type WorkspaceModeChoice, chooseWorkspaceMode } from "../environment/workspace-mode.js";
-import { DirtySourceError } from "../lib/errors.js";
+import { DirtySourceError, UsageError } from "../lib/errors.js";
 import { checkContinuation } from "../repair/continue-run.js";
 import { readConfig } from "./config.js";
 import { type ResolvedOptions, type RunOptions, resolveOptions } from "./options.js";
@@ -27,7 +27,7 @@ export interface Preflight {
  * A plain run and a candidates run (which must refuse before it makes its own directory) both start with it.
  */
 export async function preflightRun(request: RunOptions): Promise<Preflight> {
-  const source = await inspectSource(request.repo ?? process.cwd());
+  const source = await inspectSource(sourceOf(request));
   const options = resolveOptions(request, await readConfig(source), source.topLevel);
   checkContinuation(source, options);
   const backend: ExternalAgentBackend =
@@ -40,4 +40,12 @@ export async function preflightRun(request: RunOptions): Promise<Preflight> {
   const sandbox = await chooseSandbox(options.sandbox);
   const workspaceMode = await chooseWorkspaceMode(options.workspaceMode, options.workspacesDir);
   return { source, options, backend, dirty, unverified, sandbox, workspaceMode };
+}
+
+/** The library never falls back to its process's directory: `repo` is what the caller names (the CLI, its `-C` or cwd). */
+function sourceOf(request: RunOptions): string {
+  const repo: unknown = request.repo;
+  if (typeof repo !== "string" || repo === "")
+    throw new UsageError("no_repo", ({ name }) => `${name("repo")} is required: the source repository's directory`);
+  return repo;
 }

@@ -1,23 +1,11 @@
+import { fill } from "../lib/fill.js";
 import { seconds, wholeNumber } from "./option-values.js";
 import type { OptionRow, SettingCommand, Unit } from "./setting.js";
 import { SETTINGS, type Setting } from "./settings.js";
 import { setPath } from "./dotted-path.js";
 
-/** A command's options as `node:util` `parseArgs` takes them. */
-export type OptionTable = Record<string, { type: "string" | "boolean"; short?: string; multiple?: boolean }>;
-
 /** The rows a command takes, as types: those with help for it. */
 export type RowsOf<C extends SettingCommand> = Extract<Setting, { readonly help: { readonly [K in C]: readonly string[] } }>;
-
-/** One row as `parseArgs` takes it, typed so that the parsed values are: a switch a boolean, a list string[]. */
-type ParseArgsOption<R extends OptionRow> = R["kind"] extends "switch"
-  ? { type: "boolean"; short?: string }
-  : R["kind"] extends "list"
-    ? { type: "string"; multiple: true; short?: string }
-    : { type: "string"; short?: string };
-
-/** The `parseArgs` options of some rows, keyed by flag. */
-export type OptionTableOf<R extends OptionRow> = { [Row in R as Row["flag"]]: ParseArgsOption<Row> };
 
 /** What `parseArgs` gives back for an option table: a flag's text, texts (repeated) or switch. */
 export type FlagValues = Readonly<Record<string, string | boolean | (string | boolean)[] | undefined>>;
@@ -27,31 +15,34 @@ export function settingsOf<C extends SettingCommand>(command: C): readonly RowsO
   return SETTINGS.filter((row): row is RowsOf<C> => row.help[command as keyof typeof row.help] !== undefined);
 }
 
-/** `parseArgs` options for rows: a switch is a boolean, a list a repeatable string. */
-export function optionTable<R extends OptionRow>(rows: readonly R[]): OptionTableOf<R> {
-  const table: OptionTable = Object.fromEntries(
-    rows.map((row) => [
-      row.flag,
-      {
-        type: row.kind === "switch" ? "boolean" : "string",
-        ...(row.short === undefined ? {} : { short: row.short }),
-        ...(row.kind === "list" ? { multiple: true } : {}),
-      },
-    ]),
-  );
-  return table as OptionTableOf<R>;
+/** The width of the help: every line of `handoff --help` and `handoff <command> --help` fits in it. */
+export const HELP_WIDTH = 100;
+/** The column an option's help text starts at, and its further lines. */
+const HELP_TEXT_COLUMN = 26;
+
+/** A command's option lines in its help: `  -C, --repo DIR          the source…`, the text from column 26, filled to HELP_WIDTH. */
+export function helpLines(command: SettingCommand, rows: readonly OptionRow[]): string {
+  const entries: [string, string][] = [];
+  for (const row of rows) {
+    const help = row.help[command];
+    if (help === undefined || help.length === 0) continue;
+    entries.push([
+      `${row.short === undefined ? "    " : `-${row.short}, `}--${row.flag}${row.meta === undefined ? "" : ` ${row.meta}`}`,
+      help.join(" "),
+    ]);
+  }
+  return labelledLines(entries);
 }
 
-/** A command's option lines in its help: `  -C, --repo DIR          the source…`, the text from column 26. */
-export function helpLines(command: SettingCommand, rows: readonly OptionRow[]): string {
+/** Labelled help lines (`  list    one line per…`): each label indented 2, its text from column 26 (or after a long label), filled to HELP_WIDTH. */
+export function labelledLines(entries: readonly (readonly [label: string, text: string])[]): string {
   const lines: string[] = [];
-  for (const row of rows) {
-    const [first, ...more] = row.help[command] ?? [];
-    if (first === undefined) continue;
-    const flag = `${row.short === undefined ? "    " : `-${row.short}, `}--${row.flag}${row.meta === undefined ? "" : ` ${row.meta}`}`;
-    const head = `  ${flag}`;
-    lines.push(`${head.length <= 25 ? head.padEnd(26) : `${head}  `}${first}`);
-    for (const line of more) lines.push(`${" ".repeat(26)}${line}`);
+  for (const [label, text] of entries) {
+    const head = `  ${label}`;
+    const padded = head.length < HELP_TEXT_COLUMN ? head.padEnd(HELP_TEXT_COLUMN) : `${head}  `;
+    const [first, ...more] = fill(text, HELP_WIDTH - padded.length, HELP_WIDTH - HELP_TEXT_COLUMN);
+    lines.push(`${padded}${first}`);
+    for (const line of more) lines.push(`${" ".repeat(HELP_TEXT_COLUMN)}${line}`);
   }
   return lines.map((line) => `${line}\n`).join("");
 }

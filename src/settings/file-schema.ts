@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isSafeRunId } from "../run-dir/run-dir.js";
+import { RUN_ID_PATTERN } from "../run-dir/run-dir.js";
 import { setPath } from "./dotted-path.js";
 import { fromFileUnit } from "./option-values.js";
 import { type FileValue, MAX_SIZE_MIB } from "./setting.js";
@@ -31,15 +31,25 @@ export type BatchTask = HandoffConfig & { readonly [R in LineOnlyRow as R["file"
 };
 
 function fileShape(rows: readonly FileRow[]): Record<string, z.ZodOptional<z.ZodType>> {
-  return Object.fromEntries(rows.map((row) => [row.file.key, FILE_VALUES[row.file.schema].optional()]));
+  return Object.fromEntries(rows.map((row) => [row.file.key, FILE_VALUES[row.file.schema].optional().describe(described(row))]));
+}
+
+/** A key's description for an editor (the JSON Schema): its help line, in the file's unit. */
+function described(row: FileRow): string {
+  const unit = "unit" in row ? ({ seconds: " (seconds)", mebibytes: " (MiB)", count: "", text: "" } as const)[row.unit] : "";
+  return `${row.help.run.join(" ")}${unit}; the command line's --${row.flag}`;
 }
 
 const fileRows = SETTINGS.filter((row): row is FileRow => "file" in row);
 
-/** `.handoff.json`'s schema: keys mirror the run options; an unknown key is an error, never ignored. */
-export const HandoffConfig: z.ZodType<HandoffConfig> = z.strictObject(
-  fileShape(fileRows.filter((row) => !("lineOnly" in row.file))),
-) as unknown as z.ZodType<HandoffConfig>;
+/**
+ * `.handoff.json`'s schema: keys mirror the run options; an unknown key is an error, never ignored. `$schema` names
+ * the file's JSON Schema for an editor (schemas/handoff-config.schema.json) and means nothing to a run.
+ */
+export const HandoffConfig: z.ZodType<HandoffConfig> = z.strictObject({
+  $schema: z.string().optional().describe("the JSON Schema an editor checks this file against"),
+  ...fileShape(fileRows.filter((row) => !("lineOnly" in row.file))),
+}) as unknown as z.ZodType<HandoffConfig>;
 
 /**
  * A batch line's schema (JSON Lines): the keys of `.handoff.json`, plus `task` (the task text), `repo` (default: the
@@ -49,8 +59,12 @@ export const HandoffConfig: z.ZodType<HandoffConfig> = z.strictObject(
  */
 export const BatchTask: z.ZodType<BatchTask> = z.strictObject({
   ...fileShape(fileRows),
-  task: z.string().min(1),
-  id: z.string().refine(isSafeRunId, "an id is one path segment of letters, digits, '.', '_' or '-' (at most 128)").optional(),
+  task: z.string().min(1).describe("the task text"),
+  id: z
+    .string()
+    .regex(RUN_ID_PATTERN, "an id is one path segment of letters, digits, '.', '_' or '-' (at most 128)")
+    .optional()
+    .describe("names the task's run directory (default: task-<line>): one path segment of letters, digits, '.', '_' or '-'"),
 }) as unknown as z.ZodType<BatchTask>;
 
 /**

@@ -1,4 +1,4 @@
-import { CHECKS } from "./checks.js";
+import { CHECKS, type SettingName } from "./checks.js";
 import { getPath } from "./dotted-path.js";
 import { fromFileUnit } from "./option-values.js";
 import type { HandoffConfig } from "./file-schema.js";
@@ -19,7 +19,7 @@ const BY_OPTION = new Map<string, Named>(SETTINGS.filter((row): row is Named => 
 /**
  * The one precedence ladder of a setting: what the caller gave (the command line, a batch line, the library), else
  * `.handoff.json` (in the library's unit), else the row's default; then the row's own check, whose message names it
- * the row's way (and says `(from .handoff.json)` where the row asks).
+ * by its field (the CLI shows its flag) or the row's words, and says `(from .handoff.json)` where the row asks.
  */
 export function settle<O extends Named["option"]>(option: O, given: object, config: HandoffConfig): SettingValue<O> {
   const row = BY_OPTION.get(option)!;
@@ -27,9 +27,9 @@ export function settle<O extends Named["option"]>(option: O, given: object, conf
   const fromFile = fileValue(row, config);
   const value = fromCaller ?? fromFile ?? defaultOf(row);
   if (value === undefined || !("check" in row)) return value as SettingValue<O>;
-  const words = "words" in row ? row.words : `--${row.flag}`;
-  const name = fromCaller === undefined && fromFile !== undefined && "namesFile" in row ? `${words} (from .handoff.json)` : words;
-  return (CHECKS[row.check] as (value: unknown, name: string) => unknown)(value, name) as SettingValue<O>;
+  const fromFileNamed = fromCaller === undefined && fromFile !== undefined && "namesFile" in row;
+  const name: SettingName = (names) => `${"words" in row ? row.words : names.name(option)}${fromFileNamed ? " (from .handoff.json)" : ""}`;
+  return (CHECKS[row.check] as (value: unknown, name: SettingName) => unknown)(value, name) as SettingValue<O>;
 }
 
 /** A setting's value in `.handoff.json`, in the library's unit; undefined where the file has none. */

@@ -2,6 +2,7 @@ import { DEFAULT_BACKEND, backendNamesText } from "../../backends/index.js";
 import { KEPT_SESSION_DAYS } from "../repair/kept-home.js";
 import { defaultMemoryCap } from "../containment/cgroup.js";
 import { DEFAULT_POLICY } from "../patch/rules/policy.js";
+import { REPO_SETTING } from "./repo-setting.js";
 import type { SettingRow } from "./setting.js";
 
 // How a `.handoff.json` key's value is written there (src/settings/file-schema.ts makes each a zod schema).
@@ -18,15 +19,7 @@ const mebibytes = { schema: "mebibytes" } as const;
  * "Adding a setting").
  */
 export const SETTINGS = [
-  {
-    option: "repo",
-    flag: "repo",
-    short: "C",
-    kind: "value",
-    meta: "DIR",
-    file: { key: "repo", ...text, lineOnly: true },
-    help: { run: ["the source repository (default: current directory)"] },
-  },
+  REPO_SETTING,
   {
     option: "backend",
     delegate: "chooses",

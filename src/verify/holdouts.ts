@@ -8,6 +8,7 @@ import { PATH_MAX } from "../vocabulary/input-limits.js";
 import { escapeControls } from "../vocabulary/display.js";
 import { isInside } from "../lib/paths.js";
 import { readFileSafely } from "../lib/safe-read.js";
+import { whyUnreadable } from "../lib/unreadable.js";
 
 /** The largest `--holdout-patch` file handoff reads: as large as the largest patch it extracts. */
 export const MAX_HOLDOUT_BYTES = 64 * 1024 * 1024;
@@ -31,14 +32,17 @@ export interface Holdout {
  */
 export function readHoldoutFile(path: string, forbidden: ReadonlyArray<readonly [string, string]>): Holdout {
   const bad = (why: string) =>
-    new UsageError("bad_holdout", `--holdout-patch ${escapeControls(path.slice(0, 200))}${path.length > 200 ? "…" : ""} ${why}`);
+    new UsageError(
+      "bad_holdout",
+      ({ name }) => `${name("holdoutPatches")} ${escapeControls(path.slice(0, 200))}${path.length > 200 ? "…" : ""} ${why}`,
+    );
   if (path.includes("\0")) throw bad("holds a NUL byte");
   if (Buffer.byteLength(path) >= PATH_MAX) throw bad(`is ${Buffer.byteLength(path)} bytes; a path is under ${PATH_MAX}`);
   let real: string;
   try {
     real = realpathSync(resolve(path));
   } catch (error) {
-    throw bad(`cannot be read: ${(error as NodeJS.ErrnoException).code ?? error}`);
+    throw bad(`cannot be read: ${whyUnreadable(error)}`);
   }
   for (const [what, dir] of forbidden) {
     if (isInside(real, dir)) throw bad(`is inside ${what} (${dir}), where the agent could read it; keep held-out patches outside`);
@@ -50,7 +54,7 @@ export function readHoldoutFile(path: string, forbidden: ReadonlyArray<readonly 
     case "too_large":
       throw bad(`is ${read.size} bytes; the most handoff reads is ${MAX_HOLDOUT_BYTES} (64 MiB)`);
     case "unreadable":
-      throw bad(`cannot be read: ${read.message}`);
+      throw bad(`cannot be read: ${whyUnreadable(read.message)}`);
     case "bytes":
       if (read.bytes.length === 0) throw bad("is empty");
       return { source: real, bytes: read.bytes, sha256: patchSha256(read.bytes) };

@@ -5,12 +5,19 @@
 export type Phase =
   | "approval"
   | "snapshot"
+  /** The scratch space and handoff's pristine store of the source's objects. */
   | "clone"
   /** The base environment looked up in the cache (and checked unmodified). */
   | "environment"
-  /** The programs the setup and verify commands start, found and started in the sandbox before the agent. */
-  | "program-check"
+  /** The programs the setup commands start, found and started in the sandbox before the agent. */
+  | "setup-programs"
+  /** The programs the verify commands start, likewise: before setup when there is none, else after it, in the workspace. */
+  | "verify-programs"
   | "setup"
+  /** The agent's workspace, made from the base environment (an overlay view or a copy). */
+  | "workspace"
+  /** `handoff resume`: the earlier run's patch applied in the new workspace. */
+  | "resume-patch"
   | "agent"
   | "extract"
   | "baseline"

@@ -32,17 +32,22 @@ export function checkTask(task: string): void {
     throw new UsageError("task_too_large", `the task is ${bytes} bytes; the most handoff takes is ${MAX_TASK_BYTES} (1 MiB)`);
 }
 
-/** One string handed to a process as a single argument (a `/bin/sh -c` command, a model name, a path). */
-export function checkArgument(what: string, value: string): void {
-  if (value.includes("\0"))
-    throw new UsageError("nul_in_argument", `${what} holds a NUL byte, which no process can be given: ${preview(value)}`);
+/** What is wrong with one string handed to a process as a single argument (a `/bin/sh -c` command, a model name, a path), or null. */
+export function argumentProblem(value: string): { code: "nul_in_argument" | "argument_too_large"; why: string } | null {
+  if (value.includes("\0")) return { code: "nul_in_argument", why: `holds a NUL byte, which no process can be given: ${preview(value)}` };
   const bytes = Buffer.byteLength(value);
-  if (bytes > MAX_ARGUMENT_BYTES) {
-    throw new UsageError(
-      "argument_too_large",
-      `${what} is ${bytes} bytes; one argument to a process is at most ${MAX_ARGUMENT_BYTES} bytes on Linux: ${preview(value)}`,
-    );
-  }
+  if (bytes > MAX_ARGUMENT_BYTES)
+    return {
+      code: "argument_too_large",
+      why: `is ${bytes} bytes; one argument to a process is at most ${MAX_ARGUMENT_BYTES} bytes on Linux: ${preview(value)}`,
+    };
+  return null;
+}
+
+/** The same, as a usage error that names the argument `what`. */
+export function checkArgument(what: string, value: string): void {
+  const problem = argumentProblem(value);
+  if (problem !== null) throw new UsageError(problem.code, `${what} ${problem.why}`);
 }
 
 function preview(value: string): string {

@@ -2,14 +2,16 @@ import { UsageError } from "../../lib/errors.js";
 import { escapeControls } from "../../vocabulary/display.js";
 import { applyRun } from "../../review/apply.js";
 import { commitRun } from "../../review/commit.js";
-import type { LoadedRun } from "../../run-dir/run-lookup.js";
+import { type LoadedRun, runLabel } from "../../run-dir/run-lookup.js";
 import { chosenCandidate, loadTrustedRun } from "../../review/chosen-run.js";
 import { wholeNumber } from "../../settings/option-values.js";
+import { batchIsNotARun } from "../batch-listing.js";
+import { REPO_OPTION } from "../repo-option.js";
 import { parseOptions } from "../parse-options.js";
 import { namedOrLatestRun } from "../run-ref.js";
 
 export const APPLY_OPTIONS = {
-  repo: { type: "string", short: "C" },
+  ...REPO_OPTION,
   "runs-dir": { type: "string" },
   candidate: { type: "string" },
   commit: { type: "boolean" },
@@ -30,9 +32,10 @@ export async function command(args: readonly string[]): Promise<number> {
   if (withoutCommit) throw new UsageError("bad_arguments", `--${withoutCommit} goes with --commit`);
   // Without an id: the latest finished run of the repository it applies to (-C, else the current directory's).
   const named = await namedOrLatestRun(positionals[0], values["runs-dir"], values.repo ?? process.cwd(), loadTrustedRun);
-  const { run, k } = chosenCandidate(named, wholeNumber("--candidate", values.candidate));
+  if (named.kind === "batch") throw batchIsNotARun(named.batch, "apply");
+  const { run, k } = chosenCandidate(named.run, wholeNumber("--candidate", values.candidate));
   if (values.commit) {
-    const candidateOf = k === null ? undefined : { runId: named.result.runId, k };
+    const candidateOf = k === null ? undefined : { runId: named.run.result.runId, k };
     const committed = await commitRun(run, {
       repo: values.repo,
       branch: values.branch,
@@ -54,7 +57,7 @@ export async function command(args: readonly string[]): Promise<number> {
   const outcome = await applyRun(run, values.repo);
   notesOnTheRun(run);
   process.stderr.write(
-    `handoff: applied ${outcome.files.length} file(s) to ${outcome.repo}${outcome.rebased ? " (HEAD had moved; the patch still applied cleanly)" : ""}\n`,
+    `handoff: applied ${outcome.files.length} file(s) of ${escapeControls(runLabel(run))} to ${outcome.repo}${outcome.rebased ? " (HEAD had moved; the patch still applied cleanly)" : ""}\n`,
   );
   if (values.json) process.stdout.write(`${JSON.stringify(outcome, null, 2)}\n`);
   else for (const file of outcome.files) process.stdout.write(`${file}\n`);
@@ -64,9 +67,7 @@ export async function command(args: readonly string[]): Promise<number> {
 /** What `apply` says about a run whose patch nothing checked, or that changes verification inputs. */
 function notesOnTheRun(run: LoadedRun): void {
   if (run.result.verification.skipped === "no_verify") {
-    process.stderr.write(
-      `handoff: note: run ${escapeControls(run.result.runId)} was not verified (--no-verify); nothing checked this patch\n`,
-    );
+    process.stderr.write(`handoff: note: ${escapeControls(runLabel(run))} was not verified (--no-verify); nothing checked this patch\n`);
   }
   const edits = run.result.verification.testEdits;
   // New test files are what a good patch brings: no note for them.

@@ -19,6 +19,7 @@ import { batchExitCode } from "../../many/outcome.js";
 import { onInterrupt } from "../interrupts.js";
 import { type RedisTarget, parseRedisUrl } from "../../queue/redis-url.js";
 import { DEFAULT_QUEUE, checkQueueName } from "../../queue/queue-name.js";
+import { loadQueue } from "../../queue/load-queue.js";
 import { defaultRunsDir } from "../../run-dir/default-places.js";
 
 const BATCH_USAGE =
@@ -57,7 +58,7 @@ export async function batchOrEnqueue(args: readonly string[], command: "batch" |
     throw new UsageError("bad_directory", `--junit ${escapeControls(values.junit!)}: ${dirname(junitCopy)} is not a directory`);
   const runsDir = resolve(values["runs-dir"] ?? defaultRunsDir());
 
-  const batch = readBatchFile(positionals[0]!);
+  const batch = readBatchFile(positionals[0]!, process.cwd(), values.repo ?? process.cwd());
   if (!values.yes) {
     // One question for the whole batch; every task then runs approved, as with --yes.
     if (!canAskOnTerminal(batch.file === "-")) throw new ApprovalRequiredError();
@@ -69,8 +70,8 @@ export async function batchOrEnqueue(args: readonly string[], command: "batch" |
 
   // Here, --jobs at once; or on the workers that share the Redis (a QueueUnavailableError exits 69 before anything is written).
   const executor: TaskExecutor = queue
-    ? // Loaded only here: BullMQ and its Redis client cost every other command a fifth of a second to start.
-      await (await import("../../queue/queue-executor.js")).queueExecutor({
+    ? // Loaded only here: BullMQ and its Redis client (optional peer dependencies) cost every other command a fifth of a second.
+      await (await loadQueue()).queueExecutor({
         redis: queue.target,
         queue: queue.name,
         tasks: batch.specs.length,

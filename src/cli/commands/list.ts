@@ -3,10 +3,12 @@ import { UsageError } from "../../lib/errors.js";
 import { escapeControls } from "../../vocabulary/display.js";
 import { type RunIndexEntry, type RunState, listRuns } from "../../run-dir/run-index.js";
 import { wholeNumber } from "../../settings/option-values.js";
+import { REPO_OPTION } from "../repo-option.js";
 import { parseOptions } from "../parse-options.js";
 import { defaultRunsDir } from "../../run-dir/default-places.js";
 
 export const LIST_OPTIONS = {
+  ...REPO_OPTION,
   all: { type: "boolean" },
   limit: { type: "string" },
   json: { type: "boolean" },
@@ -16,15 +18,23 @@ export const LIST_OPTIONS = {
 const DEFAULT_LIMIT = 20;
 
 /**
- * `handoff list`: the newest runs of the runs directory first, of the current repository (the work tree the current
+ * `handoff list`: the newest runs of the runs directory first, of one repository (-C, else the work tree the current
  * directory is in) or, with --all or outside any repository, of every repository. --json prints only the array.
  */
 export async function command(args: readonly string[]): Promise<number> {
   const { values, positionals } = parseOptions("list", args, LIST_OPTIONS);
-  if (positionals.length > 0) throw new UsageError("bad_arguments", "usage: handoff list [--all] [--limit N] [--json] [--runs-dir DIR]");
+  if (positionals.length > 0)
+    throw new UsageError("bad_arguments", "usage: handoff list [-C DIR | --all] [--limit N] [--json] [--runs-dir DIR]");
   const limit = wholeNumber("--limit", values.limit) ?? DEFAULT_LIMIT;
   const runsDir = values["runs-dir"] ?? defaultRunsDir();
-  const repo = values.all ? null : await findTopLevel(process.cwd());
+  if (values.all && values.repo !== undefined)
+    throw new UsageError("bad_arguments", "--all lists every repository's runs, -C one repository's: not both");
+  const repo = values.all ? null : await findTopLevel(values.repo ?? process.cwd());
+  if (repo === null && values.repo !== undefined)
+    throw new UsageError(
+      "not_a_repository",
+      `-C ${escapeControls(values.repo)}: not inside a git repository (handoff list --all lists every repository's runs)`,
+    );
   const entries = listRuns(runsDir, { repo, limit });
   if (values.json) {
     process.stdout.write(`${JSON.stringify(entries, null, 2)}\n`);

@@ -1,7 +1,7 @@
 import { UsageError } from "../../lib/errors.js";
 import { parseRedisUrl, redisRetryMs } from "../../queue/redis-url.js";
 import { DEFAULT_QUEUE, checkQueueName } from "../../queue/queue-name.js";
-import { runWorker } from "../../queue/worker.js";
+import { loadQueue } from "../../queue/load-queue.js";
 import { checkEnvNames, checkSandboxMode } from "../../run/options.js";
 import { WORKER_OPTIONS } from "../option-tables.js";
 import { parseOptions } from "../parse-options.js";
@@ -39,6 +39,7 @@ export async function command(args: readonly string[]): Promise<number> {
     retryMs: redisRetryMs(),
     log: (line: string) => process.stderr.write(`handoff worker: ${line}\n`),
   };
+  const { runWorker } = await loadQueue();
   const stop = new AbortController();
   const stopHandling = onInterrupt(() => {
     options.log("stop asked: taking no new jobs (again to kill the running ones)");

@@ -82,7 +82,7 @@ function rowView(row: Row): Html {
 }
 
 /** One file of the patch: its name and counts, then its rows (at most `budget`), or why it has none. */
-function fileView(patch: Buffer, file: DiffFile, name: string, budget: number, whole: string): { html: Html; rows: number } {
+function fileView(patch: Buffer, file: DiffFile, name: string, budget: number, whole: Html): { html: Html; rows: number } {
   const counts = html`<span class="add">+${file.additions}</span> <span class="del">−${file.deletions}</span>`;
   const summary = html`<summary><span class="letter">${LETTER[file.change]}</span> <code>${name}</code> ${counts}</summary>`;
   if (file.binary)
@@ -93,8 +93,7 @@ function fileView(patch: Buffer, file: DiffFile, name: string, budget: number, w
       rows: 0,
     };
   const { rows, cut, crlf } = fileRows(patch, file, budget);
-  const note =
-    cut > 0 ? html`<p class="cut">… ${cut} more lines of this file are not shown (all of them are in <code>${whole}</code>).</p>` : null;
+  const note = cut > 0 ? html`<p class="cut">… ${cut} more lines of this file are not shown (all of them are in ${whole}).</p>` : null;
   const endings = crlf ? html`<p class="muted">CRLF line endings, shown without the CRs.</p>` : null;
   return {
     html: html`<details open class="file">${summary}${endings}<table class="diff"><tbody>${rows.map(rowView)}</tbody></table>${note}</details>`,
@@ -109,7 +108,8 @@ function fileView(patch: Buffer, file: DiffFile, name: string, budget: number, w
 export function diffView(patch: Buffer, result: RunResult, runDir: string): Html {
   if (patch.length === 0) return html`<p class="muted">${result.patch ? "No changes." : "No patch was extracted."}</p>`;
   const parsed = parsePatch(patch);
-  const whole = join(runDir, "changes.patch");
+  // Linked relative to the run directory; its whole path shown, as the page may be read away from it.
+  const whole = html`<a href="changes.patch"><code>${join(runDir, "changes.patch")}</code></a>`;
   let budget = DIFF_LINES_SHOWN;
   const shown: Html[] = [];
   const leftOut: string[] = [];
@@ -129,7 +129,7 @@ export function diffView(patch: Buffer, result: RunResult, runDir: string): Html
   const named = leftOut.slice(0, LEFT_OUT_NAMED);
   return html`${shown}${
     leftOut.length > 0
-      ? html`<div class="cut"><p>${leftOut.length} more file(s) are not shown here (the report shows ${DIFF_LINES_SHOWN} diff lines); the whole patch is <code>${whole}</code>:</p><ul>${named.map((name) => html`<li><code>${name}</code></li>`)}</ul>${
+      ? html`<div class="cut"><p>${leftOut.length} more file(s) are not shown here (the report shows ${DIFF_LINES_SHOWN} diff lines); the whole patch is ${whole}:</p><ul>${named.map((name) => html`<li><code>${name}</code></li>`)}</ul>${
           leftOut.length > named.length ? html`<p>and ${leftOut.length - named.length} more</p>` : null
         }</div>`
       : null

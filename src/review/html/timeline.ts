@@ -1,6 +1,7 @@
 import { ms } from "../format.js";
 import { type Html, html } from "./escape.js";
 import type { RunEvents, TimelineEvent } from "./run-events.js";
+import { proseHtml } from "../report-prose.js";
 
 /** Tool calls listed in full; the rest are counted ("and N more"). */
 export const TOOL_CALLS_SHOWN = 40;
@@ -56,8 +57,12 @@ function step(event: TimelineEvent): string | null {
   }
 }
 
-/** The phases as bars on one time axis, the agent's tool calls and handoff's other steps, each list bounded. */
-export function timelineView(read: RunEvents): Html {
+/**
+ * The phases as bars on one time axis, the agent's tool calls and handoff's other steps, each list bounded. Each row
+ * names its phase once: of a run of several attempts, the phases of attempt k are named `agent (attempt k)`. `folder`:
+ * where events.jsonl is, relative to the run directory (a candidates run's winner's).
+ */
+export function timelineView(read: RunEvents, folder = ""): Html {
   if (read.kind === "unread") return html`<p class="muted">No timeline: ${read.why}.</p>`;
   const zero = Date.parse(read.startedAt ?? read.events[0]?.time ?? "");
   const started = new Map<string, number>();
@@ -65,12 +70,15 @@ export function timelineView(read: RunEvents): Html {
   const calls = new Map<string, ToolCall>();
   const order: ToolCall[] = [];
   const steps: { at: number; text: string }[] = [];
+  const several = read.events.filter((event) => event.type === "attempt.started").length > 1;
+  let attempt: number | null = null;
   for (const event of read.events) {
     const at = offsetMs(event.time, zero);
     if (event.type === "phase.started") started.set(event.phase, at);
     else if (event.type === "phase.finished") {
       const startMs = started.get(event.phase) ?? Math.max(0, at - event.durationMs);
-      phases.push({ phase: event.phase, startMs, durationMs: event.durationMs, ok: event.ok, note: event.note });
+      const phase = several && attempt !== null ? `${event.phase} (attempt ${attempt})` : event.phase;
+      phases.push({ phase, startMs, durationMs: event.durationMs, ok: event.ok, note: event.note });
     } else if (event.type === "agent.tool.started") {
       const call: ToolCall = { startMs: at, name: event.name, input: inputText(event.input), ok: null };
       calls.set(event.id, call);
@@ -79,6 +87,8 @@ export function timelineView(read: RunEvents): Html {
       const call = calls.get(event.id);
       if (call) call.ok = event.ok;
     } else {
+      if (event.type === "attempt.started") attempt = event.attempt;
+      if (event.type === "attempt.finished") attempt = null;
       const text = step(event);
       if (text !== null) steps.push({ at, text });
     }
@@ -86,7 +96,9 @@ export function timelineView(read: RunEvents): Html {
   const end = Math.max(1, ...phases.map((p) => p.startMs + p.durationMs));
   const percent = (value: number) => `${Math.min(100, (value / end) * 100).toFixed(2)}%`;
   const more = (total: number, shown: number) =>
-    total > shown ? html`<p class="muted">and ${total - shown} more (all in events.jsonl)</p>` : null;
+    total > shown
+      ? html`<p class="muted">and ${total - shown} more (all in ${proseHtml(`${folder}events.jsonl`, { ownFilesPrefix: "" })})</p>`
+      : null;
   return html`<table class="timeline">
 <thead><tr><th>phase</th><th>start</th><th>took</th><th class="bar-cell"></th></tr></thead>
 <tbody>${phases.map(

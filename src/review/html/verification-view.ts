@@ -3,6 +3,8 @@ import { commandOutput, readTestLog } from "../command-output.js";
 import { commandEnding, commandPassed, verificationCommands } from "../../verify/shell-commands.js";
 import { type ExcerptLimits, excerptExtent, failureExcerpt, tailExcerpt } from "../../lib/failure-excerpt.js";
 import { ms } from "../format.js";
+import { ownFilesPrefix } from "../run-files.js";
+import { proseHtml } from "../report-prose.js";
 import { type Html, html } from "./escape.js";
 
 /** What the page shows of each command's output: more lines than the text report, as many bytes. */
@@ -33,14 +35,16 @@ export function verificationView(run: LoadedRun): Html {
   if (commands.length === 0) return state;
   const log = readTestLog(run);
   const unread = log.kind === "unavailable" ? log.why : null;
-  return html`${state}${unread ? html`<p class="muted">${unread}.</p>` : null}${commands.map((c) => {
+  const links = { ownFilesPrefix: ownFilesPrefix(run) ?? "" };
+  const testLog = proseHtml("test.log", links);
+  return html`${state}${unread ? html`<p class="muted">${proseHtml(unread, links)}.</p>` : null}${commands.map((c) => {
     const passed = commandPassed(c);
     const output = log.kind === "log" ? commandOutput(log.bytes, c) : null;
     const shown = output ? excerpt(output, passed) : null;
     return html`<details class="command ${passed ? "ok" : "bad"}"${passed ? null : html` open`}><summary><span class="mark">${passed ? "ok" : "FAIL"}</span> <span class="muted">[${c.phase ?? "verify"}]</span> <code>${c.command}</code>: ${commandEnding(c)}, ${ms(c.durationMs)}</summary>${
       shown
-        ? html`${shown.extent ? html`<p class="muted">Output: ${shown.extent} (all of it in test.log).</p>` : null}<pre class="log">${shown.text}</pre>`
-        : html`<p class="muted">No output found in test.log.</p>`
+        ? html`${shown.extent ? html`<p class="muted">Output: ${shown.extent} (all of it in ${testLog}).</p>` : null}<pre class="log">${shown.text}</pre>`
+        : html`<p class="muted">No output found in ${testLog}.</p>`
     }</details>`;
   })}`;
 }
