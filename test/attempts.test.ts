@@ -10,7 +10,7 @@ import type { RunResult } from "../src/verdict/result.js";
 import { repairable } from "../src/repair/repairable.js";
 import { NO_FACTS, type Verdict } from "../src/verdict/decide.js";
 import { HIDDEN_TEST_PATCH, INTEGRITY_PROJECT } from "./helpers/integrity.js";
-import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
+import { FAILING_ADD_PROJECT, commitFile, gitIn, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent, delegate, delegateWithoutSandbox, makeHarness, readEvents, readJson } from "./helpers/run.js";
 
 const VERIFY = { verify: ["npm test"] };
@@ -223,6 +223,43 @@ describe("what is repaired, and what the feedback may show", () => {
     expect(feedback).toContain("Its output is not shown: this run verifies with tests you do not see.");
     expect(feedback).not.toContain("special-cased");
     expect(feedback).not.toContain("hidden");
+  });
+});
+
+describe("--attempts: handoff's own git writes between attempts are never the agent's tampering", () => {
+  // git re-dates ("freshens") an object of handoff's store that it is asked to write again; the store's fingerprint
+  // must follow handoff's own writes, or attempt 2 of an honest agent ends git_metadata_tampered.
+  test("attempt 1 rewrote a file with its own bytes (extraction writes its object again): attempt 2's fix verifies", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const run = await delegate(repo, agent("rewrites-the-test-unchanged-then-fixes-add.sh"), { ...VERIFY, attempts: 2 });
+    expect(run.result.terminalReason, run.result.summary).toBe("verified");
+    expect(attempts(run.result).map((attempt) => attempt.terminalReason)).toEqual(["verification_failed", "verified"]);
+  });
+
+  test("a held-out check whose content is in the history (verification writes its object again): attempt 2's fix verifies", async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const extraCheck = 'import { add } from "./math.js";\nif (add(1, 1) !== 2) process.exit(1);\n';
+    // The held-out file, committed on a side branch: its blob is in the store handoff copies from the source.
+    gitIn(repo, "checkout", "-q", "-b", "side");
+    commitFile(repo, "extra-check.js", extraCheck);
+    gitIn(repo, "checkout", "-q", "main");
+    const holdout = join(tempDir("handoff-holdout"), "extra-check.patch");
+    writeFileSync(
+      holdout,
+      "diff --git a/extra-check.js b/extra-check.js\nnew file mode 100644\n--- /dev/null\n+++ b/extra-check.js\n@@ -0,0 +1,2 @@\n" +
+        extraCheck
+          .split("\n")
+          .slice(0, 2)
+          .map((line) => `+${line}\n`)
+          .join(""),
+    );
+    const run = await delegate(repo, agent("fixes-add-wrongly-then-rightly.sh"), {
+      verify: ["npm test", "node extra-check.js"],
+      attempts: 2,
+      holdoutPatches: [holdout],
+    });
+    expect(run.result.terminalReason, run.result.summary).toBe("verified");
+    expect(attempts(run.result).map((attempt) => attempt.terminalReason)).toEqual(["verification_failed", "verified"]);
   });
 });
 

@@ -51,7 +51,8 @@ export const AGENT_BRANCH = "handoff";
  */
 export interface PristineStore {
   readonly path: string;
-  readonly fingerprint: string;
+  /** Re-taken after each of handoff's own writes through alternates (afterOwnWrites), never otherwise. */
+  fingerprint: string;
 }
 
 /** `signal` (a cancelled run) kills the git call under way; the call then throws. */
@@ -95,6 +96,22 @@ export function pristineTampered(store: PristineStore): string | null {
   return fingerprintStore(store.path) === store.fingerprint
     ? null
     : "handoff's own copy of the repository's objects was modified during the run";
+}
+
+/**
+ * `write`, a step of handoff's own whose git reads the store through alternates: git "freshens" (re-dates) an object
+ * there that it is asked to write again (a file the agent rewrote unchanged, a holdout or a patch whose result is in
+ * the history), which is not tampering. So the fingerprint is re-taken after it, and only when the store was
+ * untouched before it: what anyone else changed still shows at the next check. Nothing of the agent's or of the
+ * patch's may run during `write`.
+ */
+export async function afterOwnWrites<T>(store: PristineStore, write: () => Promise<T>): Promise<T> {
+  const untouched = pristineTampered(store) === null;
+  try {
+    return await write();
+  } finally {
+    if (untouched) store.fingerprint = fingerprintStore(store.path);
+  }
 }
 
 /**

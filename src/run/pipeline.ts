@@ -8,7 +8,7 @@ import { askApproval, isApproved } from "../approval/approval.js";
 import { type DisposableClone, startClone } from "../clone/clone.js";
 import { type SourceSnapshot, compareSnapshots, takeSourceSnapshot } from "../clone/source-snapshot.js";
 import type { SourceRepo } from "../clone/source-repo.js";
-import { createWorkspace, removeTree } from "../clone/workspace.js";
+import { type PristineStore, afterOwnWrites, createWorkspace, removeTree } from "../clone/workspace.js";
 import { RunEnvironment } from "../environment/run-environment.js";
 import type { WorkspaceModeChoice } from "../environment/workspace-mode.js";
 import { Containment, type ContainmentSummary, type ProcessJail } from "../containment/containment.js";
@@ -399,7 +399,7 @@ export class PipelineRun {
     if (agent === null) return null;
     if (this.#record.halted) return { agent, patch: null, verification: null };
     const patch = await this.#patch(clone, before, number, scratch);
-    const verification = patch && this.#verifiable(agent, patch) ? await this.#verify(patch, log, scratch) : null;
+    const verification = patch && this.#verifiable(agent, patch) ? await this.#verify(patch, log, scratch, clone.pristine) : null;
     return { agent, patch, verification };
   }
 
@@ -503,16 +503,19 @@ export class PipelineRun {
   async #patch(clone: DisposableClone, before: SourceSnapshot, number: number, scratch: string): Promise<JudgedPatch | null> {
     const { dir, source, options, verificationBase } = this.#setup;
     const judged = await this.#record.phase("extract", async () => {
-      const extraction = await extractPatch({
-        source,
-        workspace: clone.workspace,
-        policy: compilePolicy(options.policy),
-        privateParent: scratch,
-        pristine: clone.pristine,
-        signal: options.signal,
-        setupOutputs: this.#env.environment?.record.unignoredOutputs ?? [],
-        changed: this.#changedPaths(clone),
-      });
+      // Extraction stages what the agent left with handoff's git alone (the agent and what it started are gone).
+      const extraction = await afterOwnWrites(clone.pristine, () =>
+        extractPatch({
+          source,
+          workspace: clone.workspace,
+          policy: compilePolicy(options.policy),
+          privateParent: scratch,
+          pristine: clone.pristine,
+          signal: options.signal,
+          setupOutputs: this.#env.environment?.record.unignoredOutputs ?? [],
+          changed: this.#changedPaths(clone),
+        }),
+      );
       const inputs = await judgeInputChanges(source.baseCommit, verificationBase.inputs, extraction, options.testEdits);
       const changed = inputs.testEdits.changed;
       if (changed.length > 0)
@@ -559,7 +562,7 @@ export class PipelineRun {
   }
 
   /** Gate 4: the verify commands in a fresh checkout of base + patch (after the baseline; then held to the base). */
-  async #verify(patch: JudgedPatch, log: TestLog, scratch: string): Promise<Verification> {
+  async #verify(patch: JudgedPatch, log: TestLog, scratch: string, pristine: PristineStore): Promise<Verification> {
     const { source, options } = this.#setup;
     const { extraction, inputs } = patch;
     const from = this.#env.forVerification((finding) => this.#run.warnings.push(finding));
@@ -583,6 +586,7 @@ export class PipelineRun {
       containment: this.#made.containment!,
       holdouts: options.holdouts,
       junit: options.junit,
+      ownWrites: <T>(write: () => Promise<T>) => afterOwnWrites(pristine, write),
     };
     // Setup and verify commands run code from the patch: the source is checked again at the end.
     if (options.setup.length > 0 || options.verify.length > 0) this.#run.sourceCheckedSinceLastCommand = false;

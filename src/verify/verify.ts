@@ -71,7 +71,15 @@ export interface VerificationRequest {
   readonly environment?: { readonly environment: BaseEnvironment; readonly mode: WorkspaceMode } | null;
   /** The persistent download caches: a setup here gets a throw-away copy of them (null: none). */
   readonly downloads?: string | null;
+  /**
+   * Runs each step of handoff's own git that writes objects (never a setup or verify command): the pipeline's
+   * afterOwnWrites, so that git re-dating the pristine store's objects is not taken for tampering. Default: just runs.
+   */
+  readonly ownWrites?: OwnWrites;
 }
+
+export type OwnWrites = <T>(write: () => Promise<T>) => Promise<T>;
+const justRun: OwnWrites = (write) => write();
 
 interface Checkout {
   readonly dir: string;
@@ -135,20 +143,25 @@ const PHASES = {
 export async function runVerification(request: VerificationRequest): Promise<VerificationOutcome> {
   if (request.setup.length === 0 && request.verify.length === 0) return roundTripInIndex(request);
   const phases = PHASES[request.label];
+  const own = request.ownWrites ?? justRun;
   const checkout = await checkoutBase(request, request.label);
   const target = { gitDir: request.privateGitDir, workTree: checkout.dir, indexFile: checkout.indexFile, cwd: checkout.dir };
-  const applied = await applyAndCompare(
-    target,
-    "--index",
-    request,
-    "the patch applied to a fresh checkout does not give the index handoff extracted",
-  );
-  if (applied) return applied;
-  if (request.hold.length > 0) await holdToBase(target, request.baseCommit, request.hold, request.signal);
-  const heldOut = await applyHoldouts(target, request.holdouts, request.signal);
-  if (heldOut.kind === "conflict") return { kind: "holdout_failed", source: heldOut.source, message: heldOut.message };
-  // What the commands are given: the patch, inputs held, holdouts applied. Afterwards the tree must still be this.
-  const prepared = (await git(target, ["ls-files", "-s", "-z"], { signal: request.signal })).stdout;
+  const ready = await own(async () => {
+    const applied = await applyAndCompare(
+      target,
+      "--index",
+      request,
+      "the patch applied to a fresh checkout does not give the index handoff extracted",
+    );
+    if (applied) return applied;
+    if (request.hold.length > 0) await holdToBase(target, request.baseCommit, request.hold, request.signal);
+    const heldOut = await applyHoldouts(target, request.holdouts, request.signal);
+    if (heldOut.kind === "conflict") return { kind: "holdout_failed", source: heldOut.source, message: heldOut.message } as const;
+    // What the commands are given: the patch, inputs held, holdouts applied. Afterwards the tree must still be this.
+    return { kind: "ready", prepared: (await git(target, ["ls-files", "-s", "-z"], { signal: request.signal })).stdout } as const;
+  });
+  if (ready.kind !== "ready") return ready;
+  const prepared = ready.prepared;
   // Keep the post-apply index in memory (the commands cannot reach it): re-extraction stages against it, so only
   // what the commands touched is re-hashed.
   const appliedIndex = { bytes: readFileSync(checkout.indexFile), mtimeMs: statSync(checkout.indexFile).mtimeMs };
@@ -180,14 +193,17 @@ export async function runVerification(request: VerificationRequest): Promise<Ver
   const settled = settleRacyEntries(appliedIndex, checkout.dir, request.baseCommit.length === 64 ? "sha256" : "sha1");
   const againIndex = join(request.privateGitDir, `${request.label}-again.index`);
   writeIndexCopy(againIndex, settled.bytes, settled.mtimeMs);
-  const again = await stageWorkTree({
-    gitDir: request.privateGitDir,
-    workTree: checkout.dir,
-    indexFile: againIndex,
-    baseCommit: request.baseCommit,
-    cwd: checkout.dir,
-    signal: request.signal,
-  });
+  // The commands have ended (their jails with them): what stages their tree now is handoff's git alone.
+  const again = await own(() =>
+    stageWorkTree({
+      gitDir: request.privateGitDir,
+      workTree: checkout.dir,
+      indexFile: againIndex,
+      baseCommit: request.baseCommit,
+      cwd: checkout.dir,
+      signal: request.signal,
+    }),
+  );
   if (again.overflow === "changes") return { kind: "patch_changed", commands, changes: null };
   if (!again.listing.equals(prepared)) return { kind: "patch_changed", commands, changes: compareListings(prepared, again.listing) };
   if (again.overflow !== null) return { kind: "patch_changed", commands, changes: null };
@@ -202,12 +218,10 @@ async function roundTripInIndex(request: VerificationRequest): Promise<Verificat
   const indexFile = join(request.privateGitDir, "roundtrip.index");
   const target = { gitDir: request.privateGitDir, indexFile, cwd: request.scratchParent };
   await git(target, ["read-tree", request.baseCommit]);
+  const own = request.ownWrites ?? justRun;
   return (
-    (await applyAndCompare(
-      target,
-      "--cached",
-      request,
-      "the patch applied at the base commit does not give the index handoff extracted",
+    (await own(() =>
+      applyAndCompare(target, "--cached", request, "the patch applied at the base commit does not give the index handoff extracted"),
     )) ?? {
       kind: "passed",
       commands: [],
@@ -255,7 +269,8 @@ export async function runBaseline(
   let holdoutsApplied: boolean | null = null;
   if (request.holdouts.length > 0) {
     const target = { gitDir: request.privateGitDir, workTree: checkout.dir, indexFile: checkout.indexFile, cwd: checkout.dir };
-    holdoutsApplied = (await applyHoldouts(target, request.holdouts, request.signal)).kind === "applied";
+    const own = request.ownWrites ?? justRun;
+    holdoutsApplied = (await own(() => applyHoldouts(target, request.holdouts, request.signal))).kind === "applied";
     // A holdout made on top of the fix may not apply to the base alone: the base then runs as it is, in a new checkout.
     if (!holdoutsApplied) checkout = await checkoutBase(request, "baseline-plain");
   }
