@@ -78,6 +78,6 @@ footer { margin-top: 30px; color: var(--muted); font-size: 12px; }
   table.diff td.ln { min-width: 28px; }
   td.bar-cell { width: 40%; }
   table.timeline td, table.timeline th { padding: 2px 4px; }
-  table.candidates th, table.candidates td { white-space: normal; padding: 3px 4px; }
+  table.candidates th, table.candidates td { padding: 3px 6px; overflow-wrap: normal; }
 }
 `;
