@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { micromark } from "micromark";
 import { gfm, gfmHtml } from "micromark-extension-gfm";
@@ -61,6 +62,17 @@ export const REPORT_RUNS: Readonly<Record<string, () => Promise<string>>> = {
         },
       }
     : {}),
+  "held-out patch that does not apply": async () => {
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const holdout = join(tempDir("handoff-holdout"), "hidden.patch");
+    // Changes a line of test.js that the agent's rewrite leaves out: the summary names the held-out file.
+    writeFileSync(
+      holdout,
+      "diff --git a/test.js b/test.js\n--- a/test.js\n+++ b/test.js\n@@ -2 +2 @@\n-if (add(2, 2) !== 4) {\n+if (add(2, 3) !== 5) {\n",
+    );
+    return (await delegate(repo, agent("guts-the-test.sh"), { verify: ["npm test"], holdoutPatches: [holdout], testEdits: "allow" }))
+      .runDir;
+  },
   "environment reused": async () => {
     const repo = await makeRepo(FAILING_ADD_PROJECT);
     const harness = makeHarness();
