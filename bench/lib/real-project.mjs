@@ -53,7 +53,8 @@ export async function benchRealProject({ root, workDir, rounds, log }) {
     runs: join(workDir, "runs"),
     workspaces: join(workDir, "workspaces"),
   };
-  const handoffCommand = { root, repo, agent, dirs: handoffDirs, homes: join(workDir, "cli-homes") };
+  // The user's npm cache is the warm one: handoff is started as the user would start it, with npm_config_cache set.
+  const handoffCommand = { root, repo, agent, dirs: handoffDirs, homes: join(workDir, "cli-homes"), userNpmCache: npmCache };
   await interleave(
     [
       {
@@ -158,7 +159,8 @@ export async function benchRealProject({ root, workDir, rounds, log }) {
     caches: {
       floorAndPeer: "npm's download cache, warm and shared (npm_config_cache, warmed by one untimed npm ci)",
       cold: "npm ci with an empty npm cache, each round",
-      handoff: "its own: HANDOFF_CACHE_DIR empty before each first run, the same for the second; npm in its sandbox has a private HOME",
+      handoff:
+        "its own: HANDOFF_CACHE_DIR empty before each first run, the same for the second; npm in its sandbox has a private HOME; the user's npm cache (npm_config_cache, the floor's warm one) is where the first run's setup copies the lockfile's tarballs from",
     },
     steps: { ...s, floor, peer },
     handoff,
@@ -167,7 +169,7 @@ export async function benchRealProject({ root, workDir, rounds, log }) {
 }
 
 /** One `handoff run` of the bench's task; its wall time as the user waits for it, and what result.json says went where. */
-async function handoffRun({ root, repo, agent, dirs, homes }, which, log) {
+async function handoffRun({ root, repo, agent, dirs, homes, userNpmCache }, which, log) {
   const args = [
     join(root, "bin", "handoff.js"),
     "run",
@@ -191,7 +193,13 @@ async function handoffRun({ root, repo, agent, dirs, homes }, which, log) {
     "edit",
   ];
   // XDG_CACHE_HOME too, so no environment the user's own cache holds can make a first run a second one.
-  const env = { ...process.env, HANDOFF_CACHE_DIR: dirs.cache, XDG_CACHE_HOME: dirs.xdgCache, HANDOFF_CLI_HOME_DIR: homes };
+  const env = {
+    ...process.env,
+    npm_config_cache: userNpmCache,
+    HANDOFF_CACHE_DIR: dirs.cache,
+    XDG_CACHE_HOME: dirs.xdgCache,
+    HANDOFF_CLI_HOME_DIR: homes,
+  };
   const ran = await runCaptured(process.execPath, args, env);
   let result;
   try {

@@ -10,6 +10,7 @@ import { buildEnvironment } from "../process/env.js";
 import { type CommandRecord, type TestLog, commandPassed, runShellCommands } from "../verify/shell-commands.js";
 import type { EnvironmentCache } from "./cache-store.js";
 import { downloadCacheEnv } from "./download-caches.js";
+import { npmLockfiles, seedNpmCache } from "./user-npm-cache.js";
 import { type BaseEnvironment, ENVIRONMENT_FILES, fingerprintEnvironment, loadEnvironment } from "./environment.js";
 import type { EnvironmentIdentity } from "./environment-key.js";
 import { ENVIRONMENT_RECORD_VERSION, type EnvironmentRecord } from "./record.js";
@@ -34,6 +35,8 @@ export interface BuildRequest {
   readonly onCommand?: (command: string) => void;
   /** The setup command's jail, writable only where it may write. */
   readonly jail?: (command: string, writable: readonly string[]) => ProcessJail;
+  /** The user's own npm cache, read (never written) for the tarballs the lockfile pins (src/environment/user-npm-cache.ts). */
+  readonly userNpmCache?: string | null;
 }
 
 export type BuildOutcome =
@@ -73,11 +76,13 @@ async function buildIn(buildDir: string, request: BuildRequest): Promise<BuildOu
   }
 
   const downloads = cache.downloadsDir();
+  const downloadEnv = downloadCacheEnv(downloads, identity.setup);
   const started = Date.now();
+  seedFromUser(request, downloadEnv.npm_config_cache!, tree);
   const commands = await runShellCommands(identity.setup, {
     phase: "setup",
     cwd: tree,
-    env: { ...buildEnvironment({ home, tmp, set: { CI: "true" } }), ...downloadCacheEnv(downloads, identity.setup) },
+    env: { ...buildEnvironment({ home, tmp, set: { CI: "true" } }), ...downloadEnv },
     timeoutMs: request.timeoutMs,
     signal,
     log: request.log,
@@ -106,6 +111,27 @@ async function buildIn(buildDir: string, request: BuildRequest): Promise<BuildOu
     unignoredOutputs: splitNul(notIgnored).map((path) => path.toString("utf8")),
   };
   return commitBuild(buildDir, request, { setupChanges, setupMs, pathBound, ...outputs }, commands);
+}
+
+/**
+ * The tarballs the base's npm lockfiles pin that the user's npm cache already holds, copied (verified) into handoff's
+ * own before setup runs: a user who installed the project once does not download it again. Best effort: a copy
+ * that fails only leaves npm to download.
+ */
+function seedFromUser(request: BuildRequest, npmCache: string, tree: string): void {
+  if (!request.userNpmCache) return;
+  const lockfiles = npmLockfiles(request.identity.setup, request.identity.inputs);
+  if (lockfiles.length === 0) return;
+  try {
+    const seeded = seedNpmCache(request.userNpmCache, npmCache, tree, lockfiles);
+    const rejected = seeded.rejected > 0 ? `, ${seeded.rejected} left out (their bytes are not the lockfile's integrity)` : "";
+    // The counts only: test.log can reach the agent (a repair's feedback), the path of your home need not.
+    request.log.add(
+      Buffer.from(
+        `handoff: ${seeded.copied} tarballs (${Math.round(seeded.bytes / 1024)} KiB) copied from your npm cache, ${seeded.present} already in handoff's${rejected}\n`,
+      ),
+    );
+  } catch {}
 }
 
 /** environment.json written, and the build renamed into the cache. */

@@ -7,6 +7,7 @@ import type { ResolvedOptions } from "../run/options.js";
 import type { RunResult } from "../verdict/result.js";
 import type { CommandRecord, TestLog } from "../verify/shell-commands.js";
 import { buildBaseEnvironment } from "./build.js";
+import { userNpmCacheDir } from "./user-npm-cache.js";
 import { acquireBuildLock } from "./build-lock.js";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -152,6 +153,7 @@ export class RunEnvironment {
         signal: options.signal,
         onCommand: (command) => hooks.emit({ type: "command.started", phase: "setup", command }),
         jail: hooks.jail,
+        userNpmCache: userNpmCacheDir(),
       }),
     );
     if (!built) return { kind: "stopped", setupCommands: [] };
