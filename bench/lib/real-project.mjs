@@ -147,6 +147,8 @@ export async function benchRealProject({ root, workDir, rounds, log }) {
       TARGETS.realSecondRunOverhead,
       "vs one npm ci (warm npm cache)",
     ),
+    // The install alone: with the user's npm cache copied in, the first run's `npm ci` should cost a warm one.
+    row("first run: handoff's install (setup commands)", handoff.first.setupCommands.ms, s.floorCi, null, "vs one npm ci (warm npm cache)"),
     row("peer: worktree add + npm ci + npm test + remove", peer, floor, null, "vs the floor: one npm ci + one npm test"),
     row("handoff first run, wall", handoff.first.wall, floor, null, "vs the floor"),
     row("handoff second run, wall", handoff.second.wall, floor, null, "vs the floor"),
