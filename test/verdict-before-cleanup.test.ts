@@ -47,6 +47,12 @@ describe("the verdict is told before the workspaces are removed", () => {
     expect(onDisk!.checkpoint).toMatchObject({ done: true, cleanup: "pending" });
     expect(decided!.timings.phases.cleanup).toBeUndefined();
     expect(result.timings.phases.cleanup).toBeGreaterThanOrEqual(0);
+    // After the clean-up, result.json is written again with its timing, the verdict unchanged, the checkpoint done.
+    const after = readJson(join(result.runDir, "result.json")) as unknown as RunResult;
+    expect(after.terminalReason).toBe(decided!.terminalReason);
+    expect(after.timings.phases.cleanup).toBe(result.timings.phases.cleanup);
+    expect(after.timings.durationMs).toBe(decided!.timings.durationMs);
+    expect(readJson(join(result.runDir, "checkpoint.json"))).toMatchObject({ done: true, cleanup: "done" });
   });
 
   test("the CLI prints the verdict line before it starts removing the workspaces; --json prints the whole result after", async () => {

@@ -1,6 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
-import { execa } from "execa";
 import { openChildStdio } from "./stdio-pipes.js";
 import { which } from "./which.js";
 import { isGone, listPids, readStat } from "./proc-stat.js";
@@ -266,10 +265,15 @@ export interface CaptureResult {
   readonly timedOut: boolean;
 }
 
+/** execa (about a hundred files), loaded at the first call: a command that starts no process never reads it. */
+let execaModule: Promise<typeof import("execa")> | undefined;
+
 /** A short, trusted-shape command whose output handoff reads whole (git). Bytes in, bytes out. */
 export async function captureProcess(request: CaptureRequest): Promise<CaptureResult> {
   const maxBuffer = request.maxBuffer ?? 256 * 1024 * 1024;
   const timeout = request.timeoutMs ?? 600_000;
+  execaModule ??= import("execa");
+  const { execa } = await execaModule;
   const result = await execa(request.file, [...request.args], {
     timeout,
     forceKillAfterDelay: 2000,
