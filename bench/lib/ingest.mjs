@@ -67,13 +67,12 @@ function runAnchor({ fake, counter, bytes, cwd }) {
     reader.stdout.on("data", (chunk) => out.push(chunk));
     agent.on("error", fail);
     reader.on("error", fail);
-    let agentCode = null;
     // The agent's exit, not its close: its stdout belongs to the reader, and this process never sees that pipe end.
-    const agentExited = new Promise((resolve) => agent.on("exit", (code) => resolve((agentCode = code))));
+    const agentExited = new Promise((resolve) => agent.on("exit", resolve));
     agent.stdout.destroy(); // the reader has its own copy
     reader.on("close", async (code) => {
       const totalMs = performance.now() - started;
-      await agentExited;
+      const agentCode = await agentExited;
       let counted = null;
       try {
         counted = JSON.parse(Buffer.concat(out).toString("utf8"));
