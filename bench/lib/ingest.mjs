@@ -57,12 +57,12 @@ function runMeasured(wrapper, args, { env, cwd, log }) {
  * The anchor: the fake agent's stdout piped straight into bench/lib/count-stdin-bytes.mjs. Resolves with the reader's
  * own time from its first byte to the end, and the time from starting the agent to the reader's end.
  */
-function runAnchor({ fake, counter, bytes, cwd }) {
+function runAnchor({ fake, reader: readerScript, bytes, cwd }) {
   return new Promise((done, fail) => {
     const started = performance.now();
     const env = { ...process.env, HANDOFF_BENCH_EVENT_BYTES: String(bytes) };
     const agent = spawn(process.execPath, [fake], { cwd, env, stdio: ["ignore", "pipe", "inherit"] });
-    const reader = spawn(process.execPath, [counter], { cwd, stdio: [agent.stdout, "pipe", "inherit"] });
+    const reader = spawn(process.execPath, [readerScript], { cwd, stdio: [agent.stdout, "pipe", "inherit"] });
     const out = [];
     reader.stdout.on("data", (chunk) => out.push(chunk));
     agent.on("error", fail);
@@ -169,8 +169,8 @@ async function runHandoff({ root, wrapper, fake, repo, workDir, bytes, log }) {
 const mbPerSecond = (bytes, ms) => (ms > 0 ? Math.round((bytes / 1e6 / (ms / 1000)) * 10) / 10 : null);
 
 /**
- * `rounds` runs of the real CLI on `bytes` of agent events, interleaved with as many runs of the anchor (the order
- * alternating each round). Throughput is MB (10^6 bytes) over the reading, from the first byte to the end, on both
+ * `rounds` runs of the real CLI on `bytes` of agent events, interleaved with as many runs of the anchor and of a
+ * reader that only splits the lines and parses them as JSON (the start rotating each round). Throughput is MB (10^6 bytes) over the reading, from the first byte to the end, on both
  * sides (the fake agent's own start, about half a second, would otherwise count on both and flatter the ratio); the
  * ratio is of the medians. Also given: handoff over its whole agent phase, the anchor from starting the agent. Peak
  * RSS is the highest of handoff's runs.
@@ -179,6 +179,7 @@ export async function benchIngestion({ repoRoot, workDir, bytes, rounds = 3, log
   const root = resolve(repoRoot);
   const fake = join(root, "bench/fixtures/codex-prints-a-gigabyte.mjs");
   const counter = join(root, "bench/lib/count-stdin-bytes.mjs");
+  const parser = join(root, "bench/lib/parse-stdin-lines.mjs");
   const wrapper = join(root, "bench/lib/run-cli-measured.mjs");
   if (!existsSync(join(root, "dist/src/cli/cli.js"))) throw new Error(`${root}/dist/src/cli/cli.js is missing: run npm run build first`);
 
@@ -190,8 +191,10 @@ export async function benchIngestion({ repoRoot, workDir, bytes, rounds = 3, log
   log(`ingest: handoff run on ${bytes} bytes of codex events against the same stream piped into a byte counter; ${rounds} rounds`);
   const handoff = [];
   const anchor = [];
+  const jsonFloor = [];
+  const sides = ["handoff", "anchor", "json"];
   for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? ["handoff", "anchor"] : ["anchor", "handoff"];
+    const order = sides.map((_, k) => sides[(round + k) % sides.length]);
     for (const side of order) {
       if (side === "handoff") {
         const run = await runHandoff({ root, wrapper, fake, repo, workDir, bytes, log });
@@ -199,10 +202,14 @@ export async function benchIngestion({ repoRoot, workDir, bytes, rounds = 3, log
         log(
           `ingest: handoff ${mbPerSecond(bytes, run.readingMs)} MB/s reading (${mbPerSecond(bytes, run.agentPhaseMs)} over the agent phase), peak RSS ${Math.round(run.peakRssBytes / 1024 ** 2)} MiB`,
         );
-      } else {
-        const run = await runAnchor({ fake, counter, bytes, cwd: repo });
+      } else if (side === "anchor") {
+        const run = await runAnchor({ fake, reader: counter, bytes, cwd: repo });
         anchor.push(run);
         log(`ingest: anchor ${mbPerSecond(bytes, run.readingMs)} MB/s reading (${mbPerSecond(bytes, run.totalMs)} from the agent's start)`);
+      } else {
+        const run = await runAnchor({ fake, reader: parser, bytes, cwd: repo });
+        jsonFloor.push(run);
+        log(`ingest: split + JSON.parse alone ${mbPerSecond(bytes, run.readingMs)} MB/s reading`);
       }
     }
   }
@@ -212,6 +219,7 @@ export async function benchIngestion({ repoRoot, workDir, bytes, rounds = 3, log
   const anchorRate = mbPerSecond(bytes, anchorMs.median);
   const agentPhaseMs = summarize(handoff.map((run) => run.agentPhaseMs));
   const anchorTotalMs = summarize(anchor.map((run) => run.totalMs));
+  const jsonMs = summarize(jsonFloor.map((run) => run.readingMs));
   return {
     bytes,
     rounds,
@@ -225,6 +233,8 @@ export async function benchIngestion({ repoRoot, workDir, bytes, rounds = 3, log
       ms: anchorMs,
       fromStart: { mbPerSecond: mbPerSecond(bytes, anchorTotalMs.median), ms: anchorTotalMs },
     },
+    // Reported, not judged: what a reader that only splits and parses the lines reaches in the same rounds.
+    jsonFloor: { seconds: jsonMs.median / 1000, mbPerSecond: mbPerSecond(bytes, jsonMs.median), ms: jsonMs },
     ratio: handoffRate !== null && anchorRate ? Math.round((handoffRate / anchorRate) * 100) / 100 : null,
     ratioTarget: INGEST_RATIO_TARGET,
     peakRssBytes: Math.max(...handoff.map((run) => run.peakRssBytes)),

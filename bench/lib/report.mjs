@@ -86,6 +86,7 @@ export function formatTable(results) {
       `JSONL ingestion of ${gb(ingest.bytes)} of codex events (medians of ${ingest.rounds}):`,
       `  handoff run, reading           ${ingest.seconds.toFixed(2)} s = ${ingest.mbPerSecond.toFixed(0)} MB/s  ${ingest.ratio}× the anchor  (target ≥ ${ingest.ratioTarget}× ${mark(ingest.met.ratio)})`,
       `  anchor: the stream into node   ${ingest.anchor.seconds.toFixed(2)} s = ${ingest.anchor.mbPerSecond.toFixed(0)} MB/s  (a process that only counts the bytes)`,
+      `  split + JSON.parse alone        ${ingest.jsonFloor.seconds.toFixed(2)} s = ${ingest.jsonFloor.mbPerSecond.toFixed(0)} MB/s  ${(ingest.jsonFloor.mbPerSecond / ingest.anchor.mbPerSecond).toFixed(2)}× the anchor  (reported: any JSONL reader's floor)`,
       `  (from the agent's start: handoff's agent phase ${ingest.agentPhase.mbPerSecond.toFixed(0)} MB/s, the anchor ${ingest.anchor.fromStart.mbPerSecond.toFixed(0)} MB/s)`,
       `  handoff's peak RSS ${mib(ingest.peakRssBytes)} (target < ${mib(TARGETS.peakRssBytes)} ${mark(ingest.met.rss)}); events.jsonl kept ${mib(ingest.eventsJsonlBytes)}`,
     );
