@@ -162,6 +162,7 @@ async function runHandoff({ root, wrapper, fake, repo, workDir, bytes, log }) {
     agentPhaseMs: result.timings.phases.agent,
     wallMs: ran.wallMs,
     peakRssBytes: measured.maxRssBytes,
+    cpuMs: measured.cpuMs,
     eventsJsonlBytes: statSync(eventsJsonl).size,
   };
 }
@@ -200,7 +201,7 @@ export async function benchIngestion({ repoRoot, workDir, bytes, rounds = 3, log
         const run = await runHandoff({ root, wrapper, fake, repo, workDir, bytes, log });
         handoff.push(run);
         log(
-          `ingest: handoff ${mbPerSecond(bytes, run.readingMs)} MB/s reading (${mbPerSecond(bytes, run.agentPhaseMs)} over the agent phase), peak RSS ${Math.round(run.peakRssBytes / 1024 ** 2)} MiB`,
+          `ingest: handoff ${mbPerSecond(bytes, run.readingMs)} MB/s reading (${mbPerSecond(bytes, run.agentPhaseMs)} over the agent phase), ${run.cpuMs} ms of CPU for the whole run, peak RSS ${Math.round(run.peakRssBytes / 1024 ** 2)} MiB`,
         );
       } else if (side === "anchor") {
         const run = await runAnchor({ fake, reader: counter, bytes, cwd: repo });
@@ -238,6 +239,8 @@ export async function benchIngestion({ repoRoot, workDir, bytes, rounds = 3, log
     ratio: handoffRate !== null && anchorRate ? Math.round((handoffRate / anchorRate) * 100) / 100 : null,
     ratioTarget: INGEST_RATIO_TARGET,
     peakRssBytes: Math.max(...handoff.map((run) => run.peakRssBytes)),
+    // handoff's own CPU time over the whole run (user + system): on a loaded machine, steadier than its wall time.
+    cpuMs: summarize(handoff.map((run) => run.cpuMs)),
     eventsJsonlBytes: handoff.at(-1).eventsJsonlBytes,
   };
 }
