@@ -17,7 +17,7 @@ import { REAL_PROJECT, RealProjectUnavailable, benchRealProject } from "./lib/re
 import { formatTable, judgeRows } from "./lib/report.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const DEFAULT_ROUNDS = { small: 7, medium: 5, large: 3, real: 3, batch: 2, startup: 21, egress: 5 };
+const DEFAULT_ROUNDS = { small: 7, medium: 5, large: 3, real: 3, ingest: 3, batch: 2, startup: 21, egress: 5 };
 // What `--only` can name: the synthetic repositories, the real npm project, the ingestion benchmark, the batch, start-up.
 const SECTIONS = [...Object.keys(REPO_SPECS), "real", "ingest", "batch", "startup", "egress"];
 const FS_TYPES = { 16914836: "tmpfs", 61267: "ext4", 1481003842: "xfs", 2435016766: "btrfs", 2035054128: "overlayfs" };
@@ -145,7 +145,13 @@ async function main() {
   if (opts.ingestBytes > 0) {
     const workDir = join(opts.dir, "work", "ingest");
     mkdirSync(workDir, { recursive: true });
-    results.ingestion = await benchIngestion({ repoRoot: ROOT, workDir, bytes: opts.ingestBytes, log: (line) => log(line) });
+    results.ingestion = await benchIngestion({
+      repoRoot: ROOT,
+      workDir,
+      bytes: opts.ingestBytes,
+      rounds: opts.rounds ?? DEFAULT_ROUNDS.ingest,
+      log: (line) => log(line),
+    });
   }
 
   if (opts.batch) {

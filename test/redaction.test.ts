@@ -133,6 +133,29 @@ describe("Redactor", () => {
     expect(new Redactor([{ name: "TOKEN", value: "s3cret-value" }]).json(value)).toBe(value);
   });
 
+  test("a JSON value with a secret deep inside is copied where it changed and shared where it did not; keys are redacted too and `__proto__` stays a plain key", () => {
+    const redactor = new Redactor([{ name: "TOKEN", value: "s3cret-value" }]);
+    const untouched = { keep: "me" };
+    const value = JSON.parse(
+      '{"__proto__":{"x":"s3cret-value"},"list":["a",{"k":"s3cret-value"},"b"],"same":{"keep":"me"},"s3cret-value":1,"n":null}',
+    );
+    value.same = untouched;
+    const redacted = redactor.json(value);
+    expect(redacted).not.toBe(value);
+    expect(Object.getPrototypeOf(redacted)).toBe(Object.prototype);
+    expect(Object.keys(redacted)).toEqual(["__proto__", "list", "same", "[redacted: --env TOKEN]", "n"]);
+    expect(Object.getOwnPropertyDescriptor(redacted, "__proto__")?.value).toEqual({ x: "[redacted: --env TOKEN]" });
+    expect(redacted.list).toEqual(["a", { k: "[redacted: --env TOKEN]" }, "b"]);
+    expect(redacted.same).toBe(untouched);
+    expect(value.list[1]).toEqual({ k: "s3cret-value" }); // the input is left as it was
+  });
+
+  test("verbatim keys keep their values exact, at the top level only", () => {
+    const redactor = new Redactor([{ name: "TOKEN", value: "s3cret-value" }]);
+    const value = { runDir: "/runs/s3cret-value", nested: { runDir: "/runs/s3cret-value" } };
+    expect(redactor.json(value, ["runDir"])).toEqual({ runDir: "/runs/s3cret-value", nested: { runDir: "/runs/[redacted: --env TOKEN]" } });
+  });
+
   test("result.json keeps its locators exact: an --env value inside the repository's path leaves repo.path, runDir and the patch's paths as they are", () => {
     const runsDir = join(tempDir("handoff-redact-dir"), "runs");
     const dir = RunDirectory.create(runsDir, "r", new Redactor([{ name: "PROJECT", value: "myproject" }]));

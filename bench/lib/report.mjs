@@ -32,9 +32,13 @@ export function judgeRows(results) {
     if (row.met === false) missed.push(`${results.real.name} ${row.phase}: ${row.ratio}× (target ${row.target}×)`);
   }
   if (results.ingestion) {
-    results.ingestion.met = results.ingestion.peakRssBytes < TARGETS.peakRssBytes;
-    if (!results.ingestion.met)
-      missed.push(`ingestion peak RSS ${mib(results.ingestion.peakRssBytes)} (target < ${mib(TARGETS.peakRssBytes)})`);
+    const ingest = results.ingestion;
+    ingest.met = { rss: ingest.peakRssBytes < TARGETS.peakRssBytes, ratio: ingest.ratio !== null && ingest.ratio >= ingest.ratioTarget };
+    if (!ingest.met.rss) missed.push(`ingestion peak RSS ${mib(ingest.peakRssBytes)} (target < ${mib(TARGETS.peakRssBytes)})`);
+    if (!ingest.met.ratio)
+      missed.push(
+        `ingestion: ${ingest.mbPerSecond} MB/s, ${ingest.ratio}× the byte-counting anchor's ${ingest.anchor.mbPerSecond} MB/s (target ≥ ${ingest.ratioTarget}×)`,
+      );
   }
   for (const row of results.startup?.rows ?? []) {
     // A ratio to node -e 0 (issue 28) and an absolute median (issue 32): met when each it has is.
@@ -92,10 +96,15 @@ export function formatTable(results) {
   if (results.real) lines.push(...(lines.length > 0 ? [""] : []), ...realProjectLines(results.real));
   if (results.ingestion) {
     const ingest = results.ingestion;
+    const mark = (met) => (met ? "ok" : "MISSED");
     lines.push(
       "",
-      `JSONL ingestion: ${gb(ingest.bytes)} of codex events in ${ingest.seconds.toFixed(2)} s = ${ingest.mbPerSecond.toFixed(0)} MB/s; ` +
-        `handoff's peak RSS ${mib(ingest.peakRssBytes)} (target < ${mib(TARGETS.peakRssBytes)} ${ingest.met ? "ok" : "MISSED"}); events.jsonl kept ${mib(ingest.eventsJsonlBytes)}`,
+      `JSONL ingestion of ${gb(ingest.bytes)} of codex events (medians of ${ingest.rounds}):`,
+      `  handoff run, reading           ${ingest.seconds.toFixed(2)} s = ${ingest.mbPerSecond.toFixed(0)} MB/s  ${ingest.ratio}× the anchor  (target ≥ ${ingest.ratioTarget}× ${mark(ingest.met.ratio)})`,
+      `  anchor: the stream into node   ${ingest.anchor.seconds.toFixed(2)} s = ${ingest.anchor.mbPerSecond.toFixed(0)} MB/s  (a process that only counts the bytes)`,
+      `  split + JSON.parse alone        ${ingest.jsonFloor.seconds.toFixed(2)} s = ${ingest.jsonFloor.mbPerSecond.toFixed(0)} MB/s  ${(ingest.jsonFloor.mbPerSecond / ingest.anchor.mbPerSecond).toFixed(2)}× the anchor  (reported: any JSONL reader's floor)`,
+      `  (from the agent's start: handoff's agent phase ${ingest.agentPhase.mbPerSecond.toFixed(0)} MB/s, the anchor ${ingest.anchor.fromStart.mbPerSecond.toFixed(0)} MB/s)`,
+      `  handoff's peak RSS ${mib(ingest.peakRssBytes)} (target < ${mib(TARGETS.peakRssBytes)} ${mark(ingest.met.rss)}); events.jsonl kept ${mib(ingest.eventsJsonlBytes)}`,
     );
   }
   if (results.batch) {

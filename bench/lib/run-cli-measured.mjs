@@ -11,5 +11,11 @@ const { main } = await import(pathToFileURL(join(repoRoot, "dist/src/cli/cli.js"
 
 const exitCode = await main(process.argv.slice(2));
 // maxRSS is in KiB; it covers this process only (children are not counted).
-if (rssFile) writeFileSync(rssFile, JSON.stringify({ exitCode, maxRssBytes: process.resourceUsage().maxRSS * 1024 }));
+// CPU time likewise: this process's own (user + system), not its children's.
+const usage = process.resourceUsage();
+if (rssFile)
+  writeFileSync(
+    rssFile,
+    JSON.stringify({ exitCode, maxRssBytes: usage.maxRSS * 1024, cpuMs: Math.round((usage.userCPUTime + usage.systemCPUTime) / 1000) }),
+  );
 process.exit(exitCode);

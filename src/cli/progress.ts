@@ -1,5 +1,6 @@
 import { escapeControls } from "../vocabulary/display.js";
 import type { RecordedEvent } from "../vocabulary/events.js";
+import type { EventHook } from "../run/run-recorder.js";
 
 /** The gist of a tool call's input for one progress line: its command or path. */
 function toolSummary(input: unknown): string {
@@ -10,12 +11,30 @@ function toolSummary(input: unknown): string {
 }
 
 /** The progress lines on stderr: one per gate event, and the agent's words and tools unless --json keeps stderr quiet. */
-export function progressPrinter(json: boolean, prefix = ""): (event: RecordedEvent) => void {
-  return (event) => {
-    const line = progressLine(event, { agent: !json });
+export function progressPrinter(json: boolean, prefix = ""): EventHook {
+  const show = { agent: !json };
+  const print = (event: RecordedEvent) => {
+    const line = progressLine(event, show);
     // Agent text and paths can carry terminal controls (OSC 52, cursor moves): escaped before they reach stderr.
     if (line !== null) process.stderr.write(`handoff: ${prefix}${escapeControls(line)}\n`);
   };
+  return Object.assign(print, { wants: progressWants(show) });
+}
+
+/** The agent's events that have a progress line (with `agent`); no other `agent.*` event has one. */
+const AGENT_PROGRESS: ReadonlySet<string> = new Set<RecordedEvent["type"]>([
+  "agent.message",
+  "agent.session",
+  "agent.tool.started",
+  "agent.error",
+]);
+
+/**
+ * The event types `progressLine` may make a line of: every type but the agent's own, and of those only the few
+ * above when `agent`. The rest of an agent's flood can then be left out of the log unredacted (src/run/run-recorder.ts).
+ */
+export function progressWants(show: { readonly agent: boolean }): (type: RecordedEvent["type"]) => boolean {
+  return (type) => !type.startsWith("agent.") || (show.agent && AGENT_PROGRESS.has(type));
 }
 
 /**

@@ -2,7 +2,8 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { z } from "zod";
-import { progressLine } from "../cli/progress.js";
+import { progressLine, progressWants } from "../cli/progress.js";
+import type { EventHook } from "../run/run-recorder.js";
 import { inspectSource } from "../clone/source-repo.js";
 import { UsageError } from "../lib/errors.js";
 import { readConfig } from "../run/config.js";
@@ -95,12 +96,13 @@ function approver(server: McpServer, settings: McpServerSettings): RunOptions["a
 }
 
 /** Each progress line (the CLI's own words) as an MCP progress notification, when the call asked for progress. */
-function progressNotifier(extra: Extra): (event: RecordedEvent) => void {
+function progressNotifier(extra: Extra): EventHook {
   const token = extra._meta?.progressToken;
   let progress = 0;
-  return (event) => {
+  const show = { agent: true };
+  const notify = (event: RecordedEvent) => {
     if (token === undefined) return;
-    const line = progressLine(event, { agent: true });
+    const line = progressLine(event, show);
     if (line === null) return;
     progress += 1;
     // A client gone mid-run is the run's cancellation to notice, never a crash here.
@@ -108,4 +110,5 @@ function progressNotifier(extra: Extra): (event: RecordedEvent) => void {
       .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress, message: escapeControls(line) } })
       .catch(() => {});
   };
+  return Object.assign(notify, { wants: token === undefined ? () => false : progressWants(show) });
 }

@@ -63,21 +63,37 @@ export class Redactor {
     return this.#walk(value, new Set(verbatim)) as T;
   }
 
+  // Nothing is allocated until something changes: most events hold no secret, and every event is walked.
   #walk(value: unknown, verbatim: ReadonlySet<string> = NONE): unknown {
     if (typeof value === "string") return this.text(value);
-    if (Array.isArray(value)) {
-      const items = value.map((item) => this.#walk(item));
-      return items.some((item, i) => item !== value[i]) ? items : value;
-    }
     if (typeof value !== "object" || value === null) return value;
-    let changed = false;
-    const entries = Object.entries(value).map(([key, item]) => {
-      if (verbatim.has(key)) return [key, item] as const;
-      const entry = [this.text(key), this.#walk(item)] as const;
-      if (entry[0] !== key || entry[1] !== item) changed = true;
-      return entry;
-    });
-    return changed ? Object.fromEntries(entries) : value;
+    if (Array.isArray(value)) {
+      let items: unknown[] | null = null;
+      for (let i = 0; i < value.length; i++) {
+        const item = this.#walk(value[i]);
+        if (item === value[i] && items === null) continue;
+        items ??= value.slice(0, i);
+        items.push(item);
+      }
+      return items ?? value;
+    }
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record);
+    // Built with Object.fromEntries once a key or value changed, so that a key such as `__proto__` stays a plain key.
+    let entries: (readonly [string, unknown])[] | null = null;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      const item = record[key];
+      const kept = verbatim.has(key);
+      const newKey = kept ? key : this.text(key);
+      const newItem = kept ? item : this.#walk(item);
+      if (entries === null) {
+        if (newKey === key && newItem === item) continue;
+        entries = keys.slice(0, i).map((earlier) => [earlier, record[earlier]] as const);
+      }
+      entries.push([newKey, newItem]);
+    }
+    return entries === null ? value : Object.fromEntries(entries);
   }
 }
 

@@ -50,6 +50,11 @@ const VERBATIM_KEYS: Readonly<Record<string, readonly string[]>> = { "result.jso
 const MAX_EVENT_LOG_BYTES = 64 * 1024 * 1024;
 /** Kept for handoff's own events (phases, commands, verdict): an agent's flood cannot push them out of the log. */
 const RUNNER_RESERVE_BYTES = 1024 * 1024;
+/**
+ * The agent's events are written a burst at a time (the lines of one chunk of its output, at most this many bytes
+ * together) instead of one write per line: a flood of short events otherwise costs a system call each.
+ */
+const PENDING_EVENT_BYTES = 256 * 1024;
 const RUNNER_EVENT_TYPES: ReadonlySet<string> = new Set<RunnerEvent["type"]>([
   "run.started",
   "sandbox.chosen",
@@ -153,7 +158,8 @@ function mergeResources(into: TrackedResources, more: TrackedResources): Tracked
 
 /**
  * A run's directory: files mode 0600, each whole file written atomically (a new temp file with a random name,
- * every byte, fsync, rename), events appended one whole line at a time. The event log is bounded; what is left out
+ * every byte, fsync, rename), events appended in whole lines (handoff's own one at a time, the agent's a burst at a
+ * time, written before handoff's next own event and before its output is read further). The event log is bounded; what is left out
  * is counted in a line just before `run.finished`. A write that fails leaves nothing partial in place, never
  * throws out of an event handler, and is kept as `writeFailure` for the verdict.
  */
@@ -168,6 +174,10 @@ export class RunDirectory {
   #eventsDropped = 0;
   #eventsLost = 0;
   #agentShareFull = false;
+  /** The agent's event lines not written yet: written together once the burst they came in is handled. */
+  #pending: string[] = [];
+  #pendingBytes = 0;
+  #flushQueued = false;
   readonly #owner = currentOwner();
   #tracked: TrackedResources = {};
   #recorded: Record<string, RecordedArtifact> = {};
@@ -242,8 +252,9 @@ export class RunDirectory {
     return dir;
   }
 
-  /** The first write to the run directory that failed, or null. */
+  /** The first write to the run directory that failed, or null. The agent's pending event lines are written first. */
   get writeFailure(): ArtifactWriteFailure | null {
+    this.#flushEvents();
     return this.#failure;
   }
 
@@ -384,29 +395,88 @@ export class RunDirectory {
     this.#writeWhole(name, content.bytes);
   }
 
+  /** Appends the event to the log (or counts it as left out) and returns it as the log holds it, redacted. */
   event(event: RunnerEvent): RecordedEvent {
+    return this.#event(event, true) as RecordedEvent;
+  }
+
+  /**
+   * As `event`, for a caller that has no use for an event the log leaves out: such an event is only counted (its
+   * sequence number taken), never redacted, and null is returned. Past the agent's share of the log, a flood of a
+   * gigabyte would otherwise spend a third of handoff's time redacting events nobody reads.
+   */
+  eventIfKept(event: RunnerEvent): RecordedEvent | null {
+    return this.#event(event, false);
+  }
+
+  #event(event: RunnerEvent, returnLeftOut: boolean): RecordedEvent | null {
     // The count of left-out events goes just before run.finished, so that run.finished stays the last line.
     if (event.type === "run.finished") this.#writeLeftOutNote();
-    // Redacted also when it is then left out: the caller (the progress lines) gets the event as the log would hold it.
-    const recorded = this.#redactor.json({ seq: ++this.#seq, time: new Date().toISOString(), ...event } as RecordedEvent);
     const ownEvent = RUNNER_EVENT_TYPES.has(event.type);
     // Once the agent's share is full, its events are counted and dropped without being serialised first: a flood
     // of a gigabyte would otherwise spend a third of handoff's time building lines nobody writes.
     if (!ownEvent && this.#agentShareFull) {
+      const seq = ++this.#seq;
       this.#eventsDropped++;
-      return recorded;
+      // Redacted also when it is left out, for a caller that passes it on (the progress lines).
+      return returnLeftOut ? this.#redactor.json({ seq, time: new Date().toISOString(), ...event } as RecordedEvent) : null;
     }
-    const line = Buffer.from(`${JSON.stringify(recorded)}\n`);
+    const recorded = this.#redactor.json({ seq: ++this.#seq, time: new Date().toISOString(), ...event } as RecordedEvent);
+    const line = `${JSON.stringify(recorded)}\n`;
     // Bytes, not characters: escaped garbage can be several bytes per character.
+    const bytes = Buffer.byteLength(line);
     const limit = ownEvent ? MAX_EVENT_LOG_BYTES : MAX_EVENT_LOG_BYTES - RUNNER_RESERVE_BYTES;
-    if (this.#eventBytes + line.length > limit && event.type !== "run.finished") {
+    if (this.#eventBytes + this.#pendingBytes + bytes > limit && event.type !== "run.finished") {
       this.#eventsDropped++;
       if (!ownEvent) this.#agentShareFull = true;
+      return returnLeftOut ? recorded : null;
+    }
+    if (ownEvent) {
+      this.#flushEvents();
+      this.#appendLine(line, bytes);
       return recorded;
     }
-    if (this.#append(line)) this.#eventBytes += line.length;
-    else this.#eventsLost++;
+    this.#pending.push(line);
+    this.#pendingBytes += bytes;
+    if (this.#pendingBytes >= PENDING_EVENT_BYTES) this.#flushEvents();
+    else if (!this.#flushQueued) {
+      this.#flushQueued = true;
+      queueMicrotask(() => {
+        this.#flushQueued = false;
+        this.#flushEvents();
+      });
+    }
     return recorded;
+  }
+
+  /**
+   * Writes the agent's pending lines in one write. If that fails, what it wrote is cut back off and each line is
+   * tried on its own, as if they had been written one by one. Never throws.
+   */
+  #flushEvents(): void {
+    if (this.#pending.length === 0) return;
+    const lines = this.#pending;
+    const total = this.#pendingBytes;
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    if (lines.length > 1) {
+      const { written, error } = writeAll(this.#eventsFd, Buffer.from(lines.join("")), null);
+      if (error === null) {
+        this.#eventBytes += total;
+        return;
+      }
+      this.#failed("events.jsonl", error);
+      if (!this.#cutBack(written)) {
+        this.#eventsLost += lines.length; // a partial batch stays: its lines are not counted as written
+        return;
+      }
+    }
+    for (const line of lines) this.#appendLine(line, Buffer.byteLength(line));
+  }
+
+  #appendLine(line: string, bytes: number): void {
+    if (this.#append(Buffer.from(line))) this.#eventBytes += bytes;
+    else this.#eventsLost++;
   }
 
   /** One whole line or nothing: a write that fails part-way is cut back off, so no half line is left. Never throws. */
@@ -414,17 +484,23 @@ export class RunDirectory {
     const { written, error } = writeAll(this.#eventsFd, line, null);
     if (error === null) return true;
     this.#failed("events.jsonl", error);
-    if (written > 0) {
-      try {
-        ftruncateSync(this.#eventsFd, fstatSync(this.#eventsFd).size - written);
-      } catch {
-        // the failure is on record; a reader skips a line that does not parse
-      }
-    }
+    this.#cutBack(written);
     return false;
   }
 
+  /** Cuts the last `written` bytes back off the log; false when it could not. */
+  #cutBack(written: number): boolean {
+    if (written === 0) return true;
+    try {
+      ftruncateSync(this.#eventsFd, fstatSync(this.#eventsFd).size - written);
+      return true;
+    } catch {
+      return false; // the failure is on record; a reader skips a line that does not parse
+    }
+  }
+
   #writeLeftOutNote(): void {
+    this.#flushEvents();
     const parts: string[] = [];
     if (this.#eventsDropped > 0)
       parts.push(`${this.#eventsDropped} events were left out: events.jsonl reached ${MAX_EVENT_LOG_BYTES} bytes`);

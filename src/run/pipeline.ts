@@ -47,11 +47,12 @@ import { buildEnvironment } from "../process/env.js";
 import type { RecordedEvent } from "../vocabulary/events.js";
 import type { ResolvedOptions } from "./options.js";
 import { requestRecord } from "./request-record.js";
-import { RunRecorder } from "./run-recorder.js";
+import { type EventHook, RunRecorder } from "./run-recorder.js";
 
 export interface RunnerHooks {
   /** Every event as it is written to events.jsonl (the CLI prints progress from these). */
-  readonly onEvent?: (event: RecordedEvent) => void;
+  /** With `wants`, the types it uses (src/run/run-recorder.ts). */
+  readonly onEvent?: EventHook;
   /** A candidates run (src/many/candidates.ts): each candidate's events with its number; without it they go to `onEvent`. */
   readonly onCandidateEvent?: (candidate: number, event: RecordedEvent) => void;
   /**

@@ -5,27 +5,40 @@ import type { RecordedEvent, RunnerEvent } from "../vocabulary/events.js";
 import { type FailablePhase, phaseFailedDetail } from "../verdict/detail.js";
 
 /**
+ * A hook on a run's recorded events. `wants`, when given, names the event types the hook has a use for: it is still
+ * called with any event, but one the event log leaves out (an agent's flood past its share) reaches it only when
+ * wanted, and is otherwise counted and dropped without being redacted first.
+ */
+export type EventHook = ((event: RecordedEvent) => void) & { readonly wants?: (type: RecordedEvent["type"]) => boolean };
+
+/**
  * How a run is recorded as it goes: its events (to events.jsonl and the caller's hook), its phases (checkpoint,
  * events, timing) and its writes that may fail. A phase that throws becomes an artifact error, never a lost run.
  */
 export class RunRecorder {
   readonly dir: RunDirectory;
-  readonly #onEvent: ((event: RecordedEvent) => void) | undefined;
+  readonly #onEvent: EventHook | undefined;
   readonly #signal: AbortSignal | undefined;
   /** Milliseconds spent in each phase (result.json's `timings.phases`). */
   readonly phases: Record<string, number> = {};
   /** The first phase that threw. */
   artifactError: RunFacts["artifactError"] = null;
 
-  constructor(dir: RunDirectory, onEvent: ((event: RecordedEvent) => void) | undefined, signal: AbortSignal | undefined) {
+  constructor(dir: RunDirectory, onEvent: EventHook | undefined, signal: AbortSignal | undefined) {
     this.dir = dir;
     this.#onEvent = onEvent;
     this.#signal = signal;
   }
 
   emit(event: RunnerEvent): void {
-    const recorded = this.dir.event(event);
-    this.#onEvent?.(recorded);
+    const hook = this.#onEvent;
+    if (hook && (hook.wants?.(event.type) ?? true)) {
+      hook(this.dir.event(event));
+      return;
+    }
+    // Nobody reads it unless the log keeps it: one the log leaves out is not even redacted.
+    const recorded = this.dir.eventIfKept(event);
+    if (hook && recorded) hook(recorded);
   }
 
   get cancelled(): boolean {
