@@ -37,8 +37,9 @@ export async function preflightRun(request: RunOptions): Promise<Preflight> {
   const { dirty, unverified } = await readSourceStatus(source);
   if (dirty.length > 0 && !options.allowDirty) throw new DirtySourceError(dirty);
   requireApprover(options.approval);
-  const sandbox = await chooseSandbox(options.sandbox);
-  const workspaceMode = await chooseWorkspaceMode(options.workspaceMode, options.workspacesDir);
+  // A probe that passed is remembered for this boot in handoff's cache (boot-probes.ts): a later run starts no trial.
+  const sandbox = await chooseSandbox(options.sandbox, options.cacheDir);
+  const workspaceMode = await chooseWorkspaceMode(options.workspaceMode, options.workspacesDir, options.cacheDir);
   return { source, options, backend, dirty, unverified, sandbox, workspaceMode };
 }
 
