@@ -7,8 +7,8 @@ import { which } from "../process/which.js";
 /**
  * The lstat stamps of every entry below some directories of one root (an environment's tree/ and home/): path, type,
  * permission bits, size, mtime, ctime and inode, hashed in path order, with the newest ctime among them, the count and
- * the bytes they take. One `find -printf` process reads them (in C, without a JavaScript object per entry: about 40%
- * less time than Node's lstat walk for 10,000 entries, on a core of its own); where GNU find is missing or says
+ * the bytes they take. One `find -printf` process reads them (in C, without a JavaScript object per entry: the
+ * bench's second run spends half the time in its environment lookup); where GNU find is missing or says
  * anything unexpected, Node's own walk (fs-walk.ts) gives the same stamps. Never follows a link.
  */
 export interface TreeStamps {
