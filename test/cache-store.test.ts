@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
@@ -347,6 +347,22 @@ describe("an environment proves it is the one that was built (checkEnvironment)"
     });
     // The run that took it holds its seal: the same write shows against it too.
     if (checked.kind === "sound") expect(checkEnvironment(environment.dir, forged, { seal: checked.seal }).kind).toBe("unsound");
+  });
+
+  test("a file of tree/ rewritten in place (same size, record untouched) or only chmodded after the commit: not sound", () => {
+    const cache = makeCache();
+    const trustedAfter = cache.trustedAfter();
+    for (const change of ["rewrite", "chmod"] as const) {
+      const environment = sealedEnvironment(cache, change);
+      expect(checkEnvironment(environment.dir, environment.record, { trustedAfter }).kind).toBe("sound");
+      const file = join(environment.tree, "node_modules", "left-pad", "index.js");
+      if (change === "rewrite") writeFileSync(file, readFileSync(file, "utf8").replace(/.$/s, " "));
+      else chmodSync(file, 0o600);
+      expect(checkEnvironment(environment.dir, environment.record, { trustedAfter })).toMatchObject({
+        kind: "unsound",
+        why: expect.stringContaining("modified after it was built"),
+      });
+    }
   });
 
   test("no environment committed before a run without the sandbox ended is trusted, nor any while one is in progress; one committed after is", () => {

@@ -62,11 +62,28 @@ export async function createPristineStore(source: SourceRepo, parent: string, si
   return { path, fingerprint: fingerprintStore(path) };
 }
 
-/** A bare clone whose object files are copied, never hard-linked, with no hooks and no origin left behind. */
-async function copyRepository(from: string, to: string, cwd: string, signal?: AbortSignal): Promise<void> {
+/**
+ * A bare clone whose object files are copied, never hard-linked, with no hooks and no origin left behind; `config`
+ * (`name=value`) written into its config by the clone itself, which saves a git process per setting.
+ */
+async function copyRepository(from: string, to: string, cwd: string, signal?: AbortSignal, config: readonly string[] = []): Promise<void> {
+  const settings = config.flatMap((setting) => ["--config", setting]);
   await git(
     { cwd },
-    ["-c", "protocol.file.allow=always", "clone", "--bare", "--local", "--no-hardlinks", "--template=", "--quiet", "--", from, to],
+    [
+      "-c",
+      "protocol.file.allow=always",
+      "clone",
+      "--bare",
+      "--local",
+      "--no-hardlinks",
+      "--template=",
+      "--quiet",
+      ...settings,
+      "--",
+      from,
+      to,
+    ],
     { signal },
   );
   await git({ gitDir: to, cwd }, ["remote", "remove", "origin"], { signal });
@@ -153,16 +170,15 @@ async function fillWorkspace(
   const home = join(root, "home");
   const tmp = join(root, "tmp");
   for (const dir of [workTree, home, tmp]) mkdirSync(dir, { mode: 0o700 });
-  if (from) await copyHome(from.environment, home, signal);
-
   // A copy, not alternates: through alternates the agent's own git re-dates the pristine store's objects, and any
-  // change there must mean tampering (pristineTampered).
-  await copyRepository(pristine.path, agentGitDir, root, signal);
+  // change there must mean tampering (pristineTampered). Beside the copy of what setup left in HOME: neither reads the other.
+  await Promise.all([
+    from ? copyHome(from.environment, home, signal) : null,
+    copyRepository(pristine.path, agentGitDir, root, signal, ["user.name=handoff agent", "user.email=agent@handoff.invalid"]),
+  ]);
   const agentTarget = { gitDir: agentGitDir, cwd: root };
   await clearAgentBranchName(agentTarget, signal);
   await git(agentTarget, ["config", "core.bare", "false"], { signal });
-  await git(agentTarget, ["config", "user.name", "handoff agent"], { signal });
-  await git(agentTarget, ["config", "user.email", "agent@handoff.invalid"], { signal });
   let overlay: OverlayView | null = null;
   if (from?.mode === "overlay") {
     // The environment's tree is the work tree already: the branch and the index are set without a checkout.

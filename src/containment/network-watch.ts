@@ -2,8 +2,10 @@ import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type RawAttempt, parsePacketLines } from "../egress/raw-attempts.js";
+import { z } from "zod";
 import { captureProcess } from "../process/process.js";
 import { which } from "../process/which.js";
+import { cachedProbe } from "./boot-probes.js";
 
 /**
  * What a filtered sandbox tried around handoff's proxy. Its network namespace is made here, not by bubblewrap: an
@@ -84,13 +86,18 @@ const SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/sbin:/usr/local/bi
 
 let cached: Promise<WatchSupport> | null = null;
 
-/** Whether this machine can watch a sandbox's network (tcpdump, iproute2, util-linux, user namespaces). Cached. */
-export function probeNetworkWatch(): Promise<WatchSupport> {
-  cached ??= probe();
+/**
+ * Whether this machine can watch a sandbox's network (tcpdump, iproute2, util-linux, user namespaces). Cached in the
+ * process; with `cacheDir`, a passed trial is remembered for this boot and these programs (boot-probes.ts).
+ */
+export function probeNetworkWatch(cacheDir: string | null = null): Promise<WatchSupport> {
+  cached ??= probe(cacheDir);
   return cached;
 }
 
-async function probe(): Promise<WatchSupport> {
+const Trial = z.object({ ok: z.literal(true) }).or(z.object({ ok: z.literal(false), reason: z.string() }));
+
+async function probe(cacheDir: string | null): Promise<WatchSupport> {
   const found = { unshare: which("unshare", SYSTEM_PATH), setpriv: which("setpriv", SYSTEM_PATH), ip: which("ip", SYSTEM_PATH) };
   const tcpdump = which("tcpdump", SYSTEM_PATH);
   if (!tcpdump) return { ok: false, reason: "tcpdump is not installed (Debian/Ubuntu: apt-get install tcpdump)" };
@@ -100,16 +107,29 @@ async function probe(): Promise<WatchSupport> {
   // The part that needs this kernel's and its security modules' consent (a user namespace whose capabilities work,
   // which AppArmor can deny to an unprofiled program); tcpdump itself is tried by each process, which goes on
   // unwatched when it cannot start.
+  const context = { programs: [found.unshare, found.ip], extra: [...NAMESPACE_ARGS, LOOPBACK_EVERYWHERE] };
+  const tried = await cachedProbe(
+    cacheDir,
+    "network-watch",
+    context,
+    Trial,
+    () => trial(found.unshare!, found.ip!),
+    (t) => t.ok,
+  );
+  return tried.ok ? support : tried;
+}
+
+async function trial(unshare: string, ip: string): Promise<z.infer<typeof Trial>> {
   const trial = await captureProcess({
-    file: found.unshare,
-    args: [...NAMESPACE_ARGS, found.ip, "-batch", "-"],
+    file: unshare,
+    args: [...NAMESPACE_ARGS, ip, "-batch", "-"],
     input: LOOPBACK_EVERYWHERE,
     cwd: "/",
     env: { PATH: "/usr/bin:/bin" },
     maxBuffer: 64 * 1024,
     timeoutMs: 10_000,
   }).catch((error: Error) => ({ exitCode: null, stderr: error.message }));
-  if (trial.exitCode === 0) return support;
+  if (trial.exitCode === 0) return { ok: true };
   const said = trial.stderr.trim().split("\n").at(-1) ?? "";
   return { ok: false, reason: `its network namespace could not be set up here${said ? `: ${said.slice(0, 200)}` : ""}` };
 }

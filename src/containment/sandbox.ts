@@ -1,6 +1,8 @@
+import { z } from "zod";
 import { SandboxUnavailableError } from "../lib/errors.js";
 import { captureProcess } from "../process/process.js";
 import { which } from "../process/which.js";
+import { cachedProbe } from "./boot-probes.js";
 import { type WatchSupport, probeNetworkWatch } from "./network-watch.js";
 import { ROOT_MOUNTS } from "./sandbox-profile.js";
 
@@ -27,19 +29,59 @@ type Probe =
 
 let cached: Promise<Probe> | null = null;
 
-/** Whether bubblewrap can build the sandbox handoff uses (user namespaces may be off, or bwrap missing). Cached. */
-export function probeBubblewrap(path: string | undefined = process.env.PATH): Promise<Probe> {
-  cached ??= probe(path);
+/**
+ * Whether bubblewrap can build the sandbox handoff uses (user namespaces may be off, or bwrap missing). Cached in the
+ * process; with `cacheDir`, a success is also remembered for this boot, this bwrap binary and this user
+ * (boot-probes.ts), so a run starts no trial when the last one passed.
+ */
+export function probeBubblewrap(path: string | undefined = process.env.PATH, cacheDir: string | null = null): Promise<Probe> {
+  cached ??= probe(path, cacheDir);
   return cached;
 }
 
-async function probe(path: string | undefined): Promise<Probe> {
+const Trial = z.object({
+  ok: z.literal(true),
+  version: z
+    .string()
+    .regex(/^\d+\.\d+(?:\.\d+)?$/)
+    .nullable(),
+});
+const TRIAL_ARGS = [
+  ...ROOT_MOUNTS,
+  "--unshare-user",
+  "--uid",
+  "1000",
+  "--gid",
+  "1000",
+  "--unshare-all",
+  "--die-with-parent",
+  "--",
+  "/bin/true",
+];
+
+async function probe(path: string | undefined, cacheDir: string | null): Promise<Probe> {
   const executable = which("bwrap", path);
   if (!executable) return { ok: false, reason: "bwrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)" };
+  const context = { programs: [executable, "/bin/true"], extra: TRIAL_ARGS };
+  const tried = await cachedProbe(
+    cacheDir,
+    "bwrap",
+    context,
+    Trial.or(z.object({ ok: z.literal(false), reason: z.string() })),
+    () => trial(executable),
+    (t) => t.ok,
+  );
+  return tried.ok ? { ok: true, executable, version: tried.version } : tried;
+}
+
+/** bubblewrap's trial run (every namespace, as the sandbox will ask) and its version. */
+async function trial(
+  executable: string,
+): Promise<{ readonly ok: true; readonly version: string | null } | { readonly ok: false; readonly reason: string }> {
   const env = { PATH: "/usr/bin:/bin" };
   const trial = await captureProcess({
     file: executable,
-    args: [...ROOT_MOUNTS, "--unshare-user", "--uid", "1000", "--gid", "1000", "--unshare-all", "--die-with-parent", "--", "/bin/true"],
+    args: TRIAL_ARGS,
     cwd: "/",
     env,
     maxBuffer: 64 * 1024,
@@ -50,12 +92,13 @@ async function probe(path: string | undefined): Promise<Probe> {
   }
   const version = await captureProcess({ file: executable, args: ["--version"], cwd: "/", env, maxBuffer: 4096 }).catch(() => null);
   const match = version?.stdout.toString("utf8").match(/\d+\.\d+(?:\.\d+)?/);
-  return { ok: true, executable, version: match ? match[0] : null };
+  return { ok: true, version: match ? match[0] : null };
 }
 
-export async function chooseSandbox(mode: SandboxMode): Promise<SandboxChoice> {
+/** `cacheDir`: where a passed probe is remembered for this boot (boot-probes.ts); null probes every time. */
+export async function chooseSandbox(mode: SandboxMode, cacheDir: string | null = null): Promise<SandboxChoice> {
   if (mode === "none") return { kind: "none", requested: "none", reason: null };
-  const [probed, watch] = await Promise.all([probeBubblewrap(), probeNetworkWatch()]);
+  const [probed, watch] = await Promise.all([probeBubblewrap(process.env.PATH, cacheDir), probeNetworkWatch(cacheDir)]);
   if (probed.ok) return { kind: "bwrap", requested: mode, executable: probed.executable, version: probed.version, watch };
   if (mode === "bwrap") throw new SandboxUnavailableError(probed.reason);
   return { kind: "none", requested: "auto", reason: probed.reason };

@@ -31,6 +31,7 @@ import { EnvironmentRecord } from "./record.js";
  *   exposures/            one file per run without the sandbox in progress; the directory's ctime is when the last one
  *                         ended (environment.ts, trustedAfter)
  *   downloads/            the package managers' persistent download caches
+ *   probes/               what the sandbox and overlay probes found for this boot (src/containment/boot-probes.ts)
  * A directory named for a pid that is gone is stale, and the next evict or clear removes it.
  */
 

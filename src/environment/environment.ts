@@ -1,8 +1,7 @@
-import { createHash } from "node:crypto";
 import { type BigIntStats, lstatSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { hashLstatTree } from "../lib/fs-walk.js";
 import type { EnvironmentRecord } from "./record.js";
+import { stampTrees } from "./tree-stamps.js";
 
 /**
  * A base environment: the base commit checked out and set up once, never written again. `tree/` (tracked files
@@ -40,24 +39,15 @@ export function loadEnvironment(dir: string, record: EnvironmentRecord, how: "bu
 
 /**
  * The lstat fingerprint of an environment's tree/ and home/: type, mode, size, mtime, ctime and inode of every
- * entry. ctime cannot be put back from user space, so any write since the build shows.
+ * entry (tree-stamps.ts, one `find` process). ctime cannot be put back from user space, so any write since the build shows.
  */
 export function fingerprintEnvironment(dir: string): {
   readonly fingerprint: string;
   readonly sizeBytes: number;
   readonly entries: number;
 } {
-  const hash = createHash("sha256");
-  let sizeBytes = 0;
-  let entries = 0;
-  for (const part of [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]) {
-    hash.update(`${part}\n`);
-    hashLstatTree(hash, join(dir, part), (stats) => {
-      entries++;
-      sizeBytes += Number(stats.blocks) * 512;
-    });
-  }
-  return { fingerprint: hash.digest("hex"), sizeBytes, entries };
+  const { digest, sizeBytes, entries } = stampTrees(dir, [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]);
+  return { fingerprint: digest, sizeBytes, entries };
 }
 
 /**
@@ -82,7 +72,7 @@ export type EnvironmentCheck =
  * An environment re-made whole (copied, edited, its fingerprint recomputed, renamed into place) has a newer commit
  * time instead, so it must also be newer than `trustedAfter`, the end of the last run without the sandbox (whose agent
  * could write the cache: cache-store.ts, trustedAfter), and, when the run took it already, match the seal the run
- * holds in memory. One lstat walk, the one the fingerprint needs (0.3 s warm for 20,000 entries: docs/environment.md).
+ * holds in memory. One lstat walk, the one the fingerprint needs, in one `find` process (tree-stamps.ts; docs/environment.md).
  */
 export function checkEnvironment(
   dir: string,
@@ -109,14 +99,11 @@ export function checkEnvironment(
       return { kind: "unsound", why: `${named} was committed before a run without the sandbox ended (its agent could write the cache)` };
   }
   let newest = 0n;
-  const hash = createHash("sha256");
+  let fingerprint: string;
   try {
-    for (const part of [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]) {
-      hash.update(`${part}\n`);
-      hashLstatTree(hash, join(dir, part), (stats) => {
-        if (stats.ctimeNs > newest) newest = stats.ctimeNs;
-      });
-    }
+    const stamps = stampTrees(dir, [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]);
+    newest = stamps.newestCtimeNs;
+    fingerprint = stamps.digest;
     for (const file of [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home, ENVIRONMENT_FILES.index, ENVIRONMENT_FILES.record]) {
       const stats = lstatSync(join(dir, file), { bigint: true });
       if (stats.ctimeNs > newest) newest = stats.ctimeNs;
@@ -126,6 +113,6 @@ export function checkEnvironment(
   }
   // Strictly older: the commit waits for the clock to pass its last write (cache-store.ts), so a write in the commit's own tick shows.
   if (newest >= seal.sealedNs) return { kind: "unsound", why: `${named} was modified after it was built` };
-  if (hash.digest("hex") !== record.fingerprint) return { kind: "unsound", why: `${named} was modified after it was built` };
+  if (fingerprint !== record.fingerprint) return { kind: "unsound", why: `${named} was modified after it was built` };
   return { kind: "sound", seal };
 }

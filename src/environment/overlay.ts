@@ -1,6 +1,9 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { z } from "zod";
+import { cachedProbe } from "../containment/boot-probes.js";
 import { captureProcess, runSystemCommandSync } from "../process/process.js";
+import { which } from "../process/which.js";
 
 /**
  * overlayfs, the copy-on-write view of a read-only tree: `merged` shows `lower` with every write going to `upper`
@@ -70,25 +73,42 @@ let probed: Promise<string | null> | null = null;
 
 /**
  * Whether overlay mounts work here: null when they do, else why not (not root, or the kernel refused). Probed once
- * per process, with a one-file mount in `parent` (the filesystem the workspaces go on).
+ * per process, with a one-file mount in `parent` (the filesystem the workspaces go on); with `cacheDir`, a mount
+ * that worked is remembered for this boot, this file system and these mount programs (boot-probes.ts).
  */
-export function overlayUnavailable(parent: string): Promise<string | null> {
-  probed ??= probe(parent);
+export function overlayUnavailable(parent: string, cacheDir: string | null = null): Promise<string | null> {
+  probed ??= probe(parent, cacheDir);
   return probed;
 }
 
-async function probe(parent: string): Promise<string | null> {
+const Trial = z.object({ ok: z.literal(true) }).or(z.object({ ok: z.literal(false), reason: z.string() }));
+
+async function probe(parent: string, cacheDir: string | null): Promise<string | null> {
   if (process.getuid?.() !== 0) return "overlay mounts need root (handoff is not running as root)";
   mkdirSync(parent, { recursive: true, mode: 0o700 });
+  const programs = ["mount", "umount"].map((name) => which(name, ENV.PATH) ?? name);
+  const context = { programs, extra: [`parent ${parent} device ${statSync(parent).dev}`, OPTIONS] };
+  const tried = await cachedProbe(
+    cacheDir,
+    "overlay",
+    context,
+    Trial,
+    () => trial(parent),
+    (t) => t.ok,
+  );
+  return tried.ok ? null : tried.reason;
+}
+
+async function trial(parent: string): Promise<z.infer<typeof Trial>> {
   const root = mkdtempSync(join(parent, ".overlay-probe-"));
   const paths = { lower: join(root, "l"), upper: join(root, "u"), work: join(root, "w"), merged: join(root, "m") };
   mkdirSync(paths.lower);
   try {
     await mountOverlay(paths);
     await unmountOverlay(paths.merged);
-    return null;
+    return { ok: true };
   } catch (error) {
-    return (error as Error).message;
+    return { ok: false, reason: (error as Error).message };
   } finally {
     try {
       rmSync(root, { recursive: true, force: true });

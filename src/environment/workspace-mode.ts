@@ -9,10 +9,17 @@ export interface WorkspaceModeChoice {
   readonly reason: string | null;
 }
 
-/** `overlay` where it cannot work is a usage error; `auto` falls back to copies and says why. */
-export async function chooseWorkspaceMode(option: WorkspaceModeOption, workspacesDir: string): Promise<WorkspaceModeChoice> {
+/**
+ * `overlay` where it cannot work is a usage error; `auto` falls back to copies and says why. `cacheDir`: where a
+ * mount that worked is remembered for this boot (boot-probes.ts); null probes every time.
+ */
+export async function chooseWorkspaceMode(
+  option: WorkspaceModeOption,
+  workspacesDir: string,
+  cacheDir: string | null = null,
+): Promise<WorkspaceModeChoice> {
   if (option === "copy") return { mode: "copy", reason: "--workspace-mode copy" };
-  const unavailable = await overlayUnavailable(workspacesDir);
+  const unavailable = await overlayUnavailable(workspacesDir, cacheDir);
   if (unavailable === null) return { mode: "overlay", reason: null };
   if (option === "overlay")
     throw new UsageError("overlay_unavailable", ({ surface, name }) => {

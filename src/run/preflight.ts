@@ -28,17 +28,21 @@ export interface Preflight {
  */
 export async function preflightRun(request: RunOptions): Promise<Preflight> {
   const source = await inspectSource(sourceOf(request));
+  // Read beside the config (git status only reads); its failure is thrown where it always was, after the options'.
+  const status = readSourceStatus(source);
+  status.catch(() => {});
   const options = resolveOptions(request, await readConfig(source), source.topLevel);
   checkContinuation(source, options);
   const backend: ExternalAgentBackend =
     typeof request.backend === "object"
       ? request.backend
       : resolveBackend({ name: options.backendName, agentCmd: request.agentCmd, bin: request.bin });
-  const { dirty, unverified } = await readSourceStatus(source);
+  const { dirty, unverified } = await status;
   if (dirty.length > 0 && !options.allowDirty) throw new DirtySourceError(dirty);
   requireApprover(options.approval);
-  const sandbox = await chooseSandbox(options.sandbox);
-  const workspaceMode = await chooseWorkspaceMode(options.workspaceMode, options.workspacesDir);
+  // A probe that passed is remembered for this boot in handoff's cache (boot-probes.ts): a later run starts no trial.
+  const sandbox = await chooseSandbox(options.sandbox, options.cacheDir);
+  const workspaceMode = await chooseWorkspaceMode(options.workspaceMode, options.workspacesDir, options.cacheDir);
   return { source, options, backend, dirty, unverified, sandbox, workspaceMode };
 }
 

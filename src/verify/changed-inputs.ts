@@ -20,9 +20,13 @@ export interface BaseForInputs {
 /** Read from the base commit in the source's object store (never its work tree, never the agent's clone). */
 export async function readBaseForInputs(source: SourceRepo, signal?: AbortSignal): Promise<BaseForInputs> {
   const target = sourceTarget(source);
-  const listing = await git(target, ["ls-tree", "-r", "-z", "--name-only", "--full-tree", source.baseCommit], { signal });
+  // Side by side: neither reads the other.
+  const [listing, packageJson] = await Promise.all([
+    git(target, ["ls-tree", "-r", "-z", "--name-only", "--full-tree", source.baseCommit], { signal }),
+    blobAt(target, `${source.baseCommit}:package.json`),
+  ]);
   const paths = splitNul(listing.stdout).map((path) => path.toString("utf8"));
-  return { paths, packageJson: await blobAt(target, `${source.baseCommit}:package.json`) };
+  return { paths, packageJson };
 }
 
 /**
@@ -46,10 +50,24 @@ export async function findInputsAtBase(
 }
 
 export async function blobAt(target: GitTarget, object: string): Promise<Buffer | null> {
+  const { type, size } = object.includes("\n") ? await typeAndSizeByName(target, object) : await typeAndSize(target, object);
+  if (type !== "blob" || !(size <= MAX_READ_BYTES)) return null;
+  return (await git(target, ["cat-file", "blob", object], { maxBuffer: MAX_READ_BYTES })).stdout;
+}
+
+/** Type and size in one process (a missing object prints `<name> missing`, whose first word is never `blob`). */
+async function typeAndSize(target: GitTarget, object: string): Promise<{ type: string; size: number }> {
+  const check = await git(target, ["cat-file", "--batch-check=%(objecttype) %(objectsize)"], { input: `${object}\n` });
+  const [type = "", size = ""] = check.stdout.toString("utf8").trim().split(" ");
+  return { type, size: Number(size) };
+}
+
+/** A name with a newline (a path holding one) cannot be a line of input: asked on the command line, twice. */
+async function typeAndSizeByName(target: GitTarget, object: string): Promise<{ type: string; size: number }> {
   const size = await git(target, ["cat-file", "-s", object], { okExitCodes: [128] });
-  if (size.exitCode !== 0 || !(Number(size.stdout.toString("utf8").trim()) <= MAX_READ_BYTES)) return null;
+  if (size.exitCode !== 0) return { type: "missing", size: Number.NaN };
   const type = (await git(target, ["cat-file", "-t", object])).stdout.toString("utf8").trim();
-  return type === "blob" ? (await git(target, ["cat-file", "blob", object], { maxBuffer: MAX_READ_BYTES })).stdout : null;
+  return { type, size: Number(size.stdout.toString("utf8").trim()) };
 }
 
 /** A file as handoff staged it after the agent (from the extraction's own index listing), or null when absent. */
