@@ -29,6 +29,8 @@ export function settleRacyEntries(
   objectFormat: "sha1" | "sha256",
   /** The entries of `index.bytes`, when the caller read them already (readIndexTable). */
   known?: IndexTable | null,
+  /** Filled with the lstat of each file looked at (absolute path, latin1), for a walk that follows to reuse. */
+  seen?: Map<string, BigIntStats>,
 ): IndexCopy {
   const hashBytes = objectFormat === "sha256" ? 32 : 20;
   const indexSeconds = Math.floor(index.mtimeMs / 1000);
@@ -38,7 +40,8 @@ export function settleRacyEntries(
   const bytes = Buffer.from(index.bytes);
   const root = Buffer.from(`${workTree}/`);
   for (const entry of racy) {
-    if (!unchangedSinceCheckout(bytes, entry.offset, Buffer.concat([root, entry.path]))) bytes.writeUInt32BE(0, entry.offset + ENTRY_SIZE);
+    if (!unchangedSinceCheckout(bytes, entry.offset, Buffer.concat([root, entry.path]), seen))
+      bytes.writeUInt32BE(0, entry.offset + ENTRY_SIZE);
   }
   const body = bytes.subarray(0, bytes.length - hashBytes);
   createHash(objectFormat)
@@ -65,12 +68,13 @@ function racyEntries(bytes: Buffer, indexSeconds: number, table: IndexTable | nu
 }
 
 /** The file still has the inode, size, mtime and ctime the index recorded, to the nanosecond. */
-function unchangedSinceCheckout(bytes: Buffer, offset: number, path: Buffer): boolean {
+function unchangedSinceCheckout(bytes: Buffer, offset: number, path: Buffer, seen?: Map<string, BigIntStats>): boolean {
   let stats: BigIntStats;
   try {
     stats = lstatSync(path, { bigint: true });
   } catch {
     return false;
   }
+  seen?.set(path.toString("latin1"), stats);
   return stats.isFile() && statsMatchEntry(bytes, offset, stats);
 }

@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { type BigIntStats, rmSync } from "node:fs";
 import { join } from "node:path";
 import { readBaseTree } from "../clone/base-tree.js";
 import type { PolicyFinding } from "./rules/findings.js";
@@ -11,7 +11,7 @@ import { createPrivateGitDir, writeIndexCopy } from "../clone/private-git.js";
 import { settleRacyEntries } from "../clone/racy-index.js";
 import { readFileSafely } from "../lib/safe-read.js";
 import type { SourceRepo } from "../clone/source-repo.js";
-import { GIT_OUTPUT_CAP, PartialListingError, type RawChange, listingPaths, stageWorkTree } from "./staging.js";
+import { GIT_OUTPUT_CAP, PartialListingError, type RawChange, listingPathTexts, stageWorkTree } from "./staging.js";
 import { readIndexTable } from "../clone/index-entries.js";
 import { writePartialIndex } from "./partial-index.js";
 import { listIgnoredAmong, restrictable, pathsToStage } from "./changed-paths.js";
@@ -87,7 +87,9 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   // One reading of the index kept before the agent: settling, the base tree and the staged listing share it (the
   // settled copy has the base's layout: only sizes and the checksum differ).
   const table = readIndexTable(workspace.baseIndex.bytes, hashBytes);
-  const settled = settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat, table);
+  // What settling lstat's (every file the checkout wrote in its last second: often all of them) the scan reuses.
+  const settledStats = new Map<string, BigIntStats>();
+  const settled = settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat, table, settledStats);
   // The limits apply to what the agent changed: what the base checkout wrote is read from the index kept before it ran.
   const base = readBaseTree(workspace.baseIndex.bytes, source.objectFormat, table);
   // Telling a deletion git knows from one it never did takes a readable base index; too many paths, or one that
@@ -148,6 +150,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     base,
     cancelled,
     changed,
+    settledStats,
   ).catch(async (error: unknown) => {
     stopStaging.abort();
     stopListing.abort();
@@ -210,7 +213,8 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
       message: `git's list of the changed files (or of the index) is over ${GIT_OUTPUT_CAP} bytes, more than handoff reads`,
     });
   } else {
-    const allPaths = listingPaths(staged.listing).map((path) => path.toString("utf8"));
+    const listing = staged.listing;
+    const allPaths = { [Symbol.iterator]: () => listingPathTexts(listing) };
     // The added lines of a patch over the limit would hold it again as strings: secrets are then looked for in the
     // files themselves (at most maxFileBytes each, one at a time).
     const addedLines = staged.patch.bytes.length > policy.maxPatchBytes ? null : addedLinesPerFile(staged.patch, staged.changes.length);

@@ -254,6 +254,18 @@ export function parseRawWithNumstat(output: Buffer): RawChange[] {
   return raw.map((change) => ({ ...change, ...(counts.get(change.path.toString("latin1")) ?? { additions: null, deletions: null }) }));
 }
 
+/** The paths of an `ls-files -s -z` listing as UTF-8 text, read as they are asked for (no array of 80,000 buffers first). */
+export function* listingPathTexts(listing: Buffer): Generator<string> {
+  let at = 0;
+  while (at < listing.length) {
+    const end = listing.indexOf(0, at);
+    const stop = end === -1 ? listing.length : end;
+    const tab = listing.indexOf(0x09, at);
+    yield listing.toString("utf8", tab === -1 || tab > stop ? at : tab + 1, stop);
+    at = stop + 1;
+  }
+}
+
 /** The paths of an `ls-files -s -z` listing (`mode oid stage\tpath` records). */
 export function listingPaths(listing: Buffer): Buffer[] {
   return splitNul(listing).map((record) => record.subarray(record.indexOf(0x09) + 1));
