@@ -10,7 +10,8 @@ import { mountOverlay, overlayUnavailable, unmountOverlay } from "../src/environ
 import { type Extraction, extractPatch } from "../src/patch/extract.js";
 import { DEFAULT_POLICY, compilePolicy } from "../src/patch/rules/policy.js";
 import { readUpperChanges } from "../src/patch/upper-changes.js";
-import { makeRepo } from "./helpers/repo.js";
+import { expectListingIsGits } from "./helpers/extract.js";
+import { commitFile, makeRepo } from "./helpers/repo.js";
 
 /**
  * Gate 3 on an overlay workspace (issue 15): the paths the agent changed are read from the overlay's upper dir, and
@@ -57,9 +58,10 @@ afterEach(async () => {
  */
 async function overlayWorkspace(
   files: Record<string, string>,
-  before: { lower?: (lower: string) => void; upper?: (upper: string) => void } = {},
+  before: { repo?: (repo: string) => void; lower?: (lower: string) => void; upper?: (upper: string) => void } = {},
 ): Promise<OverlayWorkspace> {
   const repo = await makeRepo(files);
+  before.repo?.(repo);
   const root = mkdtempSync(join(tmpdir(), "handoff-overlay-"));
   roots.push(root);
   const source = await inspectSource(repo);
@@ -133,6 +135,7 @@ async function extractBothWays(ov: OverlayWorkspace): Promise<{ changed: string[
   expect(upper).not.toBeNull();
   const restricted = await extract(ov, upper!.paths);
   const whole = await extract(ov, null);
+  expectListingIsGits(whole);
   expect(judged(restricted)).toEqual(judged(whole));
   return { changed: upper!.paths.map((path) => path.toString("utf8")).sort(), extraction: restricted };
 }
@@ -159,6 +162,60 @@ describe.skipIf(unavailable !== null)("extraction from an overlay's upper dir", 
     expect(changed).toEqual(["docs/guide.md", "src/app.js", "src/new.js"]);
     expect(patchFiles(extraction)).toEqual(["added src/new.js", "deleted docs/guide.md", "modified src/app.js"]);
     expect(extraction.violations).toEqual([]);
+  });
+
+  test("a file changed and changed back: listed from upper, but no change in the patch", async () => {
+    const ov = await overlayWorkspace(FILES);
+    agentDoes(ov, "echo changed > src/app.js && echo 'export const app = 1;' > src/app.js");
+    const { changed, extraction } = await extractBothWays(ov);
+    expect(changed).toEqual(["src/app.js"]);
+    expect(extraction.files).toEqual([]);
+    expect(extraction.patch.length).toBe(0);
+  });
+
+  test("a file touched, or its mode changed and put back (upper holds a copy-up of metadata alone): no change", async () => {
+    const ov = await overlayWorkspace(FILES);
+    agentDoes(ov, "touch -d '2001-01-01' README.md && chmod +x src/util.js && chmod -x src/util.js");
+    const { changed, extraction } = await extractBothWays(ov);
+    expect(changed).toEqual(["README.md", "src/util.js"]);
+    expect(extraction.files).toEqual([]);
+  });
+
+  test("a file deleted (a whiteout of the file), and a new directory with files in it", async () => {
+    const ov = await overlayWorkspace(FILES);
+    agentDoes(ov, "rm src/deep/inner.js && mkdir -p lib/nested && echo a > lib/a.js && echo b > lib/nested/b.js");
+    const { changed, extraction } = await extractBothWays(ov);
+    expect(changed).toEqual(["lib", "src/deep/inner.js"]);
+    expect(patchFiles(extraction)).toEqual(["added lib/a.js", "added lib/nested/b.js", "deleted src/deep/inner.js"]);
+  });
+
+  test("names git quotes (a quote, a backslash, non-ASCII): the patch and the listing are git's own", async () => {
+    const ov = await overlayWorkspace({ ...FILES, 'docs/old "quoted".md': "old\n" });
+    const at = (name: string) => join(ov.workspace.workTree, name);
+    writeFileSync(at('docs/old "quoted".md'), "edited\n");
+    writeFileSync(at("docs/caf\u00e9 \u00fcber.md"), "new\n");
+    writeFileSync(at("back\\slash.txt"), "new\n");
+    const { changed, extraction } = await extractBothWays(ov);
+    expect(changed).toEqual(["back\\slash.txt", "docs/caf\u00e9 \u00fcber.md", 'docs/old "quoted".md'].sort());
+    expect(extraction.patch.toString("latin1")).toContain('diff --git "a/docs/old \\"quoted\\".md"');
+    expect(extraction.files.map((file) => file.path)).toContain("docs/caf\u00e9 \u00fcber.md");
+  });
+
+  test("a file made a symlink and a symlink made a file (type changes), and a mode change beside an edit", async () => {
+    const ov = await overlayWorkspace(FILES);
+    agentDoes(ov, "rm README.md && ln -s docs/guide.md README.md && chmod +x src/app.js && echo more >> src/app.js");
+    const { extraction } = await extractBothWays(ov);
+    expect(patchFiles(extraction)).toEqual(["modified README.md", "modified src/app.js"]);
+  });
+
+  test("a new file inside a gitignored directory that holds a committed file: left out as the whole walk leaves it", async () => {
+    const ov = await overlayWorkspace(
+      { ...FILES, "build/keep.txt": "kept\n", "build/deep/more.txt": "more\n" },
+      { repo: (repo) => commitFile(repo, ".gitignore", "build/\n") },
+    );
+    agentDoes(ov, "echo new > build/new.txt && echo edit > build/deep/more.txt && mkdir -p build/deep/x && echo y > build/deep/x/y.txt");
+    const { extraction } = await extractBothWays(ov);
+    expect(patchFiles(extraction)).toEqual(["modified build/deep/more.txt"]);
   });
 
   test("a whole directory removed (a whiteout of the directory): every file below it is deleted", async () => {

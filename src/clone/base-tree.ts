@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { type BigIntStats, closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { READ_NO_FOLLOW } from "../lib/safe-read.js";
-import { ENTRY_MODE, ENTRY_OBJECT_ID, ENTRY_SIZE, readIndexTable, statsMatchEntry } from "./index-entries.js";
+import { ENTRY_MODE, ENTRY_OBJECT_ID, ENTRY_SIZE, type IndexTable, readIndexTable, statsMatchEntry } from "./index-entries.js";
 
 /**
  * What the base checkout put in the workspace, read from the index git wrote right after the checkout (the copy
@@ -41,9 +41,14 @@ export const EMPTY_BASE: BaseTree = {
 
 const FOUR_GIB = 2n ** 32n;
 
-export function readBaseTree(index: Buffer, objectFormat: "sha1" | "sha256"): BaseTree {
+export function readBaseTree(
+  index: Buffer,
+  objectFormat: "sha1" | "sha256",
+  /** The entries of `index`, when the caller read them already (readIndexTable). */
+  known?: IndexTable | null,
+): BaseTree {
   const hashBytes = objectFormat === "sha256" ? 32 : 20;
-  const table = readIndexTable(index, hashBytes);
+  const table = known === undefined ? readIndexTable(index, hashBytes) : known;
   if (!table) return EMPTY_BASE;
   const { count, offsets, nameStarts, nameEnds } = table;
   const gitlinks = new Set<string>();

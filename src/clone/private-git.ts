@@ -1,6 +1,5 @@
 import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { git } from "../process/git.js";
 import { TOOL_CACHE_PATTERNS } from "../patch/tool-caches.js";
 import type { SourceRepo } from "./source-repo.js";
 
@@ -27,7 +26,7 @@ export async function createPrivateGitDir(
   ignored: readonly string[] = [],
 ): Promise<PrivateGitDir> {
   const path = mkdtempSync(join(parent, `${label}-`));
-  await git({ cwd: parent }, ["init", "--bare", "--quiet", "--template=", `--object-format=${source.objectFormat}`, "--", path]);
+  writeBareGitDir(path, source.objectFormat);
   writeFileSync(join(path, "objects", "info", "alternates"), `${join(objectsFrom, "objects")}\n`);
   // In-tree `.gitattributes` may mark text as binary (`-diff`) to hide code from review: let content decide.
   mkdirSync(join(path, "info"), { recursive: true });
@@ -36,6 +35,18 @@ export async function createPrivateGitDir(
   const exclude = [...TOOL_CACHE_PATTERNS, ...ignored.map(literalPattern)];
   writeFileSync(join(path, "info", "exclude"), exclude.map((pattern) => `${pattern}\n`).join(""));
   return { path };
+}
+
+/**
+ * What `git init --bare --template=` writes, written here: a git process started for it finished only after
+ * extraction's synchronous first steps (settling, the preflight walk), on the critical path of every extraction.
+ */
+function writeBareGitDir(path: string, objectFormat: "sha1" | "sha256"): void {
+  for (const dir of ["objects/info", "objects/pack", "refs/heads", "refs/tags"]) mkdirSync(join(path, dir), { recursive: true });
+  writeFileSync(join(path, "HEAD"), "ref: refs/heads/main\n");
+  const format = objectFormat === "sha1" ? "\trepositoryformatversion = 0\n" : "\trepositoryformatversion = 1\n";
+  const extensions = objectFormat === "sha1" ? "" : "[extensions]\n\tobjectformat = sha256\n";
+  writeFileSync(join(path, "config"), `[core]\n${format}\tfilemode = true\n\tbare = true\n${extensions}`);
 }
 
 /** Writes an index file with the bytes and mtime git gave it (the mtime keeps git's racy-clean check honest). */

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { type BigIntStats, lstatSync } from "node:fs";
-import { ENTRY_MODE, ENTRY_SIZE, EXTENDED_FLAG, readIndexTable, statsMatchEntry } from "./index-entries.js";
+import { ENTRY_MODE, ENTRY_SIZE, EXTENDED_FLAG, type IndexTable, readIndexTable, statsMatchEntry } from "./index-entries.js";
 
 /**
  * git trusts an index entry's stat data only when the file's mtime is older than the index file itself, and it
@@ -23,16 +23,25 @@ interface RacyEntry {
   readonly path: Buffer;
 }
 
-export function settleRacyEntries(index: IndexCopy, workTree: string, objectFormat: "sha1" | "sha256"): IndexCopy {
+export function settleRacyEntries(
+  index: IndexCopy,
+  workTree: string,
+  objectFormat: "sha1" | "sha256",
+  /** The entries of `index.bytes`, when the caller read them already (readIndexTable). */
+  known?: IndexTable | null,
+  /** Filled with the lstat of each file looked at (absolute path, latin1), for a walk that follows to reuse. */
+  seen?: Map<string, BigIntStats>,
+): IndexCopy {
   const hashBytes = objectFormat === "sha256" ? 32 : 20;
   const indexSeconds = Math.floor(index.mtimeMs / 1000);
-  const racy = racyEntries(index.bytes, indexSeconds, hashBytes);
+  const racy = racyEntries(index.bytes, indexSeconds, known === undefined ? readIndexTable(index.bytes, hashBytes) : known);
   if (racy === null || racy.length === 0) return index;
 
   const bytes = Buffer.from(index.bytes);
   const root = Buffer.from(`${workTree}/`);
   for (const entry of racy) {
-    if (!unchangedSinceCheckout(bytes, entry.offset, Buffer.concat([root, entry.path]))) bytes.writeUInt32BE(0, entry.offset + ENTRY_SIZE);
+    if (!unchangedSinceCheckout(bytes, entry.offset, Buffer.concat([root, entry.path]), seen))
+      bytes.writeUInt32BE(0, entry.offset + ENTRY_SIZE);
   }
   const body = bytes.subarray(0, bytes.length - hashBytes);
   createHash(objectFormat)
@@ -43,8 +52,7 @@ export function settleRacyEntries(index: IndexCopy, workTree: string, objectForm
 }
 
 /** Entries git would call racily clean (mtime second not before the index's), or null for an index not to touch. */
-function racyEntries(bytes: Buffer, indexSeconds: number, hashBytes: number): RacyEntry[] | null {
-  const table = readIndexTable(bytes, hashBytes);
+function racyEntries(bytes: Buffer, indexSeconds: number, table: IndexTable | null): RacyEntry[] | null {
   if (!table) return null;
   const racy: RacyEntry[] = [];
   for (let i = 0; i < table.count; i++) {
@@ -60,12 +68,13 @@ function racyEntries(bytes: Buffer, indexSeconds: number, hashBytes: number): Ra
 }
 
 /** The file still has the inode, size, mtime and ctime the index recorded, to the nanosecond. */
-function unchangedSinceCheckout(bytes: Buffer, offset: number, path: Buffer): boolean {
+function unchangedSinceCheckout(bytes: Buffer, offset: number, path: Buffer, seen?: Map<string, BigIntStats>): boolean {
   let stats: BigIntStats;
   try {
     stats = lstatSync(path, { bigint: true });
   } catch {
     return false;
   }
+  seen?.set(path.toString("latin1"), stats);
   return stats.isFile() && statsMatchEntry(bytes, offset, stats);
 }

@@ -50,6 +50,11 @@ export interface WalkOptions {
    * looked at. A path that does not exist (a deleted one) is passed over.
    */
   readonly roots?: readonly Buffer[];
+  /**
+   * lstat results taken moments before (absolute path, latin1), used once instead of an lstat of that path: settling
+   * the index lstat'ed every file the checkout wrote within its last second, and the walk need not do it again.
+   */
+  readonly knownStats?: Map<string, BigIntStats>;
 }
 
 /** Directory (absolute path, latin1) → its names (latin1, sorted): what one walk read, for the next to reuse. */
@@ -113,6 +118,7 @@ function* walkSteps(root: string, options: WalkOptions): Generator<void, WalkSum
   const tooLong: Buffer[] = [];
   const unreadable: Buffer[] = [];
   const ways = options.roots ? waysToRoots(options.roots) : null;
+  const known = options.knownStats?.size ? options.knownStats : undefined;
   // `whole`: every name of the directory is walked (no `roots`, or a root or below one); else only those on `ways`.
   const stack: { abs: Buffer; rel: Buffer; depth: number; size: bigint; whole: boolean }[] = [
     { abs: Buffer.from(root), rel: Buffer.alloc(0), depth: 0, size: 0n, whole: ways === null },
@@ -143,7 +149,10 @@ function* walkSteps(root: string, options: WalkOptions): Generator<void, WalkSum
       }
       let stats: BigIntStats;
       try {
-        stats = lstatSync(abs, { bigint: true });
+        const key = known === undefined ? null : abs.toString("latin1");
+        const taken = key === null ? undefined : known!.get(key);
+        if (taken !== undefined) known!.delete(key!);
+        stats = taken ?? lstatSync(abs, { bigint: true });
       } catch (error) {
         // A name on the way to a root that is not there: a deleted path, nothing to walk.
         if (!dir.whole && (error as NodeJS.ErrnoException).code === "ENOENT") continue;

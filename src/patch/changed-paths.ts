@@ -26,7 +26,9 @@ export const MAX_CHANGED_PATHS = 500;
  * Otherwise the run is extracted as a whole.
  */
 export function restrictable(paths: readonly Buffer[]): boolean {
-  return paths.length <= MAX_CHANGED_PATHS && paths.every((path) => isUtf8(path));
+  // The diff takes them on its command line at once (git diff has no pathspec file).
+  const bytes = paths.reduce((sum, path) => sum + path.length + LITERAL.length + 1, 0);
+  return paths.length <= MAX_CHANGED_PATHS && bytes <= ARGUMENT_BYTES && paths.every((path) => isUtf8(path));
 }
 
 /**

@@ -1,6 +1,6 @@
-import { rmSync } from "node:fs";
+import { type BigIntStats, rmSync } from "node:fs";
 import { join } from "node:path";
-import { EMPTY_BASE, readBaseTree } from "../clone/base-tree.js";
+import { readBaseTree } from "../clone/base-tree.js";
 import type { PolicyFinding } from "./rules/findings.js";
 import { git, splitNul } from "../process/git.js";
 import { printablePath } from "./rules/path-names.js";
@@ -11,7 +11,9 @@ import { createPrivateGitDir, writeIndexCopy } from "../clone/private-git.js";
 import { settleRacyEntries } from "../clone/racy-index.js";
 import { readFileSafely } from "../lib/safe-read.js";
 import type { SourceRepo } from "../clone/source-repo.js";
-import { GIT_OUTPUT_CAP, type RawChange, listingPaths, stageWorkTree } from "./staging.js";
+import { GIT_OUTPUT_CAP, PartialListingError, type RawChange, listingPathTexts, stageWorkTree } from "./staging.js";
+import { readIndexTable } from "../clone/index-entries.js";
+import { writePartialIndex } from "./partial-index.js";
 import { listIgnoredAmong, restrictable, pathsToStage } from "./changed-paths.js";
 import { type StagingPreflight, preflightStaging } from "./staging-preflight.js";
 import { isUnderIgnored, scanWorkspace } from "./workspace-scan.js";
@@ -81,17 +83,27 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   // `git init` of the private git dir runs while the index is settled and the preflight walks.
   const privateGitMade = createPrivateGitDir(source, request.pristine.path, request.privateParent, "extract", request.setupOutputs);
   privateGitMade.catch(() => {}); // awaited below
-  const settled = settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat);
+  const hashBytes = source.objectFormat === "sha256" ? 32 : 20;
+  // One reading of the index kept before the agent: settling, the base tree and the staged listing share it (the
+  // settled copy has the base's layout: only sizes and the checksum differ).
+  const table = readIndexTable(workspace.baseIndex.bytes, hashBytes);
+  // What settling lstat's (every file the checkout wrote in its last second: often all of them) the scan reuses.
+  const settledStats = new Map<string, BigIntStats>();
+  const settled = settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat, table, settledStats);
   // The limits apply to what the agent changed: what the base checkout wrote is read from the index kept before it ran.
-  const base = readBaseTree(workspace.baseIndex.bytes, source.objectFormat);
+  const base = readBaseTree(workspace.baseIndex.bytes, source.objectFormat, table);
   // Telling a deletion git knows from one it never did takes a readable base index; too many paths, or one that
   // is not UTF-8, are not worth or fit for git's pathspecs. Then the whole tree is extracted, as without an overlay.
-  const changed = request.changed && base !== EMPTY_BASE && restrictable(request.changed) ? request.changed : null;
+  const changed = request.changed && table && restrictable(request.changed) ? request.changed : null;
   const preflight = changed ? NO_EARLY_STAGING : preflightStaging(workspace.workTree, policy, base);
   const privateGit = await privateGitMade;
   const indexFile = join(privateGit.path, "handoff.index");
   const target = { gitDir: privateGit.path, workTree: workspace.workTree, indexFile, cwd: privateGit.path };
-  const writeBaseIndex = () => writeIndexCopy(indexFile, settled.bytes, settled.mtimeMs);
+  // With the changed paths known, git gets an index of those paths alone (partial-index.ts).
+  const writeBaseIndex = () =>
+    changed && table
+      ? writePartialIndex(indexFile, settled, table, hashBytes, changed)
+      : writeIndexCopy(indexFile, settled.bytes, settled.mtimeMs);
   const listIgnored = async (signal?: AbortSignal) =>
     changed
       ? listIgnoredAmong(target, changed, signal)
@@ -108,6 +120,8 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
       cwd: privateGit.path,
       maxPatchBytes: keptPatchBytes(policy),
       signal,
+      base: table ? { bytes: settled.bytes, table, hashBytes } : undefined,
+      partial: changed ?? undefined,
     });
 
   // A plainly ordinary workspace lets git stage it while the scan runs (staging-preflight.ts); the first finding
@@ -136,6 +150,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     base,
     cancelled,
     changed,
+    settledStats,
   ).catch(async (error: unknown) => {
     stopStaging.abort();
     stopListing.abort();
@@ -183,7 +198,14 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   warnings.push(...leftOutWarnings(ignoredList));
 
   const paths = changed ? pathsToStage(changed, { ignored, exclude, base, workTree: workspace.workTree }) : undefined;
-  const staged = stagedEarly ?? (await stage(exclude, cancelled, paths));
+  let staged: Awaited<ReturnType<typeof stage>>;
+  try {
+    staged = stagedEarly ?? (await stage(exclude, cancelled, paths));
+  } catch (error) {
+    // The base index did not hold what the diff said it changed: git is asked about the whole tree instead.
+    if (error instanceof PartialListingError) return extractPatch({ ...request, changed: null });
+    throw error;
+  }
   if (staged.overflow === "changes") {
     violations.push({
       path: "",
@@ -191,7 +213,8 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
       message: `git's list of the changed files (or of the index) is over ${GIT_OUTPUT_CAP} bytes, more than handoff reads`,
     });
   } else {
-    const allPaths = listingPaths(staged.listing).map((path) => path.toString("utf8"));
+    const listing = staged.listing;
+    const allPaths = { [Symbol.iterator]: () => listingPathTexts(listing) };
     // The added lines of a patch over the limit would hold it again as strings: secrets are then looked for in the
     // files themselves (at most maxFileBytes each, one at a time).
     const addedLines = staged.patch.bytes.length > policy.maxPatchBytes ? null : addedLinesPerFile(staged.patch, staged.changes.length);

@@ -2,6 +2,8 @@ import { GitCommandError } from "../lib/errors.js";
 import { type GitTarget, git, gitEnvironment, hardenedArgs, resolveGitExecutable, splitNul } from "../process/git.js";
 import { type ParsedPatch, countsFromPatch, parsePatch } from "./patch.js";
 import { captureProcess } from "../process/process.js";
+import type { IndexTable } from "../clone/index-entries.js";
+import { stagedListing } from "./staged-listing.js";
 
 /**
  * Stages a work tree into an index handoff owns, against a git dir handoff owns, and reads what changed relative
@@ -31,6 +33,16 @@ export interface StageRequest {
   readonly maxPatchBytes?: number;
   /** Kills whichever git call is running when aborted (staging that started early and is no longer wanted). */
   readonly signal?: AbortSignal;
+  /**
+   * The base checkout's index (a checkout of `baseCommit`, read into `table`): the staged listing is written from it
+   * and the changes (staged-listing.ts) instead of git listing the whole index again. Absent, or any doubt: git lists it.
+   */
+  readonly base?: { readonly bytes: Buffer; readonly table: IndexTable; readonly hashBytes: number };
+  /**
+   * The index holds only the entries of these paths (partial-index.ts): the diff is restricted to them (literal
+   * pathspecs, UTF-8), and the listing must come from `base`.
+   */
+  readonly partial?: readonly Buffer[];
 }
 
 export interface RawChange {
@@ -94,20 +106,51 @@ export async function stageWorkTree(request: StageRequest): Promise<StagedTree> 
       signal: request.signal,
     });
   }
-  const changesArgs = ["diff", "--cached", "--raw", "-z", "--no-abbrev", ...DIFF_FLAGS, request.baseCommit, "--"];
-  const [raw, patch, listing] = await Promise.all([
-    gitUpTo(target, changesArgs, GIT_OUTPUT_CAP, request.signal),
-    gitUpTo(
-      target,
-      ["diff", "--cached", "--binary", "--full-index", "--src-prefix=a/", "--dst-prefix=b/", ...DIFF_FLAGS, request.baseCommit, "--"],
-      request.maxPatchBytes ?? GIT_OUTPUT_CAP,
-      request.signal,
-    ),
-    gitUpTo(target, ["ls-files", "-s", "-z"], GIT_OUTPUT_CAP, request.signal),
+  if (request.partial?.length === 0 && request.base) {
+    // No path to look at: the staged index is the base's.
+    const listing = stagedListing(request.base.bytes, request.base.table, request.base.hashBytes, []);
+    if (listing === null) throw new PartialListingError();
+    return { changes: [], patch: parsePatch(Buffer.alloc(0)), listing, overflow: null };
+  }
+  const pathspecs = request.partial?.map((path) => `:(literal)${path.toString("utf8")}`) ?? [];
+  const changesArgs = ["diff", "--cached", "--raw", "-z", "--no-abbrev", ...DIFF_FLAGS, request.baseCommit, "--", ...pathspecs];
+  const patchArgs = [
+    "diff",
+    "--cached",
+    "--binary",
+    "--full-index",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+    ...DIFF_FLAGS,
+    request.baseCommit,
+    "--",
+    ...pathspecs,
+  ];
+  const maxPatchBytes = request.maxPatchBytes ?? GIT_OUTPUT_CAP;
+  const listingFromGit = () => gitUpTo(target, ["ls-files", "-s", "-z"], GIT_OUTPUT_CAP, request.signal);
+  // With the base index at hand git is asked once: the change list and the patch in one answer, and no listing.
+  const [both, listedByGit] = await Promise.all([
+    gitUpTo(target, [...changesArgs.slice(0, 5), "-p", ...patchArgs.slice(2)], maxPatchBytes, request.signal),
+    request.base ? null : listingFromGit(),
   ]);
+  const split = both === null ? null : splitRawAndPatch(both);
+  const [raw, patch] = split
+    ? [split.raw, split.patch]
+    : await Promise.all([
+        gitUpTo(target, changesArgs, GIT_OUTPUT_CAP, request.signal),
+        gitUpTo(target, patchArgs, maxPatchBytes, request.signal),
+      ]);
   const overflowed: StagedTree = { changes: [], patch: parsePatch(Buffer.alloc(0)), listing: Buffer.alloc(0), overflow: "changes" };
-  if (raw === null || listing === null) return overflowed;
+  if (raw === null) return overflowed;
   const listed = parseRawWithNumstat(raw);
+  let listing = listedByGit;
+  if (request.base) {
+    listing = stagedListing(request.base.bytes, request.base.table, request.base.hashBytes, listed);
+    // A partial index cannot be listed by git: the caller extracts the whole tree instead.
+    if (listing === null && request.partial) throw new PartialListingError();
+    listing ??= await listingFromGit();
+  }
+  if (listing === null) return overflowed;
   const parsed = parsePatch(patch ?? Buffer.alloc(0));
   const counts = patch === null ? null : countsFromPatch(listed, parsed);
   let changes: RawChange[];
@@ -125,6 +168,41 @@ export async function stageWorkTree(request: StageRequest): Promise<StagedTree> 
     changes = parseRawWithNumstat(withNumstat);
   }
   return { changes, patch: parsed, listing, overflow: patch === null ? "patch" : null };
+}
+
+/** The base index does not hold a change's old side: a partial index cannot be listed (extract.ts starts over). */
+export class PartialListingError extends Error {
+  constructor() {
+    super("the staged listing could not be written from the base index");
+  }
+}
+
+const COLON = 0x3a;
+const DIFF_HEADER = Buffer.from("diff --git ");
+
+/**
+ * `git diff --raw -p -z`: the raw records (`:old new oldId newId S\0path\0`), a NUL, then the patch, byte for byte
+ * what `git diff -p` alone writes. null for anything else (the caller then asks for each on its own).
+ */
+export function splitRawAndPatch(output: Buffer): { raw: Buffer; patch: Buffer } | null {
+  let at = 0;
+  while (at < output.length && output[at] === COLON) {
+    const headerEnd = output.indexOf(0, at);
+    if (headerEnd === -1) return null;
+    const status = output.toString("latin1", output.lastIndexOf(0x20, headerEnd) + 1, headerEnd);
+    const paths = status.startsWith("R") || status.startsWith("C") ? 2 : 1;
+    at = headerEnd + 1;
+    for (let p = 0; p < paths; p++) {
+      const pathEnd = output.indexOf(0, at);
+      if (pathEnd === -1) return null;
+      at = pathEnd + 1;
+    }
+  }
+  if (at === 0 && output.length === 0) return { raw: output, patch: output };
+  if (at === 0 || at >= output.length || output[at] !== 0) return null;
+  const patch = output.subarray(at + 1);
+  if (!patch.subarray(0, DIFF_HEADER.length).equals(DIFF_HEADER)) return null;
+  return { raw: output.subarray(0, at), patch };
 }
 
 /**
@@ -174,6 +252,18 @@ export function parseRawWithNumstat(output: Buffer): RawChange[] {
     });
   }
   return raw.map((change) => ({ ...change, ...(counts.get(change.path.toString("latin1")) ?? { additions: null, deletions: null }) }));
+}
+
+/** The paths of an `ls-files -s -z` listing as UTF-8 text, read as they are asked for (no array of 80,000 buffers first). */
+export function* listingPathTexts(listing: Buffer): Generator<string> {
+  let at = 0;
+  while (at < listing.length) {
+    const end = listing.indexOf(0, at);
+    const stop = end === -1 ? listing.length : end;
+    const tab = listing.indexOf(0x09, at);
+    yield listing.toString("utf8", tab === -1 || tab > stop ? at : tab + 1, stop);
+    at = stop + 1;
+  }
 }
 
 /** The paths of an `ls-files -s -z` listing (`mode oid stage\tpath` records). */

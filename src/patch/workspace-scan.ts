@@ -1,3 +1,4 @@
+import type { BigIntStats } from "node:fs";
 import { type BaseTree, EMPTY_BASE } from "../clone/base-tree.js";
 import { type DirectoryListings, PATH_MAX, fileType, walkTreeYielding } from "../lib/fs-walk.js";
 import type { PolicyFinding, ViolationRule } from "./rules/findings.js";
@@ -63,6 +64,8 @@ export async function scanWorkspace(
   signal?: AbortSignal,
   /** Only these paths and what lies below them (an overlay's changes, upper-changes.ts); null: the whole tree. */
   roots: readonly Buffer[] | null = null,
+  /** lstat results settling the index took moments before (fs-walk.ts `knownStats`). */
+  knownStats?: Map<string, BigIntStats>,
 ): Promise<WorkspaceScan> {
   const findings: ScanFinding[] = [];
   let excluding = false;
@@ -88,6 +91,7 @@ export async function scanWorkspace(
     listings,
     signal,
     roots: roots ?? undefined,
+    knownStats,
     skipTopLevel: [".git"],
     maxEntries: policy.maxWorkspaceEntries + base.entries,
     maxDepth: policy.maxDepth,

@@ -44,7 +44,23 @@ export async function extractAfter(repo: string, agentCmd: string, policy: Parti
     privateParent: scratch,
     pristine,
   });
+  expectListingIsGits(extraction);
   return { extraction, patch: extraction.patch.toString("utf8"), payloadsRan: readdirSync(markers) };
+}
+
+/**
+ * The staged listing handoff writes from the base index and the change list (staged-listing.ts) is byte for byte
+ * git's own `ls-files -s -z` of the index it staged (when anything was staged: a fatal finding stages nothing).
+ */
+export function expectListingIsGits(extraction: Extraction): void {
+  if (extraction.listing.length === 0) return;
+  const gits = execFileSync("git", ["ls-files", "-s", "-z"], {
+    env: { ...process.env, GIT_DIR: extraction.privateGitDir, GIT_INDEX_FILE: join(extraction.privateGitDir, "handoff.index") },
+    cwd: extraction.privateGitDir,
+    maxBuffer: 1 << 30,
+  });
+  if (!gits.equals(extraction.listing))
+    throw new Error(`the staged listing differs from git's:\n${extraction.listing.toString("latin1")}\n---\n${gits.toString("latin1")}`);
 }
 
 /** git's sha1 object id for these bytes as a blob. */

@@ -92,7 +92,8 @@ export function collisionKey(path: string): string {
  * collision, so a tree path is followed only as long as its prefixes share a key with one of them: at 80,000 paths
  * this costs a few milliseconds instead of folding all 600,000 prefixes.
  */
-export function findCollisions(addedPaths: readonly string[], allPaths: readonly string[]): PolicyFinding[] {
+export function findCollisions(addedPaths: readonly string[], allPaths: Iterable<string>): PolicyFinding[] {
+  if (addedPaths.length === 0) return []; // only an added path can make a new collision: the tree is not read
   const keyOf = componentKeyer();
   const spellings = new Map<string, Set<string>>();
   for (const path of addedPaths) forEachPrefix(path, keyOf, (_, key) => void spellings.set(key, new Set()));

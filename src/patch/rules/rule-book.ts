@@ -40,8 +40,8 @@ export interface PatchJudgement {
 export interface PatchFacts {
   /** The patch's size in bytes. */
   readonly patchBytes: number;
-  /** Every path of the staged index, for the collision rule. */
-  readonly allPaths: readonly string[];
+  /** Every path of the staged index, for the collision rule (read only when the patch adds a path). */
+  readonly allPaths: Iterable<string>;
   readonly objectFormat: "sha1" | "sha256";
   /** Each file's added lines, in the order of `entries`; null when the patch was not parsed (then whole files are searched). */
   readonly addedLines: readonly AddedLines[] | null;
