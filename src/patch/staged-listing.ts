@@ -1,5 +1,4 @@
 import { ENTRY_MODE, ENTRY_OBJECT_ID, EXTENDED_FLAG, type IndexTable } from "../clone/index-entries.js";
-import type { RawChange } from "./staging.js";
 
 /**
  * The `ls-files -s -z` listing of the staged index, written from what handoff already holds instead of asking git to
@@ -12,8 +11,14 @@ import type { RawChange } from "./staging.js";
  * addition: no entry there). Any doubt gives null, and the caller asks git: an index with conflict stages or
  * extended flags (skip-worktree, intent-to-add), or a change whose old side the base index does not hold.
  */
-/** What the listing needs of a change git's raw diff reported. */
-export type ListedChange = Pick<RawChange, "path" | "oldMode" | "newMode" | "oldId" | "newId" | "status">;
+export interface ListedChange {
+  readonly path: Buffer;
+  readonly oldMode: string;
+  readonly newMode: string;
+  readonly oldId: string;
+  readonly newId: string;
+  readonly status: string;
+}
 
 const HEX = Buffer.from("0123456789abcdef", "latin1");
 const SPACE = 0x20;
