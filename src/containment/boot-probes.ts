@@ -40,6 +40,12 @@ const USERNS_SYSCTLS = [
   "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
 ];
 
+/** A trial that failed, and why: never stored (only a success is), but part of what a probe answers. */
+export const TrialFailed = z.object({ ok: z.literal(false), reason: z.string() });
+
+/** The answer of a trial that only passes or fails. */
+export const TrialAnswer = z.object({ ok: z.literal(true) }).or(TrialFailed);
+
 const Stored = z.object({ format: z.literal(FORMAT), context: z.string(), value: z.unknown() });
 
 /**

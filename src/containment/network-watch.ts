@@ -2,10 +2,10 @@ import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type RawAttempt, parsePacketLines } from "../egress/raw-attempts.js";
-import { z } from "zod";
+import type { z } from "zod";
 import { captureProcess } from "../process/process.js";
 import { which } from "../process/which.js";
-import { cachedProbe } from "./boot-probes.js";
+import { TrialAnswer, cachedProbe } from "./boot-probes.js";
 
 /**
  * What a filtered sandbox tried around handoff's proxy. Its network namespace is made here, not by bubblewrap: an
@@ -95,8 +95,6 @@ export function probeNetworkWatch(cacheDir: string | null = null): Promise<Watch
   return cached;
 }
 
-const Trial = z.object({ ok: z.literal(true) }).or(z.object({ ok: z.literal(false), reason: z.string() }));
-
 async function probe(cacheDir: string | null): Promise<WatchSupport> {
   const found = { unshare: which("unshare", SYSTEM_PATH), setpriv: which("setpriv", SYSTEM_PATH), ip: which("ip", SYSTEM_PATH) };
   const tcpdump = which("tcpdump", SYSTEM_PATH);
@@ -112,14 +110,14 @@ async function probe(cacheDir: string | null): Promise<WatchSupport> {
     cacheDir,
     "network-watch",
     context,
-    Trial,
+    TrialAnswer,
     () => trial(found.unshare!, found.ip!),
     (t) => t.ok,
   );
   return tried.ok ? support : tried;
 }
 
-async function trial(unshare: string, ip: string): Promise<z.infer<typeof Trial>> {
+async function trial(unshare: string, ip: string): Promise<z.infer<typeof TrialAnswer>> {
   const trial = await captureProcess({
     file: unshare,
     args: [...NAMESPACE_ARGS, ip, "-batch", "-"],

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { SandboxUnavailableError } from "../lib/errors.js";
 import { captureProcess } from "../process/process.js";
 import { which } from "../process/which.js";
-import { cachedProbe } from "./boot-probes.js";
+import { TrialFailed, cachedProbe } from "./boot-probes.js";
 import { type WatchSupport, probeNetworkWatch } from "./network-watch.js";
 import { ROOT_MOUNTS } from "./sandbox-profile.js";
 
@@ -67,7 +67,7 @@ async function probe(path: string | undefined, cacheDir: string | null): Promise
     cacheDir,
     "bwrap",
     context,
-    Trial.or(z.object({ ok: z.literal(false), reason: z.string() })),
+    Trial.or(TrialFailed),
     () => trial(executable),
     (t) => t.ok,
   );

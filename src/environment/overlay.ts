@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { z } from "zod";
-import { cachedProbe } from "../containment/boot-probes.js";
+import type { z } from "zod";
+import { TrialAnswer, cachedProbe } from "../containment/boot-probes.js";
 import { captureProcess, runSystemCommandSync } from "../process/process.js";
 import { which } from "../process/which.js";
 
@@ -81,8 +81,6 @@ export function overlayUnavailable(parent: string, cacheDir: string | null = nul
   return probed;
 }
 
-const Trial = z.object({ ok: z.literal(true) }).or(z.object({ ok: z.literal(false), reason: z.string() }));
-
 async function probe(parent: string, cacheDir: string | null): Promise<string | null> {
   if (process.getuid?.() !== 0) return "overlay mounts need root (handoff is not running as root)";
   mkdirSync(parent, { recursive: true, mode: 0o700 });
@@ -92,14 +90,14 @@ async function probe(parent: string, cacheDir: string | null): Promise<string | 
     cacheDir,
     "overlay",
     context,
-    Trial,
+    TrialAnswer,
     () => trial(parent),
     (t) => t.ok,
   );
   return tried.ok ? null : tried.reason;
 }
 
-async function trial(parent: string): Promise<z.infer<typeof Trial>> {
+async function trial(parent: string): Promise<z.infer<typeof TrialAnswer>> {
   const root = mkdtempSync(join(parent, ".overlay-probe-"));
   const paths = { lower: join(root, "l"), upper: join(root, "u"), work: join(root, "w"), merged: join(root, "m") };
   mkdirSync(paths.lower);
