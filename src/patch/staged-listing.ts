@@ -1,3 +1,4 @@
+import type { RawChange } from "./raw-change.js";
 import { ENTRY_MODE, ENTRY_OBJECT_ID, EXTENDED_FLAG, type IndexTable } from "../clone/index-entries.js";
 
 /**
@@ -11,14 +12,8 @@ import { ENTRY_MODE, ENTRY_OBJECT_ID, EXTENDED_FLAG, type IndexTable } from "../
  * addition: no entry there). Any doubt gives null, and the caller asks git: an index with conflict stages or
  * extended flags (skip-worktree, intent-to-add), or a change whose old side the base index does not hold.
  */
-export interface ListedChange {
-  readonly path: Buffer;
-  readonly oldMode: string;
-  readonly newMode: string;
-  readonly oldId: string;
-  readonly newId: string;
-  readonly status: string;
-}
+/** What the listing needs of a change git's raw diff reported. */
+export type ListedChange = Pick<RawChange, "path" | "oldMode" | "newMode" | "oldId" | "newId" | "status">;
 
 const HEX = Buffer.from("0123456789abcdef", "latin1");
 const SPACE = 0x20;

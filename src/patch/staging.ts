@@ -1,3 +1,4 @@
+import type { RawChange } from "./raw-change.js";
 import { GitCommandError } from "../lib/errors.js";
 import { type GitTarget, git, gitEnvironment, hardenedArgs, resolveGitExecutable, splitNul } from "../process/git.js";
 import { type ParsedPatch, countsFromPatch, parsePatch } from "./patch.js";
@@ -43,19 +44,6 @@ export interface StageRequest {
    * pathspecs, UTF-8), and the listing must come from `base`.
    */
   readonly partial?: readonly Buffer[];
-}
-
-export interface RawChange {
-  readonly path: Buffer;
-  readonly oldMode: string;
-  readonly newMode: string;
-  readonly oldId: string;
-  readonly newId: string;
-  /** git's status letter: A, M, D, T (R and C cannot appear with --no-renames, but are checked anyway). */
-  readonly status: string;
-  /** null for a binary change. */
-  readonly additions: number | null;
-  readonly deletions: number | null;
 }
 
 export interface StagedTree {

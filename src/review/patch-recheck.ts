@@ -4,7 +4,8 @@ import { parsePatch, addedLinesPerFile } from "../patch/patch.js";
 import type { PolicyFinding } from "../patch/rules/findings.js";
 import { DEFAULT_POLICY, compilePolicy } from "../patch/rules/policy.js";
 import { type ChangedEntry, judgeEntries } from "../patch/rules/rule-book.js";
-import { type RawChange, listingPaths, parseRawWithNumstat } from "../patch/staging.js";
+import type { RawChange } from "../patch/raw-change.js";
+import { listingPaths, parseRawWithNumstat } from "../patch/staging.js";
 
 const DIFF_FLAGS = ["--no-renames", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none", "--no-color"];
 
