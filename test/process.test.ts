@@ -176,6 +176,55 @@ describe("captureProcess", () => {
     expect(result.exitCode).toBeNull();
     expect(result.stderr).toContain("killed after 200 ms");
   });
+
+  test("bytes in and out unchanged: the input on stdin, stdout whole, stderr as text, the exit code", async () => {
+    const input = Buffer.from([0, 1, 0xff, 0x0a]);
+    const result = await captureProcess({ file: "sh", args: ["-c", "cat; printf 'é' >&2; exit 3"], cwd: "/", env: PATH_ONLY, input });
+    expect(result).toEqual({ exitCode: 3, stdout: input, stderr: "é", truncated: false, timedOut: false });
+  });
+
+  test("output past maxBuffer is cut at it and the call says so, without waiting for an endless writer", async () => {
+    const result = await captureProcess({ file: "yes", args: [], cwd: "/", env: PATH_ONLY, maxBuffer: 1000, timeoutMs: 20_000 });
+    expect(result.truncated).toBe(true);
+    expect(result.timedOut).toBe(false);
+    expect(result.stdout).toEqual(Buffer.from("y\n".repeat(500)));
+    expect(result.stderr).toContain("(output exceeded 1000 bytes)");
+  });
+
+  test("an output of exactly maxBuffer bytes is whole, not cut", async () => {
+    const result = await captureProcess({ file: "head", args: ["-c", "1000", "/dev/zero"], cwd: "/", env: PATH_ONLY, maxBuffer: 1000 });
+    expect(result).toMatchObject({ exitCode: 0, truncated: false });
+    expect(result.stdout.length).toBe(1000);
+  });
+
+  test("a program that cannot start (missing, not executable, no such cwd) is exit code null with no output", async () => {
+    for (const request of [
+      { file: "/nonexistent/program", cwd: "/" },
+      { file: "/etc/passwd", cwd: "/" },
+      { file: "sh", cwd: "/nonexistent-directory" },
+    ]) {
+      const result = await captureProcess({ ...request, args: [], env: PATH_ONLY });
+      expect(result).toEqual({ exitCode: null, stdout: Buffer.alloc(0), stderr: "", truncated: false, timedOut: false });
+    }
+  });
+
+  test("a cancelled call is stopped (exit code null), one cancelled before it starts never runs", async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const during = await captureProcess({
+      file: "sh",
+      args: ["-c", "printf started; exec sleep 30"],
+      cwd: "/",
+      env: PATH_ONLY,
+      signal: controller.signal,
+    });
+    expect(during).toMatchObject({ exitCode: null, timedOut: false, truncated: false });
+    expect(during.stdout.toString()).toBe("started");
+    const marker = join(tempDir("capture-cancel-"), "ran");
+    const before = await captureProcess({ file: "touch", args: [marker], cwd: "/", env: PATH_ONLY, signal: AbortSignal.abort() });
+    expect(before.exitCode).toBeNull();
+    expect(existsSync(marker)).toBe(false);
+  });
 });
 
 describe("runAgentCommand", () => {

@@ -32,6 +32,61 @@ export async function inspectSource(path: string): Promise<SourceRepo> {
   } catch {
     throw new UsageError("not_a_repository", `${path}: no such directory`);
   }
+  const { format, topLevel, gitDir, commonDirRaw } = (await locateAtOnce(real)) ?? (await locateStepByStep(path, real));
+  const commonDir = isAbsolute(commonDirRaw) ? commonDirRaw : resolve(real, commonDirRaw || ".git");
+  const target = { gitDir, workTree: topLevel, cwd: topLevel };
+  // Read beside HEAD; its failure is thrown where it always was, after HEAD's.
+  const filterDrivers = readFilterDrivers(target);
+  filterDrivers.catch(() => {});
+  const head = await git(target, ["rev-parse", "--verify", "-q", "HEAD^{commit}"], { okExitCodes: [1] });
+  const baseCommit = head.stdout.toString("utf8").trim();
+  if (head.exitCode !== 0 || !baseCommit) {
+    throw new UsageError("no_head", `${topLevel} has no commit at HEAD yet; commit something for the agent to start from`);
+  }
+  return {
+    topLevel: realpathSync(topLevel),
+    gitDir: realpathSync(gitDir),
+    commonDir: realpathSync(commonDir),
+    objectFormat: format === "sha256" ? "sha256" : "sha1",
+    baseCommit,
+    filterDrivers: await filterDrivers,
+  };
+}
+
+/** Where the repository's parts are, as rev-parse prints them (the common dir may be relative to `real`). */
+interface Located {
+  readonly format: string | undefined;
+  readonly topLevel: string;
+  readonly gitDir: string;
+  readonly commonDirRaw: string;
+}
+
+const LOCATE_FLAGS = [
+  "--is-bare-repository",
+  "--is-inside-git-dir",
+  "--show-object-format",
+  "--show-toplevel",
+  "--absolute-git-dir",
+  "--git-common-dir",
+];
+
+/**
+ * The usual case in one git call instead of four: a work tree, paths without a newline. Anything else (an error, a
+ * bare repository, a git dir, git failing, a path whose newline makes the lines ambiguous) is null, and
+ * locateStepByStep finds it and words its error exactly as before.
+ */
+async function locateAtOnce(real: string): Promise<Located | null> {
+  const answer = await git({ cwd: real }, ["rev-parse", ...LOCATE_FLAGS], { okExitCodes: [128] }).catch(() => null);
+  if (answer === null) return null;
+  const lines = answer.stdout.toString("utf8").split("\n");
+  if (answer.exitCode !== 0 || lines.length !== LOCATE_FLAGS.length + 1 || lines.at(-1) !== "") return null;
+  const [bare, insideGitDir, format, topLevel, gitDir, commonDirRaw] = lines as [string, string, string, string, string, string];
+  if (bare !== "false" || insideGitDir !== "false" || !topLevel || !gitDir) return null;
+  return { format, topLevel, gitDir, commonDirRaw };
+}
+
+/** The probe first (its refusal, a bare repository or a git dir are usage errors), then one path per call. */
+async function locateStepByStep(path: string, real: string): Promise<Located> {
   const probe = await git({ cwd: real }, ["rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--show-object-format"], {
     okExitCodes: [128],
   });
@@ -47,21 +102,7 @@ export async function inspectSource(path: string): Promise<SourceRepo> {
     ),
   );
   if (!topLevel) throw new UsageError("bare_repository", `${path} has no work tree; handoff needs one`);
-  const commonDir = isAbsolute(commonDirRaw ?? "") ? commonDirRaw! : resolve(real, commonDirRaw || ".git");
-  const target = { gitDir: gitDir!, workTree: topLevel, cwd: topLevel };
-  const head = await git(target, ["rev-parse", "--verify", "-q", "HEAD^{commit}"], { okExitCodes: [1] });
-  const baseCommit = head.stdout.toString("utf8").trim();
-  if (head.exitCode !== 0 || !baseCommit) {
-    throw new UsageError("no_head", `${topLevel} has no commit at HEAD yet; commit something for the agent to start from`);
-  }
-  return {
-    topLevel: realpathSync(topLevel),
-    gitDir: realpathSync(gitDir!),
-    commonDir: realpathSync(commonDir),
-    objectFormat: format === "sha256" ? "sha256" : "sha1",
-    baseCommit,
-    filterDrivers: await readFilterDrivers(target),
-  };
+  return { format, topLevel, gitDir: gitDir!, commonDirRaw: commonDirRaw ?? "" };
 }
 
 /**

@@ -265,39 +265,144 @@ export interface CaptureResult {
   readonly timedOut: boolean;
 }
 
-/** execa (about a hundred files), loaded at the first call: a command that starts no process never reads it. */
-let execaModule: Promise<typeof import("execa")> | undefined;
+/** What a captured call's stderr may hold; beyond it the call fails like a stdout over its limit. */
+const CAPTURE_STDERR_MAX = 1024 * 1024;
+/** Between the SIGTERM of a call that timed out, was cancelled or overflowed, and its SIGKILL. */
+const CAPTURE_KILL_GRACE_MS = 2000;
+/** Captured calls still running: handoff's exit takes them down with it (SIGTERM), as it always has. */
+const liveCaptures = new Set<ChildProcess>();
+let captureExitHook = false;
 
-/** A short, trusted-shape command whose output handoff reads whole (git). Bytes in, bytes out. */
+/** One stream's bytes up to `limit`: the rest is dropped and `over` says so. */
+class CapturedBytes {
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+  readonly #limit: number;
+  over = false;
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+  /** False once the limit is passed. */
+  add(chunk: Buffer): boolean {
+    if (this.over) return false;
+    if (this.#size + chunk.length > this.#limit) {
+      this.#chunks.push(chunk.subarray(0, this.#limit - this.#size));
+      this.#size = this.#limit;
+      this.over = true;
+      return false;
+    }
+    this.#chunks.push(chunk);
+    this.#size += chunk.length;
+    return true;
+  }
+  get bytes(): Buffer {
+    return Buffer.concat(this.#chunks);
+  }
+}
+
+/**
+ * A short, trusted-shape command whose output handoff reads whole (git). Bytes in, bytes out. Plain node:child_process
+ * (execa's semantics, kept: a timeout, a cancel or an output over its limit sends SIGTERM, SIGKILL 2 s later; an output
+ * over its limit is cut there and its pipes closed; a process that could not start is exit code null with no output):
+ * execa cost a run ~40 ms before its first phase, in loading it and on each of its dozen git calls.
+ */
 export async function captureProcess(request: CaptureRequest): Promise<CaptureResult> {
   const maxBuffer = request.maxBuffer ?? 256 * 1024 * 1024;
   const timeout = request.timeoutMs ?? 600_000;
-  execaModule ??= import("execa");
-  const { execa } = await execaModule;
-  const result = await execa(request.file, [...request.args], {
-    timeout,
-    forceKillAfterDelay: 2000,
-    cwd: request.cwd,
-    env: { ...request.env },
-    extendEnv: false,
-    input: request.input,
-    stdin: request.input === undefined ? "ignore" : "pipe",
-    encoding: "buffer",
-    maxBuffer: { stdout: maxBuffer, stderr: 1024 * 1024 },
-    reject: false,
-    stripFinalNewline: false,
-    ...(request.signal ? { cancelSignal: request.signal } : {}),
-  });
-  const stdout = Buffer.from(result.stdout ?? new Uint8Array());
-  const stderr = Buffer.from(result.stderr ?? new Uint8Array()).toString("utf8");
-  const note = result.isMaxBuffer ? `\n(output exceeded ${maxBuffer} bytes)` : result.timedOut ? `\n(killed after ${timeout} ms)` : "";
+  const ended = await capture(request, maxBuffer, timeout);
+  const note = ended.overLimit ? `\n(output exceeded ${maxBuffer} bytes)` : ended.timedOut ? `\n(killed after ${timeout} ms)` : "";
   return {
-    exitCode: result.exitCode ?? null,
-    stdout,
-    stderr: `${stderr}${note}`,
-    truncated: result.isMaxBuffer,
-    timedOut: result.timedOut,
+    exitCode: ended.exitCode,
+    stdout: ended.stdout,
+    stderr: `${ended.stderr.toString("utf8")}${note}`,
+    truncated: ended.overLimit,
+    timedOut: ended.timedOut,
   };
+}
+
+interface CaptureEnding {
+  readonly exitCode: number | null;
+  readonly stdout: Buffer;
+  readonly stderr: Buffer;
+  readonly overLimit: boolean;
+  readonly timedOut: boolean;
+}
+
+const NOT_RUN: CaptureEnding = { exitCode: null, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), overLimit: false, timedOut: false };
+
+function capture(request: CaptureRequest, maxBuffer: number, timeout: number): Promise<CaptureEnding> {
+  // A NUL byte in an argument is a bug of the caller, thrown as execa threw it.
+  const withNul = request.args.find((arg) => arg.includes("\0"));
+  if (withNul !== undefined) throw new TypeError(`Arguments cannot contain null bytes ("\\0"): ${withNul}`);
+  if (request.signal?.aborted) return Promise.resolve(NOT_RUN);
+  let child: ChildProcess;
+  try {
+    child = spawn(request.file, [...request.args], {
+      cwd: request.cwd,
+      env: { ...request.env },
+      stdio: [request.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    });
+  } catch {
+    // Refused synchronously (E2BIG, a NUL byte in the environment or the path): not started.
+    return Promise.resolve(NOT_RUN);
+  }
+  if (!captureExitHook) {
+    captureExitHook = true;
+    process.once("exit", () => {
+      for (const running of liveCaptures) running.kill("SIGTERM");
+    });
+  }
+  return new Promise<CaptureEnding>((resolve) => {
+    const stdout = new CapturedBytes(maxBuffer);
+    const stderr = new CapturedBytes(CAPTURE_STDERR_MAX);
+    let timedOut = false;
+    let overLimit = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    const stop = () => {
+      if (killTimer) return;
+      child.kill("SIGTERM");
+      killTimer = setTimeout(() => child.kill("SIGKILL"), CAPTURE_KILL_GRACE_MS);
+    };
+    // The rest of that output is not read: its pipe closes, the process is stopped.
+    const overflow = (stream: Readable) => {
+      overLimit = true;
+      stream.destroy();
+      stop();
+    };
+    const wallTimer = setTimeout(() => {
+      timedOut = true;
+      stop();
+    }, timeout);
+    const onAbort = () => stop();
+    request.signal?.addEventListener("abort", onAbort, { once: true });
+    liveCaptures.add(child);
+    let settled = false;
+    const settle = (ending: CaptureEnding) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(wallTimer);
+      clearTimeout(killTimer);
+      request.signal?.removeEventListener("abort", onAbort);
+      liveCaptures.delete(child);
+      resolve(ending);
+    };
+    child.stdout!.on("data", (chunk: Buffer) => {
+      if (!stdout.add(chunk)) overflow(child.stdout!);
+    });
+    child.stderr!.on("data", (chunk: Buffer) => {
+      if (!stderr.add(chunk)) overflow(child.stderr!);
+    });
+    for (const stream of [child.stdout!, child.stderr!]) stream.on("error", () => {});
+    if (child.stdin) {
+      child.stdin.on("error", () => {}); // a process that exits without reading its input is not a failure here
+      child.stdin.end(request.input);
+    }
+    // ENOENT, EACCES, a missing cwd: an 'error' event and no process.
+    child.on("error", () => {
+      if (child.pid === undefined) settle(NOT_RUN);
+    });
+    child.on("close", (code) => settle({ exitCode: code, stdout: stdout.bytes, stderr: stderr.bytes, overLimit, timedOut }));
+  });
 }
 
 /**
