@@ -299,6 +299,22 @@ describe("crash safety", () => {
     expect(await sweepCrashedRuns(join(dirs.runsDir, "missing"))).toEqual([]);
   });
 
+  test("a finished run is remembered with its checkpoint's stamp, and swept all the same once that checkpoint changes", async () => {
+    const dirs = makeDirs();
+    const runDir = fakeRunInProgress(dirs, "later", reusedPidOwner());
+    const inProgress = readFileSync(join(runDir, "checkpoint.json"), "utf8");
+    const finished = { runId: "later", phase: "finish", owner: reusedPidOwner(), done: true, cleanup: "done" };
+    writeFileSync(join(runDir, "checkpoint.json"), JSON.stringify(finished));
+    expect(await sweepCrashedRuns(dirs.runsDir)).toEqual([]);
+    expect(Object.keys((readJson(join(dirs.runsDir, ".settled-crash.json")) as { runs: object }).runs)).toEqual(["later"]);
+    expect(await sweepCrashedRuns(dirs.runsDir)).toEqual([]);
+    // Written in place (same inode), as only something other than handoff would: the stamp changes all the same.
+    writeFileSync(join(runDir, "checkpoint.json"), inProgress);
+    const [swept] = await sweepCrashedRuns(dirs.runsDir);
+    expect(swept).toMatchObject({ runId: "later", phase: "agent", resultKept: false });
+    expect(RunResult.parse(readJson(join(runDir, "result.json")))).toMatchObject({ detail: "runner_crashed" });
+  });
+
   test("the sweep removes only what the run recorded under its own nonce's names, and never follows a link", async () => {
     const dirs = makeDirs();
     const outside = tempDir("handoff-crash-outside");

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { collectKeptSessions } from "../src/repair/session-gc.js";
+import { collectKeptSessions, sweepExpiredSessions } from "../src/repair/session-gc.js";
 import { type CliOutcome, commandRunArgs, runCli } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
 import { agent } from "./helpers/run.js";
@@ -175,6 +175,21 @@ describe("the age limit at every start", () => {
     await keptRun(state, repo, "next", []);
     expect(existsSync(old)).toBe(false);
     expect(existsSync(fresh)).toBe(true);
+  });
+
+  test("a run that kept no session is not read again at each start, until its result.json changes", async () => {
+    const state = makeState();
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const home = await keptRun(state, repo, "kept");
+    editSession(state, "kept", (session) => (session.kept = false));
+    expect(sweepExpiredSessions(state.runsDir)).toEqual([]);
+    expect(Object.keys(JSON.parse(readFileSync(join(state.runsDir, ".settled-sessions.json"), "utf8")).runs)).toEqual(["kept"]);
+    editSession(state, "kept", (session) => {
+      session.kept = true;
+      session.keptUntil = "2020-01-01T00:00:00.000Z";
+    });
+    expect(sweepExpiredSessions(state.runsDir).map((entry) => entry.home)).toEqual([home]);
+    expect(existsSync(home)).toBe(false);
   });
 
   test("a keptUntil that is not a date counts as passed: nothing is kept for ever by mistake", async () => {

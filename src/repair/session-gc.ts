@@ -4,7 +4,8 @@ import { z } from "zod";
 import { removeTree } from "../clone/workspace.js";
 import { ownedName } from "../environment/owner-pid.js";
 import { lexists } from "../lib/paths.js";
-import { readArtifactJson } from "../run-dir/artifact-file.js";
+import { parseArtifactJson, readArtifactWithStats } from "../run-dir/artifact-file.js";
+import { SettledRuns } from "../run-dir/settled-runs.js";
 import { isSafeRunId } from "../run-dir/run-dir.js";
 import { readRequest } from "../run-dir/run-lookup.js";
 import { keptHomeOf } from "./kept-home.js";
@@ -41,6 +42,11 @@ export function collectKeptSessions(
   runsDir: string,
   { all = false, now = Date.now() }: { all?: boolean; now?: number } = {},
 ): SessionCollection {
+  return collectIn(runsDir, { all, now }, null);
+}
+
+/** A collection of one runs directory; `settled` (the start-up sweep's, top level only) skips runs with no kept session. */
+function collectIn(runsDir: string, { all, now }: { all: boolean; now: number }, settled: SettledRuns | null): SessionCollection {
   const collection = {
     removed: [] as KeptSessionEntry[],
     kept: [] as KeptSessionEntry[],
@@ -60,14 +66,22 @@ export function collectKeptSessions(
       .map((name) => join(runDir, name))
       .find((dir) => lstatSync(dir, { throwIfNoEntry: false })?.isDirectory());
     if (nested) {
-      const inner = collectKeptSessions(nested, { all, now });
+      const inner = collectIn(nested, { all, now }, null);
       collection.removed.push(...inner.removed);
       collection.kept.push(...inner.kept);
       collection.leftAlone.push(...inner.leftAlone);
       continue;
     }
-    const facts = readSessionFacts(runDir);
-    if (facts === null || facts.runId !== entry.name || !facts.session?.kept) continue;
+    const resultFile = join(runDir, "result.json");
+    if (settled?.unchanged(entry.name, resultFile)) continue;
+    const { read, stats } = readArtifactWithStats(resultFile, MAX_RESULT_BYTES);
+    const facts = parseArtifactJson(read, SessionFacts);
+    if (facts === null || facts.runId !== entry.name) continue;
+    if (!facts.session?.kept) {
+      // No session was kept: nothing to collect while this result.json stays as it is.
+      if (stats) settled?.settle(entry.name, stats);
+      continue;
+    }
     const found = keptHomeOf(entry.name, facts.session, readRequest(runDir), now);
     switch (found.kind) {
       case "not_kept":
@@ -94,15 +108,14 @@ export function collectKeptSessions(
 
 /** The age limit at every `handoff run` and `handoff resume` start, next to the crash sweep: expired kept sessions go. */
 export function sweepExpiredSessions(runsDir: string): readonly KeptSessionEntry[] {
+  const settled = SettledRuns.open(runsDir, "sessions");
   try {
-    return collectKeptSessions(runsDir).removed;
+    return collectIn(runsDir, { all: false, now: Date.now() }, settled).removed;
   } catch {
     return [];
+  } finally {
+    settled.save();
   }
-}
-
-function readSessionFacts(runDir: string): z.infer<typeof SessionFacts> | null {
-  return readArtifactJson(join(runDir, "result.json"), SessionFacts, MAX_RESULT_BYTES);
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Stats } from "node:fs";
 import type { z } from "zod";
 import { boundedBytes, readNoFollow } from "../lib/safe-read.js";
 
@@ -15,7 +16,13 @@ export type ArtifactRead =
  * The checks and the read use one descriptor: a file swapped after the checks is not read.
  */
 export function readArtifact(path: string, maxBytes: number): ArtifactRead {
-  return readNoFollow<ArtifactRead>(
+  return readArtifactWithStats(path, maxBytes).read;
+}
+
+/** readArtifact, and the stats (from its descriptor) of the file it read: null unless it read bytes. */
+export function readArtifactWithStats(path: string, maxBytes: number): { readonly read: ArtifactRead; readonly stats: Stats | null } {
+  let stats: Stats | null = null;
+  const read = readNoFollow<ArtifactRead>(
     path,
     (code) => {
       if (code === "ENOENT") return { kind: "missing" };
@@ -23,11 +30,14 @@ export function readArtifact(path: string, maxBytes: number): ArtifactRead {
       if (code === "ENXIO") return { kind: "untrusted", why: "not a regular file" };
       return { kind: "unreadable", message: code };
     },
-    (fd, stats) => {
-      const why = untrustedBecause(stats);
-      return why ? { kind: "untrusted", why } : boundedBytes(fd, stats.size, maxBytes);
+    (fd, fileStats) => {
+      const why = untrustedBecause(fileStats);
+      if (why) return { kind: "untrusted", why };
+      stats = fileStats;
+      return boundedBytes(fd, fileStats.size, maxBytes);
     },
   );
+  return { read, stats: read.kind === "bytes" ? stats : null };
 }
 
 /** A JSON artifact read as readArtifact reads one and parsed with its schema; null when missing, untrusted, too large or invalid. */

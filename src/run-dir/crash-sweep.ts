@@ -1,9 +1,10 @@
-import { type Dirent, closeSync, lstatSync, openSync, readdirSync, readlinkSync, unlinkSync, writeSync } from "node:fs";
+import { type Dirent, type Stats, closeSync, lstatSync, openSync, readdirSync, readlinkSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { basename, isAbsolute, join, normalize } from "node:path";
 import { type CrashedRun, crashedRunResult } from "./crash-result.js";
 import { RunDirectory, currentOwner, isSafeRunId } from "./run-dir.js";
-import { readArtifact, readArtifactJson } from "./artifact-file.js";
+import { parseArtifactJson, readArtifact, readArtifactJson, readArtifactWithStats } from "./artifact-file.js";
+import { SettledRuns } from "./settled-runs.js";
 import { RunResult } from "../verdict/result.js";
 import { type ParsedPatch, parsePatch } from "../patch/patch.js";
 import { CheckpointJson, OwnerJson } from "./artifacts/checkpoint.js";
@@ -54,7 +55,13 @@ type Owner = OwnerJson;
 type Checkpoint = CheckpointJson;
 
 function readCheckpoint(runDir: string): Checkpoint | null {
-  return readArtifactJson(join(runDir, "checkpoint.json"), CheckpointJson, MAX_CHECKPOINT_BYTES);
+  return readCheckpointWithStats(runDir).checkpoint;
+}
+
+/** checkpoint.json and the stats of the file read, for settled-runs.ts. */
+function readCheckpointWithStats(runDir: string): { checkpoint: Checkpoint | null; stats: Stats | null } {
+  const { read, stats } = readArtifactWithStats(join(runDir, "checkpoint.json"), MAX_CHECKPOINT_BYTES);
+  return { checkpoint: parseArtifactJson(read, CheckpointJson), stats };
 }
 
 /** Done, and its clean-up done too (or a checkpoint written before clean-up was recorded): nothing to do. */
@@ -429,10 +436,21 @@ function readAgentRecord(path: string): CrashedRun["agent"] {
 
 /**
  * Sweeps every run under `runsDir` whose handoff died: runs that are done, whose owner lives (or cannot be seen
- * from here), or whose checkpoint is unreadable are left as they are. Reads one small checkpoint.json per run, so a
- * runs directory of thousands of finished runs costs a directory listing and that many small reads. Never throws.
+ * from here), or whose checkpoint is unreadable are left as they are. A run found finished and cleaned up is
+ * remembered with its checkpoint's stamp (settled-runs.ts): at the next start it costs a stat, not a read, until its
+ * checkpoint.json changes. Never throws.
  */
 export async function sweepCrashedRuns(runsDir: string): Promise<SweptRun[]> {
+  const settled = SettledRuns.open(runsDir, "crash");
+  try {
+    return await sweepRunsIn(runsDir, settled);
+  } finally {
+    settled.save();
+  }
+}
+
+/** The sweep of one runs directory (a batch's runs/ has no settled list: it is read whole, as it always was). */
+async function sweepRunsIn(runsDir: string, settled: SettledRuns | null): Promise<SweptRun[]> {
   let entries: Dirent[];
   try {
     entries = readdirSync(runsDir, { withFileTypes: true });
@@ -443,15 +461,19 @@ export async function sweepCrashedRuns(runsDir: string): Promise<SweptRun[]> {
   for (const entry of entries) {
     if (!entry.isDirectory() || !isSafeRunId(entry.name)) continue;
     const runDir = join(runsDir, entry.name);
-    const checkpoint = readCheckpoint(runDir);
+    if (settled?.unchanged(entry.name, join(runDir, "checkpoint.json"))) continue;
+    const { checkpoint, stats } = readCheckpointWithStats(runDir);
     if (!checkpoint) {
       swept.push(...(await sweepCandidatesRun(runDir, entry.name)));
       // A batch directory (src/many/batch.ts): its tasks' runs are in runs/, each a run like any other.
       if (lstatSync(join(runDir, "runs"), { throwIfNoEntry: false })?.isDirectory())
-        swept.push(...(await sweepCrashedRuns(join(runDir, "runs"))));
+        swept.push(...(await sweepRunsIn(join(runDir, "runs"), null)));
       continue;
     }
-    if (finishedAndClean(checkpoint)) continue;
+    if (finishedAndClean(checkpoint)) {
+      if (stats) settled?.settle(entry.name, stats);
+      continue;
+    }
     const owner = ownerOf(checkpoint);
     if (!owner || ownerState(owner) !== "dead") continue;
     if (!takeLock(runDir)) continue;
