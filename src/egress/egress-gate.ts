@@ -1,6 +1,6 @@
-import { lookup as dnsLookup } from "node:dns/promises";
 import { rmSync } from "node:fs";
-import { type IncomingMessage, type Server, type ServerResponse, createServer, request } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { builtinOnUse } from "../lib/builtin-on-use.js";
 import { type Server as NetServer, type Socket, connect, createServer as createNetServer, isIP } from "node:net";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
@@ -11,6 +11,10 @@ import type { EgressLog, OpenAttempt } from "./egress-log.js";
 import type { EgressRole, EgressVia } from "./egress-record.js";
 import { normalHost } from "./host-match.js";
 import type { Tunnel } from "./model-endpoints.js";
+
+/** Loaded when a gate opens, not at every start (builtin-on-use.ts). */
+const http = builtinOnUse<typeof import("node:http")>("node:http");
+const dns = builtinOnUse<typeof import("node:dns/promises")>("node:dns/promises");
 
 export interface EgressGateOptions {
   /** A private directory for the gate's sockets, outside every sandbox's view but bound into this one's. */
@@ -62,7 +66,7 @@ export class EgressGate {
     const taken = new Set(options.tunnels.map((tunnel) => tunnel.listen));
     this.proxyPort = PROXY_PORTS.find((port) => !taken.has(port)) ?? 3128;
     const proxySocket = join(options.dir, "p.sock");
-    this.#proxy = createServer({ requestTimeout: 0, headersTimeout: 30_000 }, (req, res) => this.#plain(req, res));
+    this.#proxy = http().createServer({ requestTimeout: 0, headersTimeout: 30_000 }, (req, res) => this.#plain(req, res));
     this.#proxy.on("connect", (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#connect(req, socket, head));
     this.#proxy.on("connection", (socket: Socket) => this.#track(socket));
     this.#proxy.on("clientError", (_error, socket) => {
@@ -134,7 +138,7 @@ export class EgressGate {
         }
         const attempt = this.#allowed(host, port, "http", decided.rule);
         const headers = endToEndHeaders(req.headers, "with host");
-        const upstream = request({
+        const upstream = http().request({
           host: decided.address,
           port,
           method: req.method,
@@ -352,7 +356,7 @@ function refusal(host: string, reason: BlockReason): string {
 }
 
 async function systemLookup(host: string): Promise<string[]> {
-  const found = await dnsLookup(host, { all: true, verbatim: true });
+  const found = await dns().lookup(host, { all: true, verbatim: true });
   return found.map((entry) => entry.address);
 }
 

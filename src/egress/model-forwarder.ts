@@ -1,11 +1,15 @@
 import { randomBytes } from "node:crypto";
-import { type IncomingMessage, type ServerResponse, createServer, request as httpRequest } from "node:http";
-import { request as httpsRequest } from "node:https";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { builtinOnUse } from "../lib/builtin-on-use.js";
 import type { Socket } from "node:net";
 import type { EgressLog } from "./egress-log.js";
 import { endToEndHeaders, relayAnswer } from "./http-relay.js";
 import type { EgressRole } from "./egress-record.js";
 import type { KeyRoute } from "./key-route.js";
+
+/** Loaded when a forwarder opens, not at every start (builtin-on-use.ts). */
+const http = builtinOnUse<typeof import("node:http")>("node:http");
+const https = builtinOnUse<typeof import("node:https")>("node:https");
 
 /** What the CLI holds instead of its key: recognisable, and worth nothing anywhere. */
 export function keyPlaceholder(): string {
@@ -54,7 +58,7 @@ export class ModelForwarder {
   constructor(options: ModelForwarderOptions) {
     this.#options = options;
     this.#upstream = new URL(options.route.upstream);
-    this.#server = createServer({ requestTimeout: 0 }, (req, res) => {
+    this.#server = http().createServer({ requestTimeout: 0 }, (req, res) => {
       try {
         this.#forward(req, res);
       } catch {
@@ -99,7 +103,7 @@ export class ModelForwarder {
       else delete headers[slot.header];
     }
     // The CLI's path already carries the upstream's prefix (its base URL inside has the same path).
-    const send = upstream.protocol === "https:" ? httpsRequest : httpRequest;
+    const send = upstream.protocol === "https:" ? https().request : http().request;
     const out = send({
       protocol: upstream.protocol,
       hostname: upstream.hostname.replace(/^\[|\]$/g, ""),
