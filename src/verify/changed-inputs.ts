@@ -50,9 +50,34 @@ export async function findInputsAtBase(
 }
 
 export async function blobAt(target: GitTarget, object: string): Promise<Buffer | null> {
+  if (!object.includes("\n")) {
+    const read = await blobInOneCall(target, object);
+    if (read !== undefined) return read;
+  }
   const { type, size } = object.includes("\n") ? await typeAndSizeByName(target, object) : await typeAndSize(target, object);
   if (type !== "blob" || !(size <= MAX_READ_BYTES)) return null;
   return (await git(target, ["cat-file", "blob", object], { maxBuffer: MAX_READ_BYTES })).stdout;
+}
+
+/**
+ * The usual case in one process instead of two (`--batch`: a header, then the content): the blob, or null when the
+ * object is missing or not a blob. Undefined when that call failed for any reason (an object over MAX_READ_BYTES
+ * overflows it): blobAt then asks as it always did, type and size first, and answers or throws as before.
+ */
+async function blobInOneCall(target: GitTarget, object: string): Promise<Buffer | null | undefined> {
+  let out: Buffer;
+  try {
+    out = (await git(target, ["cat-file", "--batch"], { input: `${object}\n`, maxBuffer: MAX_READ_BYTES + 1024 })).stdout;
+  } catch {
+    return undefined;
+  }
+  const headerEnd = out.indexOf(0x0a);
+  const header = /^[0-9a-f]+ ([a-z]+) ([0-9]+)$/.exec(out.toString("latin1", 0, headerEnd === -1 ? out.length : headerEnd));
+  if (header === null) return /^.* (missing|ambiguous)$/.test(out.toString("utf8").trimEnd()) ? null : undefined;
+  const size = Number(header[2]);
+  if (header[1] !== "blob") return null;
+  if (size > MAX_READ_BYTES || out.length !== headerEnd + 1 + size + 1) return undefined;
+  return out.subarray(headerEnd + 1, headerEnd + 1 + size);
 }
 
 /** Type and size in one process (a missing object prints `<name> missing`, whose first word is never `blob`). */
