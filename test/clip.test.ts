@@ -31,6 +31,23 @@ describe("clip", () => {
     expect(clip(text, 7)).toBe(`a … (${text.length - 2} more characters)`);
   });
 
+  test("keeps exactly the longest start of the text, up to the limit, that ends in whitespace or before it (random texts, long words too)", () => {
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      return seed % n;
+    };
+    const pieces = ["a", "b", "🙂", " ", "\n", "\t", "\u00a0", "\u2028", "\ufeff", "x".repeat(70), "y".repeat(700)];
+    for (let round = 0; round < 2000; round++) {
+      const text = Array.from({ length: random(40) }, () => pieces[random(pieces.length)]).join("");
+      const limit = random(text.length + 5);
+      let cut = Math.min(limit, text.length);
+      if (cut < text.length && !/\s/.test(text[cut]!)) while (cut > 0 && !/\s/.test(text[cut - 1]!)) cut--;
+      const expected = text.length <= limit ? text : `${text.slice(0, cut)}${clipMarker(text.length - cut)}`;
+      expect(clip(text, limit), JSON.stringify({ text, limit })).toBe(expected);
+    }
+  });
+
   test("the marker is what the Redactor looks for, with the characters or bytes left out", () => {
     const text = `one${clipMarker(12)} two${clipMarker(3, "bytes")}`;
     expect([...text.matchAll(clipMarkers())].map((match) => [match.index, match[0]])).toEqual([
