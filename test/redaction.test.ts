@@ -3,7 +3,9 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
 import { RunDirectory } from "../src/run-dir/run-dir.js";
+import { stderrReason } from "../src/agent/agent-ending.js";
 import { clip } from "../src/lib/clip.js";
+import { readTestClaim } from "../src/verdict/agent-claim.js";
 import { SECRET_KINDS } from "../src/patch/rules/secrets.js";
 import { MIN_REDACTED_LENGTH, Redactor, envSecrets } from "../src/run-dir/redact.js";
 import { runCli, commandRunArgs } from "./helpers/cli.js";
@@ -318,5 +320,16 @@ describe("a secret cut by a clip (src/lib/clip.ts)", () => {
     expect(new Redactor().text(clip(`key:\n${block}\nafter`, 5 + PEM_BEGIN.length + 30))).toBe(
       "key:\n[redacted: private key block]… (132 more characters)",
     );
+  });
+
+  test("the CLI's stderr reason and the agent's claim about tests, cut at 300 characters, are clipped too: no part of a token is kept", () => {
+    const token = `ghp_${A36}`;
+    const said = `error: ${"x ".repeat(140)}token ${token} was refused`;
+    const reason = new Redactor().text(stderrReason(said));
+    const quote = new Redactor().text(readTestClaim(`All tests pass ${"y ".repeat(135)}with ${token} set.`)?.quote ?? "");
+    for (const text of [reason, quote]) {
+      expect(text).toMatch(/… \(\d+ more characters\)$/);
+      expect(partsOf(A36).filter((part) => text.includes(part))).toEqual([]);
+    }
   });
 });
