@@ -4,7 +4,7 @@ import { clipMarker, wordStart } from "../lib/clip.js";
 export type FramedLine =
   | { readonly kind: "line"; readonly text: string }
   /**
-   * A record longer than the limit: its start is kept (whole words only, then the clip marker with the bytes left
+   * A record longer than the limit: its start is kept (cut outside any token, then the clip marker with the bytes left
    * out, as src/lib/clip.ts clips, so that redaction still sees what it must), the rest skipped up to the next LF.
    */
   | { readonly kind: "oversized"; readonly head: string; readonly bytes: number };
@@ -96,7 +96,7 @@ function recordOf(bytes: Buffer, maxLineBytes: number): FramedLine {
 
 /**
  * An oversized record of `bytes` bytes, from the first of them (`head`): the head whole when it is the record, else
- * its whole words and the marker, together no longer than the head.
+ * its start cut outside any token and the marker, together no longer than the head.
  */
 function oversized(head: Buffer, bytes: number): FramedLine {
   const text = head.toString("utf8");

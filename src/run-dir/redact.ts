@@ -60,8 +60,8 @@ export class Redactor {
   }
 
   /**
-   * A clipped text (src/lib/clip.ts) keeps whole words only, but a value with spaces in it can still be cut after
-   * one of its words: the start of a value (MIN_REDACTED_LENGTH characters or more) that ends where a clip marker
+   * A clipped text (src/lib/clip.ts) never ends inside a token, but an `--env` value can still be cut at one of its
+   * other characters (a space, a dot): the start of a value (MIN_REDACTED_LENGTH characters or more) that ends where a clip marker
    * begins goes as the whole value would. The longest such start of any value wins.
    */
   #clippedValues(text: string): string {
