@@ -3,7 +3,8 @@ import type { StreamParser, StreamVerdict } from "../src/agent/stream-contract.j
 import type { ExternalAgentResult } from "../src/agent/backend.js";
 import type { AgentEvent } from "../src/vocabulary/events.js";
 import { type AgentFailureDetail, classifyProviderError } from "../src/agent/cli-failures.js";
-import { clip, readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
+import { readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
+import { clip } from "../src/lib/clip.js";
 
 /** The stream of `codex exec --json` (tested with 0.171.0); docs/backends/codex.md. */
 

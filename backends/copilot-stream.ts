@@ -2,7 +2,8 @@ import { z } from "zod";
 import type { StreamParser, StreamVerdict } from "../src/agent/stream-contract.js";
 import type { AgentEvent } from "../src/vocabulary/events.js";
 import { type AgentFailureDetail, classifyProviderError } from "../src/agent/cli-failures.js";
-import { clip, readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
+import { readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
+import { clip } from "../src/lib/clip.js";
 
 /**
  * The `--output-format json` stream of the GitHub Copilot CLI (`@github/copilot` 1.0.102): one session event per

@@ -3,7 +3,8 @@ import type { ExternalAgentResult } from "../src/agent/backend.js";
 import { classifyProviderError } from "../src/agent/cli-failures.js";
 import type { StreamParser, StreamVerdict } from "../src/agent/stream-contract.js";
 import type { AgentEvent } from "../src/vocabulary/events.js";
-import { clip, readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
+import { readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
+import { clip } from "../src/lib/clip.js";
 
 /**
  * The `--output-format stream-json` stream of the Gemini CLI (`@google/gemini-cli` 0.61.0): one JSON object per line,

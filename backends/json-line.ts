@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { clip } from "../src/lib/clip.js";
 import type { AgentEvent } from "../src/vocabulary/events.js";
 
 const RAW_LIMIT = 2000;
@@ -10,7 +11,7 @@ export function readJsonLine(
   try {
     return { ok: true, value: JSON.parse(line) };
   } catch {
-    return { ok: false, event: { type: "diagnostic", message: "a line that is not JSON", raw: line.slice(0, RAW_LIMIT) } };
+    return { ok: false, event: { type: "diagnostic", message: "a line that is not JSON", raw: clip(line, RAW_LIMIT) } };
   }
 }
 
@@ -20,7 +21,7 @@ export function shapeDiagnostic(type: string, error: z.ZodError, line: unknown):
   return {
     type: "diagnostic",
     message: `a '${type}' event of an unexpected shape (${issue ? `${issue.path.join(".") || "root"}: ${issue.message}` : "invalid"})`,
-    raw: JSON.stringify(line).slice(0, RAW_LIMIT),
+    raw: clip(JSON.stringify(line), RAW_LIMIT),
   };
 }
 
@@ -28,11 +29,6 @@ export function unknownTypeDiagnostic(type: unknown, line: unknown): AgentEvent 
   return {
     type: "diagnostic",
     message: `an event type handoff does not know: ${JSON.stringify(type)}`,
-    raw: JSON.stringify(line).slice(0, RAW_LIMIT),
+    raw: clip(JSON.stringify(line), RAW_LIMIT),
   };
-}
-
-/** Output text in events stays bounded: a tool's output can be megabytes. */
-export function clip(text: string, limit = 4000): string {
-  return text.length > limit ? `${text.slice(0, limit)}… (${text.length - limit} more characters)` : text;
 }

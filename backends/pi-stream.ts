@@ -3,7 +3,8 @@ import type { StreamParser, StreamVerdict } from "../src/agent/stream-contract.j
 import type { ExternalAgentResult } from "../src/agent/backend.js";
 import type { AgentEvent } from "../src/vocabulary/events.js";
 import { classifyProviderError } from "../src/agent/cli-failures.js";
-import { clip, readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
+import { readJsonLine, shapeDiagnostic, unknownTypeDiagnostic } from "./json-line.js";
+import { clip } from "../src/lib/clip.js";
 
 /**
  * The `--mode json` stream of the pi family: pi (`@mariozechner/pi-coding-agent` 0.73.1), its successor pi 1.x

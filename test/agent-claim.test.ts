@@ -22,6 +22,8 @@ describe("the agent's claim about tests", () => {
   test("bounds a very long claim sentence", () => {
     const claim = readTestClaim(`All tests pass ${"and more ".repeat(100)}`);
     expect(claim?.tests).toBe("pass");
-    expect(claim!.quote.length).toBeLessThanOrEqual(301);
+    // 300 characters at most, whole words, and the clip marker (src/lib/clip.ts).
+    expect(claim!.quote).toMatch(/^All tests pass (?:and |more )+… \(\d+ more characters\)$/);
+    expect(claim!.quote.length).toBeLessThanOrEqual(300 + "… (1000 more characters)".length);
   });
 });

@@ -459,10 +459,10 @@ describe("claude stream parser", () => {
   });
 
   test("a huge tool output is clipped", () => {
-    const { events } = parse(lines(toolResult("t", "x".repeat(10_000))));
+    const { events } = parse(lines(toolResult("t", "xxxxxxxxx\n".repeat(1000))));
     const finished = events.find((event) => event.type === "agent.tool.finished");
     expect(finished?.type).toBe("agent.tool.finished");
-    // clip() keeps 4000 characters and appends "… (6000 more characters)".
+    // clip() keeps 4000 characters (whole words: src/lib/clip.ts) and appends "… (6000 more characters)".
     const length = finished?.type === "agent.tool.finished" ? (finished.output?.length ?? 0) : 0;
     expect(length).toBeGreaterThan(1000);
     expect(length).toBeLessThan(4100);

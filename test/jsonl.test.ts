@@ -57,9 +57,14 @@ describe("LfLineSplitter", () => {
     expect(records).toEqual([line("ok"), { kind: "oversized", head: big, bytes: 100 }, line("after")]);
   });
 
-  test("an oversized line keeps only a 200-byte head and counts every byte, even unterminated", () => {
-    const records = frame(["y".repeat(300), "y".repeat(700)], 256);
-    expect(records).toEqual([{ kind: "oversized", head: "y".repeat(200), bytes: 1000 }]);
+  test("an oversized line keeps only a 200-byte head (its whole words and the clip marker) and counts every byte, even unterminated", () => {
+    const records = frame(["yes ".repeat(75), "y".repeat(700)], 256);
+    expect(records).toEqual([{ kind: "oversized", head: `${"yes ".repeat(42)}… (832 more bytes)`, bytes: 1000 }]);
+  });
+
+  test("an oversized line's head ends before the word its cut falls in: a secret cut there would not be redacted", () => {
+    const records = frame([`${"a".repeat(160)} token-${"x".repeat(2000)}`, "\n"], 256);
+    expect(records).toEqual([{ kind: "oversized", head: `${"a".repeat(160)} … (2006 more bytes)`, bytes: 2167 }]);
   });
 
   test("a line of exactly the limit is a line", () => {

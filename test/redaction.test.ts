@@ -1,8 +1,12 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
 import { RunDirectory } from "../src/run-dir/run-dir.js";
+import { stderrReason } from "../src/agent/agent-ending.js";
+import { clip } from "../src/lib/clip.js";
+import { readTestClaim } from "../src/verdict/agent-claim.js";
+import { SECRET_KINDS } from "../src/patch/rules/secrets.js";
 import { MIN_REDACTED_LENGTH, Redactor, envSecrets } from "../src/run-dir/redact.js";
 import { runCli, commandRunArgs } from "./helpers/cli.js";
 import { FAILING_ADD_PROJECT, makeRepo, tempDir } from "./helpers/repo.js";
@@ -13,6 +17,44 @@ const AWS_KEY = ["AKIA", "QWERTYUIOPASDFGH"].join("");
 const A36 = "0123456789abcdefghijABCDEFGHIJ012345";
 const PEM_BEGIN = ["-----BEGIN ", "RSA PRIVATE KEY-----"].join("");
 const PEM_END = ["-----END ", "RSA PRIVATE KEY-----"].join("");
+
+/** A sample of each kind of token the scanner knows, as its public prefix and the secret rest. */
+const TOKENS = [
+  { kind: "AWS access key id", prefix: "AKIA", body: "QWERTYUIOPASDFGH" },
+  { kind: "GitHub token", prefix: "ghp_", body: A36 },
+  { kind: "Anthropic API key", prefix: ["sk-", "ant-"].join(""), body: "api03-abcdefghijklmnopqrstuvwxyz012345" },
+  { kind: "OpenAI API key", prefix: "sk-", body: "proj-abcdefghijklmnopqrstuvwxyz0123456789" },
+  { kind: "Slack token", prefix: "xox", body: "b-1234567890-abcdefghij" },
+  { kind: "Google API key", prefix: "AIza", body: "SyA-abcdefghijklmnopqrstuvwxyz01234" },
+  { kind: "Stripe live key", prefix: ["sk_", "live_"].join(""), body: "abcdefghijklmnopqrstuvwx" },
+  { kind: "npm token", prefix: "npm_", body: A36 },
+];
+
+/** The parts of a secret a log must not hold: every substring of 4 characters or more of it (all hold one of 4). */
+function partsOf(secret: string): string[] {
+  return Array.from({ length: secret.length - 3 }, (_, i) => secret.slice(i, i + 4));
+}
+
+/**
+ * What redaction leaves of `secret` (after `glue`) when a clip at `limit` cuts it after each of its characters in
+ * turn: the parts of `secret` found in what is kept of each clipped and redacted text, or none.
+ */
+function partsLeftByEachCut(redactor: Redactor, secret: string, glue: string, hidden: string): string[] {
+  const limit = 200;
+  const word = `${glue}${secret}`;
+  const left: string[] = [];
+  for (let kept = 1; kept < word.length; kept++) {
+    const text = `${"lorem ".repeat(50).slice(0, limit - kept)}${word} and more`;
+    const kept_ = redactor.text(`said: ${clip(text, limit)} then`);
+    const head = kept_.slice(0, kept_.indexOf("… ("));
+    left.push(
+      ...partsOf(hidden)
+        .filter((part) => head.includes(part))
+        .map((part) => `${kept}: ${part}`),
+    );
+  }
+  return left;
+}
 
 /** `handoff run` of the command backend with `MY_TOKEN` passed through `--env`, approved, as run id `r`. */
 async function runWithToken(agentCmd: string, extra: readonly string[] = []) {
@@ -65,6 +107,64 @@ describe("secrets the agent says aloud", () => {
     }
   });
 
+  test("a secret cut by the clip of a long tool output leaves no part of itself longer than 3 characters in any artifact", async () => {
+    // The fake Codex (fixtures/fake-clis) prints each secret across the 4000th character of a command's output, cut
+    // after each of several of its characters; its secrets are these (the tokens assembled there the same way).
+    const secrets = {
+      github: { public: "ghp_", body: "Qz7Jx9Kv2Wq8Rt5Ym3Np6Lc4Hb1Gd0Fs8Xa2Ve" },
+      npm: { public: "npm_", body: "Kd5Wp2Zq8Xj3Rv6Ty9Mb4Nc7Lh1Gf0Sa5Ue2Io" },
+      word: { public: "", body: "Wk4Rp9Zt2Xq7Mv5Jc" },
+      phrase: { public: "", body: "Vq3 Zx7Kw Jm2Rt9 Yb8Hn4Lp" },
+    };
+    const repo = await makeRepo(FAILING_ADD_PROJECT);
+    const runsDir = join(tempDir("handoff-redact-runs"), "runs");
+    const outcome = await runCli(
+      [
+        "run",
+        "-C",
+        repo,
+        "--backend",
+        "codex",
+        "--bin",
+        resolve(import.meta.dirname, "../fixtures/fake-clis/codex-says-secrets-at-the-clip.mjs"),
+        "--env",
+        "HANDOFF_TEST_WORD",
+        "--env",
+        "HANDOFF_TEST_PHRASE",
+        "--no-verify",
+        "--yes",
+        "--json",
+        "--runs-dir",
+        runsDir,
+        "--run-id",
+        "r",
+        "--",
+        "print your secrets",
+      ],
+      { env: { HANDOFF_TEST_WORD: secrets.word.body, HANDOFF_TEST_PHRASE: secrets.phrase.body } },
+    );
+    const runDir = join(runsDir, "r");
+    const events = readFileSync(join(runDir, "events.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    // Every command's output was clipped, with the cut inside the secret (so this test tests the cut).
+    const outputs = events.filter((event) => event.type === "agent.tool.finished").map((event) => event.output as string);
+    expect(outputs.length, outcome.stderr).toBeGreaterThanOrEqual(40);
+    for (const output of outputs) expect(output).toMatch(/… \(\d+ more characters\)$/);
+
+    // "No part": no substring of 4 characters or more of what follows a secret's public prefix, in any file but the patch.
+    const parts = Object.values(secrets).flatMap(({ body }) => Array.from({ length: body.length - 3 }, (_, i) => body.slice(i, i + 4)));
+    for (const name of readdirSync(runDir).filter((name) => name !== "changes.patch")) {
+      const text = readFileSync(join(runDir, name), "utf8");
+      expect(
+        parts.filter((part) => text.includes(part)),
+        name,
+      ).toEqual([]);
+    }
+    expect(parts.filter((part) => outcome.stdout.includes(part) || outcome.stderr.includes(part))).toEqual([]);
+  });
+
   test("a secret the agent writes into a file stays in changes.patch: the patch is never rewritten", async () => {
     const run = await runWithToken(`${agent("fixes-add.sh")} && echo "$MY_TOKEN" > token.txt`, ["--no-verify"]);
     expect(run.outcome.code, run.outcome.stderr).toBe(0);
@@ -86,18 +186,12 @@ describe("Redactor", () => {
     );
   });
 
-  test.each([
-    ["AWS access key id", AWS_KEY],
-    ["GitHub token", ["ghp_", A36].join("")],
-    ["Anthropic API key", ["sk-ant-", "api03-", "abcdefghijklmnopqrstuvwxyz012345"].join("")],
-    ["OpenAI API key", ["sk-", "proj-", "abcdefghijklmnopqrstuvwxyz0123456789"].join("")],
-    ["Slack token", ["xox", "b-", "1234567890-abcdefghij"].join("")],
-    ["Google API key", ["AIza", "SyA-abcdefghijklmnopqrstuvwxyz01234"].join("")],
-    ["Stripe live key", ["sk_", "live_", "abcdefghijklmnopqrstuvwx"].join("")],
-    ["npm token", ["npm_", A36].join("")],
-  ])("a %s the scanner knows is named by its own marker", (kind, secret) => {
-    expect(new Redactor().text(`before ${secret} after`)).toBe(`before [redacted: ${kind}] after`);
-  });
+  test.each(TOKENS.map(({ kind, prefix, body }) => [kind, `${prefix}${body}`]))(
+    "a %s the scanner knows is named by its own marker",
+    (kind, secret) => {
+      expect(new Redactor().text(`before ${secret} after`)).toBe(`before [redacted: ${kind}] after`);
+    },
+  );
 
   test(`an --env value under ${MIN_REDACTED_LENGTH} characters, one that names an existing path, and an unset one are not redacted`, () => {
     const dir = tempDir("handoff-redact-place");
@@ -171,5 +265,71 @@ describe("Redactor", () => {
     // handoff's own records are not the agent's words: written as given.
     expect(dir.redacted("request.json", result)).toBe(result);
     dir.close();
+  });
+});
+
+describe("a secret cut by a clip (src/lib/clip.ts)", () => {
+  test("every kind the scanner knows has a sample above, so each is tested cut", () => {
+    expect([...TOKENS.map((token) => token.kind), "private key block"].sort()).toEqual(SECRET_KINDS.map((kind) => kind.name).sort());
+  });
+
+  test.each(TOKENS)("a $kind cut after any of its characters leaves no part of what follows its prefix", ({ prefix, body }) => {
+    for (const glue of ["", "GH_TOKEN=", "https://x-access-token:", '{"token":"'])
+      expect(partsLeftByEachCut(new Redactor(), `${prefix}${body}`, glue, body), glue).toEqual([]);
+  });
+
+  test("an --env value, with spaces or without, cut after any of its characters leaves no part of it", () => {
+    const word = "Wk4Rp9Zt2Xq7Mv5Jc";
+    const phrase = "Vq3 Zx7Kw Jm2Rt9 Yb8Hn4Lp";
+    const redactor = new Redactor([
+      { name: "WORD", value: word },
+      { name: "PHRASE", value: phrase },
+    ]);
+    for (const glue of ["", "PASSWORD=", "'"]) {
+      expect(partsLeftByEachCut(redactor, word, glue, word), glue).toEqual([]);
+      expect(partsLeftByEachCut(redactor, phrase, glue, phrase), glue).toEqual([]);
+    }
+  });
+
+  test("the words of an --env value a clip kept are marked as the value, also where the clipped text is inside a longer one", () => {
+    const redactor = new Redactor([{ name: "PHRASE", value: "correct horse battery staple" }]);
+    const clipped = clip(`output: correct horse battery staple`, 26);
+    expect(clipped).toBe("output: correct horse … (14 more characters)");
+    expect(redactor.text(`tool said ${clipped}; then more`)).toBe(
+      "tool said output: [redacted: --env PHRASE]… (14 more characters); then more",
+    );
+  });
+
+  test(`a kept start of an --env value under ${MIN_REDACTED_LENGTH} characters stays, and a text with a marker but no value's start is returned as it is`, () => {
+    const redactor = new Redactor([{ name: "PHRASE", value: "ab cdefgh" }]);
+    expect(redactor.text(clip("x ab cdefgh", 6))).toBe("x ab … (6 more characters)");
+    const text = clip("nothing secret here at all", 10);
+    expect(redactor.text(text)).toBe(text);
+  });
+
+  test("the start of a 70 KB --env value before a marker goes too", () => {
+    const value = `${"b".repeat(35_000)} ${"c".repeat(35_000)}`;
+    const redactor = new Redactor([{ name: "HUGE_VALUE", value }]);
+    expect(redactor.text(clip(`x ${value}`, 40_000))).toBe("x [redacted: --env HUGE_VALUE]… (35000 more characters)");
+  });
+
+  test("a private key cut after any of its characters leaves none of its base64 lines: its block runs over them to the marker", () => {
+    const lines = ["MIIEpAIBAAKCAQEAx7Qz9Kv2Wq8Rt5Ym3Np6Lc4H", "b1Gd0Fs8Xa2VeKd5Wp2Zq8Xj3Rv6Ty9Mb4Nc7L+/=", "h1Gf0Sa5Ue2Io"];
+    const block = `${PEM_BEGIN}\n${lines.join("\n")}\n${PEM_END}`;
+    expect(partsLeftByEachCut(new Redactor(), block, "", lines.join(""))).toEqual([]);
+    expect(new Redactor().text(clip(`key:\n${block}\nafter`, 5 + PEM_BEGIN.length + 30))).toBe(
+      "key:\n[redacted: private key block]… (132 more characters)",
+    );
+  });
+
+  test("the CLI's stderr reason and the agent's claim about tests, cut at 300 characters, are clipped too: no part of a token is kept", () => {
+    const token = `ghp_${A36}`;
+    const said = `error: ${"x ".repeat(140)}token ${token} was refused`;
+    const reason = new Redactor().text(stderrReason(said));
+    const quote = new Redactor().text(readTestClaim(`All tests pass ${"y ".repeat(135)}with ${token} set.`)?.quote ?? "");
+    for (const text of [reason, quote]) {
+      expect(text).toMatch(/… \(\d+ more characters\)$/);
+      expect(partsOf(A36).filter((part) => text.includes(part))).toEqual([]);
+    }
   });
 });

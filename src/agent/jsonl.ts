@@ -1,11 +1,18 @@
+import { clipMarker, wordStart } from "../lib/clip.js";
+
 /** One framed record from a byte stream. */
 export type FramedLine =
   | { readonly kind: "line"; readonly text: string }
-  /** A record longer than the limit: its start is kept, the rest skipped up to the next LF. */
+  /**
+   * A record longer than the limit: its start is kept (cut outside any token, then the clip marker with the bytes left
+   * out, as src/lib/clip.ts clips, so that redaction still sees what it must), the rest skipped up to the next LF.
+   */
   | { readonly kind: "oversized"; readonly head: string; readonly bytes: number };
 
 /** Bytes of an oversized record kept (decoded) as its head. */
 const HEAD_BYTES = 200;
+/** Room in the head for the clip marker, `… (N more bytes)` with N up to 2^53. */
+const MARKER_ROOM = 32;
 
 /**
  * Splits a byte stream into records on LF only. Not `node:readline`: it also splits on U+2028/U+2029,
@@ -18,7 +25,7 @@ export class LfLineSplitter {
   readonly #maxLineBytes: number;
   #pending: Buffer[] = [];
   #pendingBytes = 0;
-  #oversized: { head: string; bytes: number } | null = null;
+  #oversized: { head: Buffer; bytes: number } | null = null;
 
   constructor(maxLineBytes = 16 * 1024 * 1024) {
     this.#maxLineBytes = maxLineBytes;
@@ -58,7 +65,7 @@ export class LfLineSplitter {
     }
     if (this.#pendingBytes + part.length > this.#maxLineBytes) {
       const head = Buffer.concat([...this.#pending, part.subarray(0, HEAD_BYTES)]).subarray(0, HEAD_BYTES);
-      this.#oversized = { head: head.toString("utf8"), bytes: this.#pendingBytes + part.length };
+      this.#oversized = { head, bytes: this.#pendingBytes + part.length };
       this.#pending = [];
       this.#pendingBytes = 0;
       return;
@@ -69,7 +76,7 @@ export class LfLineSplitter {
 
   #flushRecord(): FramedLine {
     if (this.#oversized) {
-      const record: FramedLine = { kind: "oversized", ...this.#oversized };
+      const record = oversized(this.#oversized.head, this.#oversized.bytes);
       this.#oversized = null;
       return record;
     }
@@ -82,7 +89,18 @@ export class LfLineSplitter {
 
 /** One complete record's bytes (without its LF) as a line, or as oversized past the limit. */
 function recordOf(bytes: Buffer, maxLineBytes: number): FramedLine {
-  if (bytes.length > maxLineBytes) return { kind: "oversized", head: bytes.subarray(0, HEAD_BYTES).toString("utf8"), bytes: bytes.length };
+  if (bytes.length > maxLineBytes) return oversized(bytes.subarray(0, HEAD_BYTES), bytes.length);
   const end = bytes.length > 0 && bytes[bytes.length - 1] === 0x0d ? bytes.length - 1 : bytes.length;
   return { kind: "line", text: bytes.toString("utf8", 0, end) };
+}
+
+/**
+ * An oversized record of `bytes` bytes, from the first of them (`head`): the head whole when it is the record, else
+ * its start cut outside any token and the marker, together no longer than the head.
+ */
+function oversized(head: Buffer, bytes: number): FramedLine {
+  const text = head.toString("utf8");
+  if (head.length >= bytes) return { kind: "oversized", head: text, bytes };
+  const kept = text.slice(0, wordStart(text, Math.max(0, text.length - MARKER_ROOM)));
+  return { kind: "oversized", head: `${kept}${clipMarker(bytes - Buffer.byteLength(kept), "bytes")}`, bytes };
 }

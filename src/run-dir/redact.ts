@@ -1,4 +1,5 @@
 import { isAbsolute } from "node:path";
+import { CLIP_MARKER_START, clipMarkers } from "../lib/clip.js";
 import { existingRealPath } from "../lib/paths.js";
 import { SECRET_KINDS } from "../patch/rules/secrets.js";
 
@@ -29,7 +30,7 @@ const KIND_MARKERS = SECRET_KINDS.map((kind) => `[redacted: ${kind.name}]`);
 
 export class Redactor {
   /** Longest first: a value that contains another is removed whole, under its own name. */
-  readonly #values: readonly { readonly text: string; readonly latin1: string; readonly marker: string }[];
+  readonly #values: readonly { readonly text: string; readonly start: string; readonly latin1: string; readonly marker: string }[];
 
   /** `secrets`: the `--env` values to remove besides the scanner's kinds; each value is taken as given (see `envSecrets`). */
   constructor(secrets: readonly EnvSecret[] = []) {
@@ -37,6 +38,7 @@ export class Redactor {
       .sort((a, b) => b.value.length - a.value.length)
       .map((secret) => ({
         text: secret.value,
+        start: secret.value.slice(0, MIN_REDACTED_LENGTH),
         latin1: Buffer.from(secret.value, "utf8").toString("latin1"),
         marker: `[redacted: --env ${secret.name}]`,
       }));
@@ -44,9 +46,39 @@ export class Redactor {
 
   text(text: string): string {
     // Values are replaced as plain text (a regular expression of a 70 KB value would be too large for V8).
+    // A value's first characters are looked for first: where they are not, neither is the value nor a start of it a
+    // clip kept (most texts), and the one search costs what looking for the whole value did.
     let redacted = text;
-    for (const value of this.#values) if (redacted.includes(value.text)) redacted = redacted.replaceAll(value.text, value.marker);
+    let started = false;
+    for (const value of this.#values) {
+      if (!redacted.includes(value.start)) continue;
+      started = true;
+      if (redacted.includes(value.text)) redacted = redacted.replaceAll(value.text, value.marker);
+    }
+    if (started && redacted.includes(CLIP_MARKER_START)) redacted = this.#clippedValues(redacted);
     return redacted.replace(KINDS, markerOfKind);
+  }
+
+  /**
+   * A clipped text (src/lib/clip.ts) never ends inside a token, but an `--env` value can still be cut at one of its
+   * other characters (a space, a dot): the start of a value (MIN_REDACTED_LENGTH characters or more) that ends where a clip marker
+   * begins goes as the whole value would. The longest such start of any value wins.
+   */
+  #clippedValues(text: string): string {
+    let redacted = "";
+    let from = 0;
+    for (const match of text.matchAll(clipMarkers())) {
+      const end = match.index;
+      let start = end;
+      let marker = "";
+      for (const value of this.#values) {
+        const at = valueStartEndingAt(text, end, value.text, Math.max(from, end - value.text.length + 1));
+        if (at !== -1 && at < start) [start, marker] = [at, value.marker];
+      }
+      redacted += text.slice(from, start) + marker;
+      from = end;
+    }
+    return from === 0 ? text : redacted + text.slice(from);
   }
 
   /** Bytes read as latin1 (one character a byte), so that output that is not UTF-8 stays as it was around a marker. */
@@ -110,6 +142,18 @@ export function envSecrets(names: readonly string[], env: NodeJS.ProcessEnv = pr
     secrets.push({ name, value });
   }
   return secrets;
+}
+
+/**
+ * Where, from `earliest` on, the longest start of `value` (MIN_REDACTED_LENGTH characters or more, shorter than the
+ * value) begins that ends exactly at `end` in `text`; -1 when none does.
+ */
+function valueStartEndingAt(text: string, end: number, value: string, earliest: number): number {
+  const head = value.slice(0, MIN_REDACTED_LENGTH);
+  for (let at = text.indexOf(head, Math.max(earliest, 0)); at !== -1 && at <= end - MIN_REDACTED_LENGTH; at = text.indexOf(head, at + 1)) {
+    if (value.startsWith(text.slice(at, end))) return at;
+  }
+  return -1;
 }
 
 function namesAPlace(value: string): boolean {

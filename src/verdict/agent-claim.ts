@@ -1,3 +1,5 @@
+import { clip } from "../lib/clip.js";
+
 /**
  * What the agent's final message says about tests. handoff never trusts it; it records it so a reviewer sees the
  * claim beside handoff's own verification.
@@ -24,7 +26,7 @@ export function readTestClaim(message: string | null): TestClaim | null {
     if (sentence === "") continue;
     const tests = NOT_RUN.test(sentence) ? "not_run" : FAIL.test(sentence) ? "fail" : PASS.test(sentence) ? "pass" : null;
     // The last claim wins: "the tests failed at first; now all tests pass" is a claim that they pass.
-    if (tests) claim = { tests, quote: sentence.length > 300 ? `${sentence.slice(0, 300)}…` : sentence };
+    if (tests) claim = { tests, quote: clip(sentence, 300) };
   }
   return claim;
 }

@@ -1,4 +1,5 @@
 import { assertNever } from "../lib/assert-never.js";
+import { clip } from "../lib/clip.js";
 import { type RunStatus, type TerminalReason, statusOf } from "../vocabulary/terminal-reasons.js";
 import type { ExternalAgentResult } from "../agent/backend.js";
 import { type CommandRecord, commandEndingOf } from "../verify/shell-commands.js";
@@ -274,7 +275,7 @@ function startFailedVerdict(record: CommandRecord, failure: { readonly program: 
   return verdict(
     "environment_unavailable",
     `${phase}_command_unavailable`,
-    `\`${failure.program}\` could not start in ${phase} command \`${record.command.slice(0, 200)}\` (exit ${record.exitCode}: ${failure.said.slice(0, 300)}): the environment could not run it, which says nothing about the patch`,
+    `\`${failure.program}\` could not start in ${phase} command \`${record.command.slice(0, 200)}\` (exit ${record.exitCode}: ${clip(failure.said, 300)}): the environment could not run it, which says nothing about the patch`,
     exposeHint([]),
   );
 }
