@@ -50,6 +50,14 @@ export function fingerprintEnvironment(dir: string): {
   return { fingerprint: digest, sizeBytes, entries };
 }
 
+/** `fingerprintEnvironment`, its walk in a child the event loop does not wait on. */
+export async function fingerprintEnvironmentInBackground(
+  dir: string,
+): Promise<{ readonly fingerprint: string; readonly sizeBytes: number; readonly entries: number }> {
+  const { digest, sizeBytes, entries } = await stampTreesInBackground(dir, [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]);
+  return { fingerprint: digest, sizeBytes, entries };
+}
+
 /**
  * What a run knows of its environment from the moment it took it, held in memory where no agent can write: the
  * environment directory's inode and ctime (set by the commit's rename, and by nothing else a build does after it).
