@@ -118,6 +118,36 @@ describe.skipIf(!bwrap.ok)("the user's toolchains in the sandbox", () => {
     expect(readFileSync(join(result.runDir, "changes.patch"), "utf8")).toBe("");
   });
 
+  test("with setup, the verify commands' programs are looked up in the setup check's sandbox: found outside the home, not again; not found, checked after setup as before", async () => {
+    const home = tempDir("handoff-home");
+    const phases = (result: Record<string, any>) =>
+      readEvents(result.runDir)
+        .filter((event) => event.type === "phase.started")
+        .map((event) => event.phase);
+    const found = await runIn(home, [], ["--setup", "touch set-up", "--verify", "git --version"]);
+    expect(found.outcome.code, testLog(found.result)).toBe(0);
+    expect(phases(found.result)).toEqual(expect.arrayContaining(["setup-programs", "setup", "agent"]));
+    expect(phases(found.result)).not.toContain("verify-programs");
+    const missing = await runIn(home, [], ["--setup", "touch set-up", "--verify", "no-such-tool-here --check"], "touch agent-ran");
+    expect(missing.outcome.code).toBe(7);
+    expect(missing.result).toMatchObject({ terminalReason: "environment_unavailable", detail: "verify_command_unavailable" });
+    const order = phases(missing.result);
+    expect(order.indexOf("verify-programs")).toBeGreaterThan(order.indexOf("setup"));
+    expect(order).not.toContain("agent");
+  });
+
+  test("with setup, a verify program that resolves into the home (a shim) is still started in the workspace after setup", async () => {
+    const home = tempDir("handoff-home");
+    const root = shimManager(home);
+    const { outcome, result } = await runIn(home, [join(root, "shims")], ["--setup", "touch set-up", "--verify", "greet"]);
+    expect(outcome.code, testLog(result)).toBe(0);
+    expect(
+      readEvents(result.runDir)
+        .filter((event) => event.type === "phase.started")
+        .map((event) => event.phase),
+    ).toContain("verify-programs");
+  });
+
   test("a setup program that cannot be found ends setup_command_unavailable before any setup command ran", async () => {
     const home = tempDir("handoff-home");
     const { outcome, result } = await runIn(

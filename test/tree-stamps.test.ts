@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
-import { stampTrees } from "../src/environment/tree-stamps.js";
+import { stampTrees, stampTreesInBackground } from "../src/environment/tree-stamps.js";
 import { tempDir } from "./helpers/repo.js";
 
 /**
@@ -43,6 +43,15 @@ describe("the stamps of an environment's tree/ and home/", () => {
     expect({ ...byFind, readBy: null }).toEqual({ ...byWalk, readBy: null });
     expect(byFind.entries).toBe(16);
     expect(byFind.newestCtimeNs).toBeGreaterThan(0n);
+  });
+
+  test("read in the background (find as a child the event loop does not wait on), the stamps are the same", async () => {
+    const root = variedTree();
+    const inBackground = await stampTreesInBackground(root, ["tree", "home"]);
+    expect(inBackground.readBy).toBe("find");
+    expect(inBackground).toEqual(stampTrees(root, ["tree", "home"], "find"));
+    const withMissing = await stampTreesInBackground(root, ["tree", "missing"]);
+    expect(withMissing).toEqual(stampTrees(root, ["tree", "missing"]));
   });
 
   test("a part that does not exist has no entries, and the digest says which part an entry is in", () => {

@@ -11,7 +11,13 @@ import { type CommandRecord, type TestLog, commandPassed, runShellCommands } fro
 import type { EnvironmentCache } from "./cache-store.js";
 import { downloadCacheEnv } from "./download-caches.js";
 import { npmLockfiles, seedNpmCache } from "./user-npm-cache.js";
-import { type BaseEnvironment, ENVIRONMENT_FILES, fingerprintEnvironment, loadEnvironment } from "./environment.js";
+import {
+  type BaseEnvironment,
+  ENVIRONMENT_FILES,
+  fingerprintEnvironment,
+  fingerprintEnvironmentInBackground,
+  loadEnvironment,
+} from "./environment.js";
 import type { EnvironmentIdentity } from "./environment-key.js";
 import { ENVIRONMENT_RECORD_VERSION, type EnvironmentRecord } from "./record.js";
 
@@ -95,10 +101,23 @@ async function buildIn(buildDir: string, request: BuildRequest): Promise<BuildOu
   if (failed) return { kind: "setup_failed", commands, failed };
 
   const setupChanges = await putTrackedFilesBack(target, signal);
-  const untracked = (await git(target, ["ls-files", "-z", "--others", "--directory"], { signal })).stdout;
-  const notIgnored = (await git(target, ["ls-files", "-z", "--others", "--exclude-standard", "--directory"], { signal })).stdout;
-  rmSync(tmp, { recursive: true, force: true });
-  const pathBound = await filesNaming(buildDir, [tree, home], signal);
+  // tree/ and home/ are final now (setup's jail ended, its changes to tracked files are put back; what follows only
+  // reads them): their fingerprint is read beside the listings and the path search, and kept unless that search
+  // empties them.
+  const stamping = fingerprintEnvironmentInBackground(buildDir).catch(() => null);
+  let pathBound: string[];
+  let listed: [Buffer, Buffer];
+  try {
+    listed = await Promise.all([
+      git(target, ["ls-files", "-z", "--others", "--directory"], { signal }).then((ran) => ran.stdout),
+      git(target, ["ls-files", "-z", "--others", "--exclude-standard", "--directory"], { signal }).then((ran) => ran.stdout),
+    ]);
+    rmSync(tmp, { recursive: true, force: true });
+    pathBound = await filesNaming(buildDir, [tree, home], signal);
+  } finally {
+    await stamping;
+  }
+  const [untracked, notIgnored] = listed;
   // Kept as a record only: later runs with this key then set up in each checkout at once, without building again.
   if (pathBound.length > 0) {
     for (const dir of [tree, home]) {
@@ -110,7 +129,8 @@ async function buildIn(buildDir: string, request: BuildRequest): Promise<BuildOu
     outputs: splitNul(untracked).map((path) => path.toString("utf8")),
     unignoredOutputs: splitNul(notIgnored).map((path) => path.toString("utf8")),
   };
-  return commitBuild(buildDir, request, { setupChanges, setupMs, pathBound, ...outputs }, commands);
+  const stamps = pathBound.length > 0 ? null : await stamping;
+  return commitBuild(buildDir, request, { setupChanges, setupMs, pathBound, ...outputs }, commands, stamps);
 }
 
 /**
@@ -140,9 +160,11 @@ function commitBuild(
   request: BuildRequest,
   made: Pick<EnvironmentRecord, "setupChanges" | "setupMs" | "pathBound" | "outputs" | "unignoredOutputs">,
   commands: readonly CommandRecord[],
+  /** The fingerprint already read of the final tree/ and home/; read here when null. */
+  stamps: ReturnType<typeof fingerprintEnvironment> | null = null,
 ): BuildOutcome {
   const { identity, source } = request;
-  const { fingerprint, sizeBytes, entries } = fingerprintEnvironment(buildDir);
+  const { fingerprint, sizeBytes, entries } = stamps ?? fingerprintEnvironment(buildDir);
   const record: EnvironmentRecord = {
     version: ENVIRONMENT_RECORD_VERSION,
     key: identity.key,

@@ -1,7 +1,7 @@
 import { type BigIntStats, lstatSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { EnvironmentRecord } from "./record.js";
-import { stampTrees } from "./tree-stamps.js";
+import { type TreeStamps, stampTrees, stampTreesInBackground } from "./tree-stamps.js";
 
 /**
  * A base environment: the base commit checked out and set up once, never written again. `tree/` (tracked files
@@ -50,6 +50,14 @@ export function fingerprintEnvironment(dir: string): {
   return { fingerprint: digest, sizeBytes, entries };
 }
 
+/** `fingerprintEnvironment`, its walk in a child the event loop does not wait on. */
+export async function fingerprintEnvironmentInBackground(
+  dir: string,
+): Promise<{ readonly fingerprint: string; readonly sizeBytes: number; readonly entries: number }> {
+  const { digest, sizeBytes, entries } = await stampTreesInBackground(dir, [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]);
+  return { fingerprint: digest, sizeBytes, entries };
+}
+
 /**
  * What a run knows of its environment from the moment it took it, held in memory where no agent can write: the
  * environment directory's inode and ctime (set by the commit's rename, and by nothing else a build does after it).
@@ -79,7 +87,38 @@ export function checkEnvironment(
   record: EnvironmentRecord,
   against: { readonly trustedAfter: bigint | null } | { readonly seal: EnvironmentSeal },
 ): EnvironmentCheck {
-  const named = `the base environment ${record.key.slice(0, 12)}`;
+  const sealed = sealOf(dir, record, against);
+  if (sealed.kind === "unsound") return sealed;
+  return judgeStamps(dir, record, sealed.seal, () => stampTrees(dir, [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]));
+}
+
+/** `checkEnvironment` with its walk in a child the event loop does not wait on (tree-stamps.ts): the same check. */
+export async function checkEnvironmentInBackground(
+  dir: string,
+  record: EnvironmentRecord,
+  against: { readonly trustedAfter: bigint | null } | { readonly seal: EnvironmentSeal },
+): Promise<EnvironmentCheck> {
+  const sealed = sealOf(dir, record, against);
+  if (sealed.kind === "unsound") return sealed;
+  let stamps: TreeStamps | Error;
+  try {
+    stamps = await stampTreesInBackground(dir, [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]);
+  } catch (error) {
+    stamps = error as Error;
+  }
+  return judgeStamps(dir, record, sealed.seal, () => {
+    if (stamps instanceof Error) throw stamps;
+    return stamps;
+  });
+}
+
+/** The directory's inode and ctime, read before its entries are: compared with the run's seal or `trustedAfter`. */
+function sealOf(
+  dir: string,
+  record: EnvironmentRecord,
+  against: { readonly trustedAfter: bigint | null } | { readonly seal: EnvironmentSeal },
+): EnvironmentCheck {
+  const named = nameOf(record);
   let root: BigIntStats;
   try {
     root = lstatSync(dir, { bigint: true });
@@ -98,10 +137,16 @@ export function checkEnvironment(
     if (seal.sealedNs <= against.trustedAfter)
       return { kind: "unsound", why: `${named} was committed before a run without the sandbox ended (its agent could write the cache)` };
   }
+  return { kind: "sound", seal };
+}
+
+/** Every entry strictly older than the seal, and the fingerprint the record's: the stamps read after the seal. */
+function judgeStamps(dir: string, record: EnvironmentRecord, seal: EnvironmentSeal, read: () => TreeStamps): EnvironmentCheck {
+  const named = nameOf(record);
   let newest = 0n;
   let fingerprint: string;
   try {
-    const stamps = stampTrees(dir, [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]);
+    const stamps = read();
     newest = stamps.newestCtimeNs;
     fingerprint = stamps.digest;
     for (const file of [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home, ENVIRONMENT_FILES.index, ENVIRONMENT_FILES.record]) {
@@ -115,4 +160,8 @@ export function checkEnvironment(
   if (newest >= seal.sealedNs) return { kind: "unsound", why: `${named} was modified after it was built` };
   if (fingerprint !== record.fingerprint) return { kind: "unsound", why: `${named} was modified after it was built` };
   return { kind: "sound", seal };
+}
+
+function nameOf(record: EnvironmentRecord): string {
+  return `the base environment ${record.key.slice(0, 12)}`;
 }

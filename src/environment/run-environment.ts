@@ -13,7 +13,14 @@ import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { removeTree } from "../clone/workspace.js";
 import { EnvironmentCache } from "./cache-store.js";
-import { type BaseEnvironment, type EnvironmentSeal, checkEnvironment, loadEnvironment } from "./environment.js";
+import {
+  type BaseEnvironment,
+  type EnvironmentCheck,
+  type EnvironmentSeal,
+  checkEnvironment,
+  checkEnvironmentInBackground,
+  loadEnvironment,
+} from "./environment.js";
 import { ownedName, ownerGone } from "./owner-pid.js";
 import { type EnvironmentIdentity, environmentIdentity } from "./environment-key.js";
 import { type SetupInputs, setupInputs } from "./setup-inputs.js";
@@ -22,7 +29,8 @@ import type { WorkspaceModeChoice } from "./workspace-mode.js";
 
 /** What a run lends the environment: its phases, events, warnings, test log and the setup commands' jail. */
 export interface EnvironmentRunHooks {
-  readonly phase: <T>(name: "environment" | "setup", body: () => Promise<T>) => Promise<T | undefined>;
+  /** `since`: when the phase's work began, if before this call (started early: `lookAhead`). */
+  readonly phase: <T>(name: "environment" | "setup", body: () => Promise<T>, since?: number) => Promise<T | undefined>;
   readonly emit: (event: RunnerEvent) => void;
   readonly warn: (finding: PolicyFinding) => void;
   readonly log: TestLog;
@@ -58,6 +66,12 @@ export class RunEnvironment {
   #release: (() => void) | null = null;
   /** Held while this run builds the environment (src/environment/build-lock.ts). */
   #buildLock: { readonly release: () => void } | null = null;
+  /** The cache's lookup, started before the program check is judged (`lookAhead`); taken by `prepare`. */
+  #ahead: { readonly startedAt: number; finishedAt: number | null; readonly found: Promise<Found | Error> } | null = null;
+  /** The check before verification, started once the agent was gone (`checkAhead`); taken by `forVerification`. */
+  #checkAhead: Promise<EnvironmentCheck> | null = null;
+  /** Every piece of work started early, awaited before the run lets go of the environment (`settle`). */
+  readonly #early: Promise<unknown>[] = [];
 
   constructor(options: ResolvedOptions, mode: WorkspaceModeChoice, sandboxed: boolean) {
     this.#options = options;
@@ -108,15 +122,25 @@ export class RunEnvironment {
     hooks: EnvironmentRunHooks,
   ): Promise<EnvironmentPrepared> {
     const options = this.#options;
-    if (options.setup.length === 0 && this.#mode.mode === "copy") {
+    if (this.#usesNone()) {
       this.#noneReason = "no setup commands, and workspaces are copies";
       return { kind: "ready", setupCommands: [] };
     }
-    const inputs = setupInputs(options.setup, options.setupInputs);
-    this.#inputs = inputs;
-    // The lookup is a phase of its own: what it throws (a cache it cannot read) is a verdict, never a lost run.
+    const inputs = this.#inputsOnce();
+    const ahead = this.#ahead;
+    this.#ahead = null;
+    // The lookup is a phase of its own: what it throws (a cache it cannot read) is a verdict, never a lost run. Started
+    // early (lookAhead), its phase is timed from when it began, and what it threw is thrown here, where it is judged.
     try {
-      const found = await hooks.phase("environment", () => this.#find(source, pristine, inputs));
+      const found = await hooks.phase(
+        "environment",
+        async () => {
+          const looked = ahead ? await ahead.found : await this.#lookUpByKey(source, pristine, inputs);
+          if (looked instanceof Error) throw looked;
+          return this.#awaitBuild(looked);
+        },
+        ahead ? sinceFor(ahead) : undefined,
+      );
       // A signal that came during the lookup's synchronous part is read in the event loop's next poll: two turns of the
       // loop let it be handled before a build could start.
       for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
@@ -129,6 +153,40 @@ export class RunEnvironment {
       this.#buildLock?.release();
       this.#buildLock = null;
     }
+  }
+
+  /**
+   * The environment's key and the cache's lookup, started while the program check runs: both only read handoff's
+   * pristine store and cache (the lookup marks the key in use, released with the run). What it finds or throws is
+   * judged in `prepare`, after the program check, as if it had started there; it never builds and never waits for
+   * another run's build. Nothing when this run uses no environment.
+   */
+  lookAhead(source: SourceRepo, pristine: PristineStore): void {
+    if (this.#usesNone() || this.#ahead) return;
+    const inputs = this.#inputsOnce();
+    const startedAt = Date.now();
+    const found = this.#lookUpByKey(source, pristine, inputs).catch((error: unknown) =>
+      error instanceof Error ? error : new Error(String(error)),
+    );
+    const ahead = { startedAt, finishedAt: null as number | null, found };
+    found.then(() => (ahead.finishedAt = Date.now()));
+    this.#early.push(found);
+    this.#ahead = ahead;
+  }
+
+  /** Whatever was started early, finished (its result unused if nobody took it): before the run lets go of the environment. */
+  async settle(): Promise<void> {
+    await Promise.allSettled(this.#early);
+    this.#early.length = 0;
+  }
+
+  #usesNone(): boolean {
+    return this.#options.setup.length === 0 && this.#mode.mode === "copy";
+  }
+
+  #inputsOnce(): SetupInputs {
+    this.#inputs ??= setupInputs(this.#options.setup, this.#options.setupInputs);
+    return this.#inputs;
   }
 
   async #build(
@@ -172,39 +230,42 @@ export class RunEnvironment {
     return this.#use(built.environment, built.commands, hooks);
   }
 
-  async #find(
-    source: SourceRepo,
-    pristine: PristineStore,
-    inputs: SetupInputs,
-  ): Promise<{ identity: EnvironmentIdentity; environment: BaseEnvironment | null }> {
+  /** The key, and the cache's environment of it, checked: never waits for a build (`#awaitBuild` does). */
+  async #lookUpByKey(source: SourceRepo, pristine: PristineStore, inputs: SetupInputs): Promise<Found> {
     const identity = await environmentIdentity(pristine.path, source.baseCommit, this.#options.setup, inputs, this.#options.signal);
     // Marked in use before it is looked up, so that another run's eviction cannot remove it in between.
     this.#release = this.#cache.use(identity.key);
     // A run's own cache (without the sandbox) holds nothing yet: it builds.
-    if (this.#privateRoot !== null) return { identity, environment: null };
+    if (this.#privateRoot !== null) return { identity, environment: null, lookedUp: false };
     // Within the size limit, least recently used first; a crashed run's half-built environment goes too.
     this.#cache.evict();
     // Made before any build of this run, so that what it commits is newer than the exposures' directory.
     this.#cache.trustedAfter();
-    const cached = this.#lookUp(identity.key);
-    if (cached) return { identity, environment: cached };
-    // Not there: this run builds it, unless another run with the same setup is building it now; then it waits for that
-    // build and takes what it made (the candidates of one best-of-N run share one build). prepare() releases the lock.
+    return { identity, environment: await this.#lookUp(identity.key), lookedUp: true };
+  }
+
+  /**
+   * Not in the cache: this run builds it, unless another run with the same setup is building it now; then it waits
+   * for that build and takes what it made (the candidates of one best-of-N run share one build). prepare() releases the lock.
+   */
+  async #awaitBuild(found: Found): Promise<{ identity: EnvironmentIdentity; environment: BaseEnvironment | null }> {
+    const { identity } = found;
+    if (found.environment || !found.lookedUp) return { identity, environment: found.environment };
     const setupMs = this.#options.setupTimeoutMs * Math.max(1, this.#options.setup.length);
     const lock = await acquireBuildLock(this.#cache.root, identity.key, { signal: this.#options.signal, maxWaitMs: setupMs });
     this.#buildLock = lock;
     this.#brokenLock = lock?.broke ?? null;
-    return { identity, environment: lock ? this.#lookUp(identity.key) : null };
+    return { identity, environment: lock ? await this.#lookUp(identity.key) : null };
   }
 
   /**
    * The cached environment of `key`, checked to be the one that was built (environment.ts, checkEnvironment); null
    * when there is none, or it fails the check: then it is retired, and this run builds it again.
    */
-  #lookUp(key: string): BaseEnvironment | null {
+  async #lookUp(key: string): Promise<BaseEnvironment | null> {
     const cached = this.#cache.find(key);
     if (!cached) return null;
-    const checked = checkEnvironment(cached.dir, cached.record, { trustedAfter: this.#cache.trustedAfter() });
+    const checked = await checkEnvironmentInBackground(cached.dir, cached.record, { trustedAfter: this.#cache.trustedAfter() });
     if (checked.kind === "unsound") {
       this.#cache.retire(key);
       return null;
@@ -240,17 +301,32 @@ export class RunEnvironment {
    * built (only an agent without the sandbox can reach it; in the sandbox the cache is hidden and the agent writes
    * only its own view). A changed one leaves the cache, and verification sets up its own checkout.
    */
-  forVerification(warn: (finding: PolicyFinding) => void): WorkspaceFrom | null {
+  async forVerification(warn: (finding: PolicyFinding) => void): Promise<WorkspaceFrom | null> {
     const environment = this.#environment;
+    const ahead = this.#checkAhead;
+    this.#checkAhead = null;
     if (!environment || !this.#seal) return null;
     // In the sandbox too: a run without it, at the same time, can write the cache.
-    const checked = checkEnvironment(environment.dir, environment.record, { seal: this.#seal });
+    const checked = await (ahead ?? checkEnvironmentInBackground(environment.dir, environment.record, { seal: this.#seal }));
     if (checked.kind === "sound") return { environment, mode: this.mode };
     warn({ path: "", rule: "environment_modified", message: `${checked.why}: verification set up its own checkout instead` });
     this.#cache.retire(environment.key, this.#seal.inode);
     this.#environment = null;
     this.#noneReason = checked.why;
     return null;
+  }
+
+  /**
+   * `forVerification`'s check, started now: once the agent and every process it started are gone (the sandbox's jail
+   * ended), beside extraction, which reads only handoff's own copies. A later call starts a new one (each attempt's
+   * agent comes before its own check); `forVerification` judges the last one.
+   */
+  checkAhead(): void {
+    const environment = this.#environment;
+    if (!environment || !this.#seal) return;
+    const checked = checkEnvironmentInBackground(environment.dir, environment.record, { seal: this.#seal });
+    this.#early.push(checked);
+    this.#checkAhead = checked;
   }
 
   /** Whether verification runs setup again: only when the patch changed one of its inputs (or there is no environment). */
@@ -307,6 +383,22 @@ export class RunEnvironment {
       verificationSetup: this.#verificationSetup,
     };
   }
+}
+
+/**
+ * When a phase started early must say it began: the lookup's own time counts, the time it then waited to be judged
+ * (finished before the phase was reached) does not.
+ */
+function sinceFor(ahead: { readonly startedAt: number; readonly finishedAt: number | null }): number {
+  const waited = ahead.finishedAt === null ? 0 : Math.max(0, Date.now() - ahead.finishedAt);
+  return ahead.startedAt + waited;
+}
+
+/** The cache's lookup: the key, what it found (checked), and whether it looked at all (a run's own cache does not). */
+interface Found {
+  readonly identity: EnvironmentIdentity;
+  readonly environment: BaseEnvironment | null;
+  readonly lookedUp: boolean;
 }
 
 /** Removes the own caches of runs without the sandbox whose process is gone. */

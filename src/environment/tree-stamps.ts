@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { fileType, walkTree } from "../lib/fs-walk.js";
@@ -30,15 +30,31 @@ interface Stamp {
 }
 
 const SYSTEM_PATH = "/usr/bin:/bin:/usr/local/bin";
-/** %y type, %m permission bits (octal), %s size, %T@ and %C@ mtime and ctime (s.ns), %i inode, %b 512-byte blocks. */
-const FIND_FORMAT = "%P\\0%y %m %s %T@ %C@ %i %b\\0";
-const FIND_LINE = /^([fdlpscb]) ([0-7]+) (\d+) (\d+)\.(\d{9})\d* (\d+)\.(\d{9})\d* (\d+) (\d+)$/;
+/**
+ * %H the part (the starting point as given), %P the path below it, %y type, %m permission bits (octal), %s size, %T@
+ * and %C@ mtime and ctime (s.ns), %i inode, %b 512-byte blocks.
+ */
+const FIND_FORMAT = "%H\\0%P\\0%y %m %s %T@ %C@ %i %b\\0";
+/** One entry as FIND_FORMAT prints it, matched where the last one ended (sticky): the whole output in one string. */
+const FIND_ENTRY = /([^\0]*)\0([^\0]*)\0([fdlpscb]) ([0-7]+) (\d+) (\d+)\.(\d{9})\d* (\d+)\.(\d{9})\d* (\d+) (\d+)\0/y;
 const TYPE_WORDS: Readonly<Record<string, string>> = { f: "file", d: "dir", l: "symlink", p: "fifo", s: "socket", c: "char", b: "block" };
 
 /** `reader`: how the stamps are read; both give the same ones (tests compare them). */
 export function stampTrees(root: string, parts: readonly string[], reader: "find" | "walk" = "find"): TreeStamps {
   const found = reader === "find" ? stampsByFind(root, parts) : null;
-  const stamps = found ?? stampsByWalk(root, parts);
+  return digestStamps(found ?? stampsByWalk(root, parts), found ? "find" : "walk");
+}
+
+/**
+ * The same stamps with `find` as a child the event loop does not wait on: other work of the run (a sandbox start, a
+ * git call) goes on beside it. Node's walk, where find cannot, is synchronous as in `stampTrees`.
+ */
+export async function stampTreesInBackground(root: string, parts: readonly string[]): Promise<TreeStamps> {
+  const found = await stampsByFindInBackground(root, parts);
+  return digestStamps(found ?? stampsByWalk(root, parts), found ? "find" : "walk");
+}
+
+function digestStamps(stamps: Stamp[], readBy: TreeStamps["readBy"]): TreeStamps {
   // Path order by bytes (latin1 strings compare as their bytes), whichever way they were read.
   stamps.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   let newest = "0";
@@ -51,7 +67,7 @@ export function stampTrees(root: string, parts: readonly string[], reader: "find
   }
   // One update: thousands of small ones cost more than the walk.
   const digest = createHash("sha256").update(text.join(""), "latin1").digest("hex");
-  return { digest, newestCtimeNs: BigInt(newest), entries: stamps.length, sizeBytes: blocks * 512, readBy: found ? "find" : "walk" };
+  return { digest, newestCtimeNs: BigInt(newest), entries: stamps.length, sizeBytes: blocks * 512, readBy };
 }
 
 /** Whether `a` is a later time than `b`, both ns as digits without leading zeros (no BigInt per entry). */
@@ -61,7 +77,8 @@ function laterNs(a: string, b: string): boolean {
 
 /** "1796565254" and "485730592" (s, and the first 9 digits after the point) as ns digits, no leading zeros. */
 function nanoseconds(seconds: string, fraction: string): string {
-  return `${seconds}${fraction}`.replace(/^0+(?=\d)/, "");
+  // Only a time in 1970's first second has a leading zero to strip.
+  return seconds.charCodeAt(0) !== 48 ? seconds + fraction : `${seconds}${fraction}`.replace(/^0+(?=\d)/, "");
 }
 
 function line(
@@ -79,33 +96,56 @@ function line(
 function stampsByFind(root: string, parts: readonly string[]): Stamp[] | null {
   const find = which("find", SYSTEM_PATH);
   if (find === null) return null;
+  const ran = spawnSync(find, findArgs(root, parts), { env: FIND_ENV, maxBuffer: FIND_MAX_BUFFER, stdio: ["ignore", "pipe", "ignore"] });
+  if (ran.error || ran.status !== 0) return null;
+  return parseFindOutput(root, parts, ran.stdout);
+}
+
+/** `stampsByFind`, its find process waited for without blocking. */
+async function stampsByFindInBackground(root: string, parts: readonly string[]): Promise<Stamp[] | null> {
+  const find = which("find", SYSTEM_PATH);
+  if (find === null) return null;
+  const out = await new Promise<Buffer | null>((resolve) => {
+    const child = execFile(
+      find,
+      findArgs(root, parts),
+      { env: FIND_ENV, maxBuffer: FIND_MAX_BUFFER, encoding: "buffer" },
+      (error, stdout) => resolve(error ? null : stdout),
+    );
+    child.stdin?.end();
+  });
+  return out ? parseFindOutput(root, parts, out) : null;
+}
+
+const FIND_ENV = { LC_ALL: "C", PATH: SYSTEM_PATH };
+const FIND_MAX_BUFFER = 1024 * 1024 * 1024;
+
+/** One find for every part (a part that is missing makes it fail: then the walk says what is there). */
+function findArgs(root: string, parts: readonly string[]): string[] {
+  return ["-P", ...parts.map((part) => join(root, part)), "-mindepth", "1", "-printf", FIND_FORMAT];
+}
+
+/** The stamps in find's output; null when any of it is not what the format prints. */
+function parseFindOutput(root: string, parts: readonly string[], out: Buffer): Stamp[] | null {
+  const partOf = new Map(parts.map((part) => [join(root, part), part]));
+  // One string and one native regex over it: a string and a match per entry cost several times more while cold.
+  const text = out.toString("latin1");
   const stamps: Stamp[] = [];
-  for (const part of parts) {
-    const ran = spawnSync(find, ["-P", join(root, part), "-mindepth", "1", "-printf", FIND_FORMAT], {
-      env: { LC_ALL: "C", PATH: SYSTEM_PATH },
-      maxBuffer: 1024 * 1024 * 1024,
-      stdio: ["ignore", "pipe", "ignore"],
+  FIND_ENTRY.lastIndex = 0;
+  while (FIND_ENTRY.lastIndex < text.length) {
+    const fields = FIND_ENTRY.exec(text);
+    if (!fields) return null;
+    const [, start, path, typeLetter, mode, size, mtimeS, mtimeFrac, ctimeS, ctimeFrac, ino, blocks] = fields;
+    const part = partOf.get(start!);
+    const type = TYPE_WORDS[typeLetter!];
+    if (part === undefined || type === undefined) return null;
+    const ctimeNs = nanoseconds(ctimeS!, ctimeFrac!);
+    stamps.push({
+      path: `${part}/${path}`,
+      line: line(type, Number.parseInt(mode!, 8), size!, nanoseconds(mtimeS!, mtimeFrac!), ctimeNs, ino!),
+      ctimeNs,
+      blocks: Number(blocks),
     });
-    if (ran.error || ran.status !== 0) return null;
-    const out = ran.stdout;
-    let start = 0;
-    while (start < out.length) {
-      const nameEnd = out.indexOf(0, start);
-      const lineEnd = nameEnd === -1 ? -1 : out.indexOf(0, nameEnd + 1);
-      if (lineEnd === -1) return null;
-      const fields = FIND_LINE.exec(out.toString("latin1", nameEnd + 1, lineEnd));
-      const type = fields ? TYPE_WORDS[fields[1]!] : undefined;
-      if (!fields || type === undefined) return null;
-      const [, , mode, size, mtimeS, mtimeFrac, ctimeS, ctimeFrac, ino, blocks] = fields;
-      const ctimeNs = nanoseconds(ctimeS!, ctimeFrac!);
-      stamps.push({
-        path: `${part}/${out.toString("latin1", start, nameEnd)}`,
-        line: line(type, Number.parseInt(mode!, 8), size!, nanoseconds(mtimeS!, mtimeFrac!), ctimeNs, ino!),
-        ctimeNs,
-        blocks: Number(blocks),
-      });
-      start = lineEnd + 1;
-    }
   }
   return stamps;
 }

@@ -16,7 +16,7 @@ import { containmentFindings } from "../containment/findings.js";
 import { hiddenPaths, userHome } from "../containment/hidden-paths.js";
 import { findToolchains } from "../containment/toolchains.js";
 import { setupRules } from "../egress/setup-presets.js";
-import { checkPrograms } from "../verify/check-programs.js";
+import { type ProgramsFound, checkProgramsAndLookUp, lookupSettles } from "../verify/check-programs.js";
 import type { ProgramUnavailable } from "../vocabulary/events.js";
 import type { SandboxChoice } from "../containment/sandbox.js";
 import { MAX_CHANGED_PATHS } from "../patch/changed-paths.js";
@@ -149,6 +149,8 @@ export class PipelineRun {
     sessionKept: false,
     /** A program the commands start that the sandbox cannot find or start (checked before the agent). */
     programUnavailable: null as ProgramUnavailable | null,
+    /** Where the setup-programs check's sandbox found the verify commands' programs too (check-programs.ts, lookupSettles). */
+    verifyProgramsFound: null as ProgramsFound | null,
     /** The hosts the agent and setup were refused, one per host and process (the containment's egress_blocked events). */
     egressBlocked: [] as { readonly role: string; readonly host: string; readonly port: number; readonly reason: string }[],
   };
@@ -245,11 +247,15 @@ export class PipelineRun {
     );
     if (!started || this.#record.halted) return null;
     this.#containment(started.scratch);
+    // The cache's lookup runs beside the program check, and is judged after it, as before (run-environment.ts, lookAhead).
+    this.#env.lookAhead(source, started.pristine);
     // The setup commands' programs before anything is built; the verify commands' too when no setup could add any.
     const early = options.setup.length > 0 ? { setup: options.setup } : { verify: options.verify };
-    if (!(await this.#checkPrograms(early, started.scratch, null))) return null;
+    // In the sandbox, the verify commands' programs are looked up in the same start (judged later: #checkVerifyPrograms).
+    const lookUpFor = options.setup.length > 0 && this.#made.containment!.sandboxed ? options.verify : [];
+    if (!(await this.#checkPrograms(early, started.scratch, null, lookUpFor))) return null;
     const prepared = await this.#env.prepare(source, started.pristine, started.scratch, dir.runId, {
-      phase: (name, body) => this.#record.phase(name, body),
+      phase: (name, body, since) => this.#record.phase(name, body, since),
       emit: (event) => this.#record.emit(event),
       warn: (finding) => this.#run.warnings.push(finding),
       log: this.#testLog,
@@ -290,22 +296,27 @@ export class PipelineRun {
     commands: { readonly setup?: readonly string[]; readonly verify?: readonly string[] },
     scratch: string,
     cwd: string | null,
+    lookUpFor: readonly string[] = [],
   ): Promise<boolean> {
     const { options } = this.#setup;
     for (const phase of ["setup", "verify"] as const) {
       const list = commands[phase] ?? [];
       if (list.length === 0) continue;
       const dir = cwd ?? mkdtempSync(join(scratch, "program-check-cwd-"));
-      const unavailable = await this.#record.phase(`${phase}-programs`, () =>
-        checkPrograms({
+      const checked = await this.#record.phase(`${phase}-programs`, () =>
+        checkProgramsAndLookUp({
           phase,
           commands: list,
           cwd: dir,
           scratch,
           containment: this.#made.containment!,
           signal: options.signal,
+          lookUpFor: phase === "setup" ? lookUpFor : [],
         }),
       );
+      // A check that threw (undefined) stops the run as one that found a program missing: its phase recorded why.
+      const unavailable = checked === undefined ? undefined : checked.unavailable;
+      if (phase === "setup" && lookUpFor.length > 0) this.#run.verifyProgramsFound = checked?.found ?? null;
       if (unavailable) {
         this.#run.programUnavailable = unavailable;
         this.#record.emit({ type: "program.unavailable", ...unavailable });
@@ -315,9 +326,17 @@ export class PipelineRun {
     return true;
   }
 
-  /** The verify commands' programs, checked in the workspace once setup has run there (it could add a program). */
+  /**
+   * The verify commands' programs, checked in the workspace once setup has run there (it could add a program). Not
+   * again where the setup-programs check's sandbox found them all where this check must find them too (lookupSettles):
+   * outside the home, with a PATH of absolute entries, and setup, in the sandbox, able to write none of them.
+   */
   async #checkVerifyPrograms(clone: DisposableClone): Promise<boolean> {
-    if (this.#setup.options.setup.length === 0) return true;
+    const { options } = this.#setup;
+    if (options.setup.length === 0) return true;
+    const found = this.#run.verifyProgramsFound;
+    const containment = this.#made.containment!;
+    if (found && containment.sandboxed && lookupSettles(options.verify, found, containment.settings.path)) return true;
     return this.#checkPrograms({ verify: this.#setup.options.verify }, clone.scratch, clone.workspace.workTree);
   }
 
@@ -399,6 +418,9 @@ export class PipelineRun {
     const agent = await this.#agent(clone, turn, number);
     if (agent === null) return null;
     if (this.#record.halted) return { agent, patch: null, verification: null };
+    // In the sandbox the agent and all it started are gone now: the environment's check before verification runs beside
+    // extraction (which reads only handoff's own copies) and is judged where verification starts. Without the sandbox, there.
+    if (this.#setup.sandbox.kind !== "none") this.#env.checkAhead();
     const patch = await this.#patch(clone, before, number, scratch);
     const verification = patch && this.#verifiable(agent, patch) ? await this.#verify(patch, log, scratch, clone.pristine) : null;
     return { agent, patch, verification };
@@ -566,7 +588,7 @@ export class PipelineRun {
   async #verify(patch: JudgedPatch, log: TestLog, scratch: string, pristine: PristineStore): Promise<Verification> {
     const { source, options } = this.#setup;
     const { extraction, inputs } = patch;
-    const from = this.#env.forVerification((finding) => this.#run.warnings.push(finding));
+    const from = await this.#env.forVerification((finding) => this.#run.warnings.push(finding));
     const setupAgain = this.#env.verificationSetup(
       extraction.files.map((file) => file.path),
       from !== null,
@@ -853,6 +875,8 @@ export class PipelineRun {
     const home = this.#home.toRemove;
     if (home && !keep) remove(home);
     if (this.#gates.clone && !keep) remove(this.#gates.clone.workspace.root);
+    // What was started early and never judged (an earlier step failed) ends before the environment is let go.
+    await this.#env.settle();
     this.#env.release();
     return cleaned;
   }

@@ -64,11 +64,13 @@ export class RunRecorder {
   /**
    * Runs one phase: checkpoint, events, timing. A throw becomes an artifact error, never a lost run. A checkpoint
    * that cannot be written halts the run after this phase (a phase that makes something calls `track`, which throws).
+   * `since`: when the phase's work began, where it was started early beside an earlier phase and is judged only now
+   * (its time then overlaps that phase's: docs/gates.md).
    */
-  async phase<T>(phase: FailablePhase, body: () => Promise<T>): Promise<T | undefined> {
+  async phase<T>(phase: FailablePhase, body: () => Promise<T>, since?: number): Promise<T | undefined> {
     this.dir.checkpoint(phase);
     this.emit({ type: "phase.started", phase });
-    const started = Date.now();
+    const started = since ?? Date.now();
     try {
       const value = await body();
       this.#finishPhase(phase, started, null);

@@ -114,16 +114,23 @@ async function checkoutBase(
   const indexFile = join(privateGitDir, `${label}.index`);
   const target = { gitDir: privateGitDir, workTree: dir, indexFile, cwd: dir };
   const from = request.environment ?? null;
-  if (from?.mode === "overlay") {
-    await mountView(from.environment, dir, join(root, "overlay"));
-    writeIndexCopy(indexFile, from.environment.index.bytes, from.environment.index.mtimeMs);
-  } else {
-    await git(target, ["read-tree", baseCommit], { signal });
-    await git(target, ["-c", "checkout.workers=2", "checkout-index", "-a", "-f"], { signal });
-    await git(target, ["update-index", "-q", "--refresh"], { okExitCodes: [1], signal });
-    if (from) await copyOutputs(from.environment, dir, signal);
+  // setup's HOME is copied beside the checkout: neither reads the other.
+  const homeCopied = from ? copyHome(from.environment, home, signal) : null;
+  try {
+    if (from?.mode === "overlay") {
+      await mountView(from.environment, dir, join(root, "overlay"));
+      writeIndexCopy(indexFile, from.environment.index.bytes, from.environment.index.mtimeMs);
+    } else {
+      await git(target, ["read-tree", baseCommit], { signal });
+      await git(target, ["-c", "checkout.workers=2", "checkout-index", "-a", "-f"], { signal });
+      await git(target, ["update-index", "-q", "--refresh"], { okExitCodes: [1], signal });
+      if (from) await copyOutputs(from.environment, dir, signal);
+    }
+  } finally {
+    // Never left running past a failure of the checkout: its error is the one thrown.
+    await homeCopied?.catch(() => {});
   }
-  if (from) await copyHome(from.environment, home, signal);
+  await homeCopied;
   const writable = [dir, home, tmp];
   let setupEnv = {};
   if (request.downloads && request.setup.length > 0) {
@@ -158,6 +165,8 @@ export async function runVerification(request: VerificationRequest): Promise<Ver
     const heldOut = await applyHoldouts(target, request.holdouts, request.signal);
     if (heldOut.kind === "conflict") return { kind: "holdout_failed", source: heldOut.source, message: heldOut.message } as const;
     // What the commands are given: the patch, inputs held, holdouts applied. Afterwards the tree must still be this.
+    // With nothing held or applied after the patch, that is the listing the round trip just found equal to this one.
+    if (request.hold.length === 0 && request.holdouts.length === 0) return { kind: "ready", prepared: request.expectedListing } as const;
     return { kind: "ready", prepared: (await git(target, ["ls-files", "-s", "-z"], { signal: request.signal })).stdout } as const;
   });
   if (ready.kind !== "ready") return ready;

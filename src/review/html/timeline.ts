@@ -76,7 +76,9 @@ export function timelineView(read: RunEvents, folder = ""): Html {
     const at = offsetMs(event.time, zero);
     if (event.type === "phase.started") started.set(event.phase, at);
     else if (event.type === "phase.finished") {
-      const startMs = started.get(event.phase) ?? Math.max(0, at - event.durationMs);
+      // A phase whose work began before it was reached (run-environment.ts, lookAhead) is drawn from when it began.
+      const fromEnd = Math.max(0, at - event.durationMs);
+      const startMs = Math.min(started.get(event.phase) ?? fromEnd, fromEnd);
       const phase = several && attempt !== null ? `${event.phase} (attempt ${attempt})` : event.phase;
       phases.push({ phase, startMs, durationMs: event.durationMs, ok: event.ok, note: event.note });
     } else if (event.type === "agent.tool.started") {
