@@ -66,6 +66,8 @@ export async function scanWorkspace(
   roots: readonly Buffer[] | null = null,
   /** lstat results settling the index took moments before (fs-walk.ts `knownStats`). */
   knownStats?: Map<string, BigIntStats>,
+  /** Filled with the lstat of each regular file walked (absolute path, latin1), for settling the index after. */
+  fileStats?: Map<string, BigIntStats>,
 ): Promise<WorkspaceScan> {
   const findings: ScanFinding[] = [];
   let excluding = false;
@@ -114,6 +116,7 @@ export async function scanWorkspace(
         return;
       }
       const type = fileType(stats);
+      if (type === "file") fileStats?.set(absPath.toString("latin1"), stats);
       const what = type === "char" || type === "block" ? `${type} device` : type;
       const special = type !== "file" && type !== "dir" && type !== "symlink";
       const oversized = type === "file" && stats.size > maxFileBytes && !base.unchanged(relPath, absPath, stats);
