@@ -156,6 +156,12 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   const early = preflight.mayStageEarly
     ? { ignored: settle(listIgnored(stopListing.signal)), staged: settle(stage([], stopStaging.signal)) }
     : null;
+  // Once git's list of ignored files is in, the directories it names whole (`dir/`) are walked lightly: every finding
+  // there would be dropped below (isUnderIgnored, with this same list), so the scan need not lstat their files.
+  let ignoredDirectories: ReadonlySet<string> | null = null;
+  void early?.ignored.then((listed) => {
+    if (listed.ok) ignoredDirectories = new Set(listed.value.filter((path) => path.at(-1) === 0x2f).map((path) => path.toString("latin1")));
+  });
   const scan = await scanWorkspace(
     workspace.workTree,
     policy,
@@ -166,6 +172,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     changed,
     changed ? lstats : undefined,
     changed ? undefined : lstats,
+    (relPath) => ignoredDirectories?.has(`${relPath.toString("latin1")}/`) ?? false,
   ).catch(async (error: unknown) => {
     stopStaging.abort();
     stopListing.abort();
