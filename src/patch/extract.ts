@@ -171,7 +171,8 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     cancelled,
     changed,
     changed ? lstats : undefined,
-    changed ? undefined : lstats,
+    // A racily clean entry's file has an mtime in the index's second or later, unless set back (then lstat'ed again).
+    changed ? undefined : { into: lstats, sinceNs: BigInt(Math.floor(workspace.baseIndex.mtimeMs / 1000)) * 1_000_000_000n },
     (relPath) => ignoredDirectories?.has(`${relPath.toString("latin1")}/`) ?? false,
   ).catch(async (error: unknown) => {
     stopStaging.abort();
