@@ -1,8 +1,13 @@
 import { execFileSync } from "node:child_process";
-import { lstatSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, test } from "vitest";
-import { settleRacyEntries } from "../src/clone/racy-index.js";
+import { describe, expect, onTestFinished, test } from "vitest";
+import { readIndexTable } from "../src/clone/index-entries.js";
+import { datedPastRacyEntries, gitMayHaveMissedAChange, settleRacyEntries } from "../src/clone/racy-index.js";
+import { inspectSource } from "../src/clone/source-repo.js";
+import { createPristineStore, createWorkspace, removeTree } from "../src/clone/workspace.js";
+import { extractPatch } from "../src/patch/extract.js";
+import { DEFAULT_POLICY, compilePolicy } from "../src/patch/rules/policy.js";
 import { makeRepo, tempDir } from "./helpers/repo.js";
 
 /** A fresh checkout whose every entry is racily clean: the index is dated in the same second as its files. */
@@ -93,5 +98,53 @@ describe("settling racily clean index entries", () => {
     execFileSync("git", ["update-index", "--index-version", "4"], { cwd: repo });
     const v4 = { bytes: readFileSync(join(repo, ".git", "index")), mtimeMs: index.mtimeMs };
     expect(settleRacyEntries(v4, repo, "sha1")).toBe(v4);
+  });
+});
+
+describe("staging before settling: the index dated past its racy entries, checked after", () => {
+  test("git missed nothing in an untouched checkout, nor where a whole-second field tells the change", async () => {
+    const { repo, index } = await racyCheckout();
+    const table = readIndexTable(index.bytes, 20);
+    expect(datedPastRacyEntries(index, table).mtimeMs).toBe(index.mtimeMs - (index.mtimeMs % 1000) + 1000);
+    expect(gitMayHaveMissedAChange(index, repo, table)).toBe(false);
+    writeFileSync(join(repo, "b.txt"), "a longer world\n"); // another size: git sees it
+    execFileSync("rm", [join(repo, "dir", "c.txt")]); // gone: git sees it
+    expect(gitMayHaveMissedAChange(index, repo, table)).toBe(false);
+  });
+
+  test("a file rewritten in the second of the checkout, size and mtime put back, is what git may have missed", async () => {
+    const { repo, index } = await racyCheckoutRewrittenInTheSameSecond("a.txt", "HELLO\n");
+    const table = readIndexTable(index.bytes, 20);
+    const dated = datedPastRacyEntries(index, table);
+    expect(gitSeesChanged(repo, dated)).toEqual([]); // what the check is for
+    expect(gitMayHaveMissedAChange(index, repo, table)).toBe(true);
+    // The lstats a walk took are used as they are (here: a.txt as the checkout left it, so nothing is missed).
+    const seen = new Map([[Buffer.from(join(repo, "a.txt")).toString("latin1"), lstatSync(join(repo, "b.txt"), { bigint: true })]]);
+    expect(gitMayHaveMissedAChange(index, repo, table, seen)).toBe(false);
+  });
+
+  test("extraction still stages such a rewrite: the early staging is thrown away and done again from the settled index", async () => {
+    for (let attempt = 1; ; attempt++) {
+      const repo = await makeRepo({ "a.txt": "hello\n", "b.txt": "world\n", "dir/c.txt": "third file\n" });
+      const root = tempDir("handoff-racy-extract");
+      onTestFinished(() => removeTree(root));
+      const scratch = join(root, "scratch");
+      mkdirSync(scratch);
+      const source = await inspectSource(repo);
+      const pristine = await createPristineStore(source, scratch);
+      const workspace = await createWorkspace(source, pristine, join(root, "ws"));
+      const path = join(workspace.workTree, "a.txt");
+      const before = lstatSync(path, { bigint: true });
+      rewriteSameSizeKeepMtime(path, "HELLO\n");
+      const after = lstatSync(path, { bigint: true });
+      const indexSeconds = BigInt(Math.floor(workspace.baseIndex.mtimeMs / 1000));
+      const racyAndHidden =
+        before.mtimeNs / 1_000_000_000n >= indexSeconds && after.ctimeNs / 1_000_000_000n === before.ctimeNs / 1_000_000_000n;
+      if (!racyAndHidden && attempt < 10) continue; // the rewrite landed in the next second: git would see it anyway
+      const extraction = await extractPatch({ source, workspace, policy: compilePolicy(DEFAULT_POLICY), privateParent: scratch, pristine });
+      expect(extraction.files.map((file) => file.path)).toEqual(["a.txt"]);
+      expect(extraction.patch.toString("utf8")).toContain("+HELLO");
+      return;
+    }
   });
 });

@@ -81,3 +81,63 @@ describe("letting git stage while the workspace scan runs", () => {
     expect(reading.findings.map((finding) => finding.rule).sort()).toEqual(["file_too_large", "hard_link", "hard_link", "special_file"]);
   });
 });
+
+describe("the scan walking an ignored directory lightly (no lstat of its files)", () => {
+  /** What extraction keeps of a scan: the findings outside `node_modules/` (ignored whole), the fatal one, the count. */
+  const kept = (scan: Awaited<ReturnType<typeof scanWorkspace>>) => ({
+    findings: scan.findings.filter((finding) => !finding.rawPath.toString("latin1").startsWith("node_modules/")),
+    fatal: scan.fatal,
+    entries: scan.entries,
+  });
+  const policy = { maxWorkspaceEntries: 1000, maxDepth: 8, maxFileBytes: 1024 };
+  const ignoredWhole = (relPath: Buffer) => relPath.toString("latin1") === "node_modules";
+
+  /** Every kind of entry the scan has a rule for, inside the ignored directory and beside it. */
+  function hostileTree(): string {
+    const ws = workspace();
+    for (const dir of ["node_modules/pkg/deep", "node_modules/sub", "src"]) mkdirSync(join(ws, dir), { recursive: true });
+    for (const dir of ["node_modules", "node_modules/pkg", "src"]) {
+      writeFileSync(join(ws, dir, "big.bin"), Buffer.alloc(2048));
+      writeFileSync(join(ws, dir, "orig.txt"), "x\n");
+      execFileSync("ln", [join(ws, dir, "orig.txt"), join(ws, dir, "hard.txt")]);
+      execFileSync("mkfifo", [join(ws, dir, "fifo")]);
+      execFileSync("ln", ["-s", "/etc/passwd", join(ws, dir, ".gitmodules")]);
+      writeFileSync(join(ws, dir, Buffer.from("bad\nname\xff", "latin1").toString("latin1")), "x");
+      writeFileSync(join(ws, dir, "GIT~1"), "x");
+    }
+    writeFileSync(join(ws, "node_modules", "sub", ".git"), "gitdir: /elsewhere\n");
+    return ws;
+  }
+
+  test("finds what extraction keeps exactly as the full walk does, on a hostile tree", async () => {
+    const ws = hostileTree();
+    const full = await scanWorkspace(ws, policy);
+    const light = await scanWorkspace(ws, policy, undefined, undefined, undefined, undefined, null, undefined, undefined, ignoredWhole);
+    expect(kept(full).findings.length).toBeGreaterThan(4);
+    expect(kept(light)).toEqual(kept(full));
+    // What only an lstat tells (hard links, sizes) is not looked for in the ignored directory; the rest is.
+    const named = (scan: typeof full) => scan.findings.map((finding) => `${finding.rule} ${finding.path}`);
+    expect(named(light)).toContain("special_file node_modules/pkg/fifo");
+    expect(named(full)).toContain("hard_link node_modules/pkg/hard.txt");
+    expect(named(light)).not.toContain("hard_link node_modules/pkg/hard.txt");
+  });
+
+  test("the .gitignore git would block on, and the limits, are still found inside it", async () => {
+    const fifo = hostileTree();
+    execFileSync("mkfifo", [join(fifo, "node_modules", "pkg", "deep", ".gitignore")]);
+    const tooMany = hostileTree();
+    for (let i = 0; i < 40; i++) writeFileSync(join(tooMany, "node_modules", "pkg", `f${i}`), "");
+    const tooDeep = hostileTree();
+    mkdirSync(join(tooDeep, "node_modules", "a", "b", "c", "d", "e", "f", "g", "h"), { recursive: true });
+    for (const [ws, limits] of [
+      [fifo, policy],
+      [tooMany, { ...policy, maxWorkspaceEntries: 40 }],
+      [tooDeep, policy],
+    ] as const) {
+      const full = await scanWorkspace(ws, limits);
+      const light = await scanWorkspace(ws, limits, undefined, undefined, undefined, undefined, null, undefined, undefined, ignoredWhole);
+      expect(full.fatal).not.toBeNull();
+      expect(kept(light)).toEqual(kept(full));
+    }
+  });
+});

@@ -75,3 +75,18 @@ export function statsMatchEntry(bytes: Buffer, offset: number, stats: BigIntStat
     bytes.readUInt32BE(offset + ENTRY_SIZE) === low(stats.size)
   );
 }
+
+/**
+ * The entry at `offset` and the file (`stats`) agree on what git compares of a regular file's stat data at whole
+ * seconds: ctime and mtime seconds, inode and size (32-bit fields). Differing only below the second, git takes the
+ * file for unchanged.
+ */
+export function secondsMatchEntry(bytes: Buffer, offset: number, stats: BigIntStats): boolean {
+  const low = (value: bigint) => Number(BigInt.asUintN(32, value));
+  return (
+    bytes.readUInt32BE(offset) === low(stats.ctimeNs / 1_000_000_000n) &&
+    bytes.readUInt32BE(offset + 8) === low(stats.mtimeNs / 1_000_000_000n) &&
+    bytes.readUInt32BE(offset + 20) === low(stats.ino) &&
+    bytes.readUInt32BE(offset + ENTRY_SIZE) === low(stats.size)
+  );
+}

@@ -1,6 +1,14 @@
 import { createHash } from "node:crypto";
 import { type BigIntStats, lstatSync } from "node:fs";
-import { ENTRY_MODE, ENTRY_SIZE, EXTENDED_FLAG, type IndexTable, readIndexTable, statsMatchEntry } from "./index-entries.js";
+import {
+  ENTRY_MODE,
+  ENTRY_SIZE,
+  EXTENDED_FLAG,
+  type IndexTable,
+  readIndexTable,
+  secondsMatchEntry,
+  statsMatchEntry,
+} from "./index-entries.js";
 
 /**
  * git trusts an index entry's stat data only when the file's mtime is older than the index file itself, and it
@@ -29,7 +37,10 @@ export function settleRacyEntries(
   objectFormat: "sha1" | "sha256",
   /** The entries of `index.bytes`, when the caller read them already (readIndexTable). */
   known?: IndexTable | null,
-  /** Filled with the lstat of each file looked at (absolute path, latin1), for a walk that follows to reuse. */
+  /**
+   * lstat results by absolute path (latin1), shared with a walk: a file found here (the walk just lstat'ed it) is not
+   * lstat'ed again; one that is not is lstat'ed and added (for a walk that follows to reuse).
+   */
   seen?: Map<string, BigIntStats>,
 ): IndexCopy {
   const hashBytes = objectFormat === "sha256" ? 32 : 20;
@@ -57,24 +68,89 @@ function racyEntries(bytes: Buffer, indexSeconds: number, table: IndexTable | nu
   const racy: RacyEntry[] = [];
   for (let i = 0; i < table.count; i++) {
     const offset = table.offsets[i]!;
-    // Only plain files at stage 0: a conflict stage, assume-valid (0x8000), extended flags (intent-to-add,
-    // skip-worktree), a link or a gitlink is left to git.
-    const mode = bytes.readUInt32BE(offset + ENTRY_MODE);
-    const ordinary = (table.flags[i]! & (0xb000 | EXTENDED_FLAG)) === 0 && (mode & 0o170000) === 0o100000;
-    if (ordinary && bytes.readUInt32BE(offset + 8) >= indexSeconds)
+    if (ordinaryRacy(bytes, offset, table.flags[i]!, indexSeconds))
       racy.push({ offset, path: bytes.subarray(table.nameStarts[i]!, table.nameEnds[i]!) });
   }
   return racy;
 }
 
+/**
+ * The index copy dated one second past its racily clean entries without looking at their files: git then trusts
+ * every entry whose whole-second stat data still match, as in a settled copy, but also one whose file was rewritten
+ * in the second of the checkout. For staging that starts before the files are looked at (extract.ts): its result
+ * stands only if `gitMayHaveMissedAChange` then says no.
+ */
+export function datedPastRacyEntries(index: IndexCopy, table: IndexTable | null): IndexCopy {
+  const indexSeconds = Math.floor(index.mtimeMs / 1000);
+  if (!table) return index;
+  for (let i = 0; i < table.count; i++) {
+    if (ordinaryRacy(index.bytes, table.offsets[i]!, table.flags[i]!, indexSeconds))
+      return { bytes: index.bytes, mtimeMs: (indexSeconds + 1) * 1000 };
+  }
+  return index;
+}
+
+/**
+ * Whether git, given `datedPastRacyEntries(index)`, may have trusted a racily clean entry whose file changed: the
+ * file's lstat (from `seen`, else taken now) differs from the entry only below the second, where git does not look
+ * (ctime and mtime seconds, inode and size as recorded; git compares those and more, see HARDENING_CONFIG's
+ * core.checkStat and core.trustctime). Where a whole-second field differs, git saw the change too and read the
+ * file; a file that matches to the nanosecond is the checkout's (settleRacyEntries); a file gone or of another type
+ * git sees as such.
+ */
+export function gitMayHaveMissedAChange(
+  index: IndexCopy,
+  workTree: string,
+  table: IndexTable | null,
+  seen?: ReadonlyMap<string, BigIntStats>,
+): boolean {
+  if (!table) return false;
+  const { bytes } = index;
+  const indexSeconds = Math.floor(index.mtimeMs / 1000);
+  const root = `${workTree}/`;
+  for (let i = 0; i < table.count; i++) {
+    const offset = table.offsets[i]!;
+    if (!ordinaryRacy(bytes, offset, table.flags[i]!, indexSeconds)) continue;
+    // Keyed as the walk keys its lstats (absolute path, latin1), without a Buffer per entry: often all 80,000 are racy.
+    const path = root + bytes.toString("latin1", table.nameStarts[i]!, table.nameEnds[i]!);
+    const stats = lstatOf(path, seen);
+    if (stats === null || !stats.isFile() || statsMatchEntry(bytes, offset, stats)) continue;
+    if (secondsMatchEntry(bytes, offset, stats)) return true;
+  }
+  return false;
+}
+
+/**
+ * A plain file at stage 0 whose mtime second is not before the index's: a conflict stage, assume-valid (0x8000),
+ * extended flags (intent-to-add, skip-worktree), a link or a gitlink is left to git.
+ */
+function ordinaryRacy(bytes: Buffer, offset: number, flags: number, indexSeconds: number): boolean {
+  const ordinary = (flags & (0xb000 | EXTENDED_FLAG)) === 0 && (bytes.readUInt32BE(offset + ENTRY_MODE) & 0o170000) === 0o100000;
+  return ordinary && bytes.readUInt32BE(offset + 8) >= indexSeconds;
+}
+
 /** The file still has the inode, size, mtime and ctime the index recorded, to the nanosecond. */
 function unchangedSinceCheckout(bytes: Buffer, offset: number, path: Buffer, seen?: Map<string, BigIntStats>): boolean {
-  let stats: BigIntStats;
-  try {
-    stats = lstatSync(path, { bigint: true });
-  } catch {
-    return false;
+  const key = seen === undefined ? null : path.toString("latin1");
+  let stats = key === null ? undefined : seen!.get(key);
+  if (stats === undefined) {
+    try {
+      stats = lstatSync(path, { bigint: true });
+    } catch {
+      return false;
+    }
+    if (key !== null) seen!.set(key, stats);
   }
-  seen?.set(path.toString("latin1"), stats);
   return stats.isFile() && statsMatchEntry(bytes, offset, stats);
+}
+
+/** The lstat of `path` (absolute, latin1: one character a byte) from `seen`, else taken now; null when it fails. */
+function lstatOf(path: string, seen?: ReadonlyMap<string, BigIntStats>): BigIntStats | null {
+  const known = seen?.get(path);
+  if (known !== undefined) return known;
+  try {
+    return lstatSync(Buffer.from(path, "latin1"), { bigint: true });
+  } catch {
+    return null;
+  }
 }

@@ -1,5 +1,6 @@
 import {
   type BigIntStats,
+  type Dirent,
   type Stats,
   chmodSync,
   lstatSync,
@@ -55,6 +56,25 @@ export interface WalkOptions {
    * the index lstat'ed every file the checkout wrote within its last second, and the walk need not do it again.
    */
   readonly knownStats?: Map<string, BigIntStats>;
+  /**
+   * A directory (relative path) for which this says yes when the walk enters it is walked lightly, and all below
+   * it: an entry's type is taken from the directory itself (d_type), and `onLightEntry` gets it without an lstat,
+   * unless it is a directory, of a type the directory does not tell, named in `lstatNames`, or the first of its
+   * directory (the lstat that shows its entries can be looked up; if it fails, the rest of that directory is walked
+   * as usual, so each failing entry is still unreadable).
+   */
+  readonly walkLightly?: (relPath: Buffer) => boolean;
+  readonly onLightEntry?: (entry: LightEntry) => void;
+  /** Names (latin1) always lstat'ed, even when walking lightly. */
+  readonly lstatNames?: ReadonlySet<string>;
+}
+
+/** An entry seen while walking lightly: its type as its directory tells it, no lstat. */
+export interface LightEntry {
+  readonly relPath: Buffer;
+  readonly absPath: Buffer;
+  readonly type: "file" | "symlink" | "fifo" | "socket" | "char" | "block";
+  readonly depth: number;
 }
 
 /** Directory (absolute path, latin1) → its names (latin1, sorted): what one walk read, for the next to reuse. */
@@ -109,6 +129,42 @@ function readNames(dir: Buffer, limit: number, sizeHint: bigint): string[] {
   return names.sort();
 }
 
+/**
+ * Up to `limit` names of a directory with their types as the directory tells them (null: it does not, DT_UNKNOWN),
+ * sorted by bytes as readNames sorts them.
+ */
+function readTypes(dir: Buffer, limit: number, sizeHint: bigint): Map<string, LightEntry["type"] | "dir" | null> {
+  const entries: Dirent[] = [];
+  if (limit === Number.POSITIVE_INFINITY || readsAtOnce(sizeHint)) {
+    entries.push(...(readdirSync(dir, { encoding: "latin1", withFileTypes: true }) as unknown as Dirent[]));
+  } else {
+    const handle = opendirSync(dir, { encoding: "latin1" });
+    try {
+      while (entries.length < limit) {
+        const entry = handle.readSync();
+        if (entry === null) break;
+        entries.push(entry);
+      }
+    } finally {
+      handle.closeSync();
+    }
+  }
+  const names = entries.map((entry) => entry.name).sort();
+  const byName = new Map(entries.map((entry) => [entry.name, direntType(entry)] as const));
+  return new Map(names.slice(0, limit).map((name) => [name, byName.get(name)!] as const));
+}
+
+function direntType(entry: Dirent): LightEntry["type"] | "dir" | null {
+  if (entry.isFile()) return "file";
+  if (entry.isDirectory()) return "dir";
+  if (entry.isSymbolicLink()) return "symlink";
+  if (entry.isFIFO()) return "fifo";
+  if (entry.isSocket()) return "socket";
+  if (entry.isCharacterDevice()) return "char";
+  if (entry.isBlockDevice()) return "block";
+  return null;
+}
+
 /** The walk itself, pausing (yield) every YIELD_EVERY entries so an async caller can let the event loop run. */
 function* walkSteps(root: string, options: WalkOptions): Generator<void, WalkSummary> {
   const skip = new Set(options.skipTopLevel ?? []);
@@ -120,23 +176,33 @@ function* walkSteps(root: string, options: WalkOptions): Generator<void, WalkSum
   const ways = options.roots ? waysToRoots(options.roots) : null;
   const known = options.knownStats?.size ? options.knownStats : undefined;
   // `whole`: every name of the directory is walked (no `roots`, or a root or below one); else only those on `ways`.
-  const stack: { abs: Buffer; rel: Buffer; depth: number; size: bigint; whole: boolean }[] = [
-    { abs: Buffer.from(root), rel: Buffer.alloc(0), depth: 0, size: 0n, whole: ways === null },
+  const stack: { abs: Buffer; rel: Buffer; depth: number; size: bigint; whole: boolean; light: boolean }[] = [
+    { abs: Buffer.from(root), rel: Buffer.alloc(0), depth: 0, size: 0n, whole: ways === null, light: false },
   ];
+  const lstatNames = options.lstatNames ?? new Set<string>();
   let entries = 0;
   while (stack.length > 0) {
     const dir = stack.pop()!;
+    const light =
+      dir.whole && options.onLightEntry !== undefined && (dir.light || (dir.depth > 0 && (options.walkLightly?.(dir.rel) ?? false)));
     let names: readonly string[];
+    let types: ReadonlyMap<string, LightEntry["type"] | "dir" | null> | null = null;
     try {
       // One more name than the limit can take is enough to know the walk is cut short.
       const limit = maxEntries - entries + 1 + (dir.depth === 0 ? skip.size : 0);
-      names = !dir.whole
-        ? (ways?.namesIn.get(dir.rel.toString("latin1")) ?? [])
-        : (options.listings?.get(dir.abs.toString("latin1"))?.slice(0, limit) ?? readNames(dir.abs, limit, dir.size));
+      if (light) {
+        types = readTypes(dir.abs, limit, dir.size);
+        names = [...types.keys()];
+      } else {
+        names = !dir.whole
+          ? (ways?.namesIn.get(dir.rel.toString("latin1")) ?? [])
+          : (options.listings?.get(dir.abs.toString("latin1"))?.slice(0, limit) ?? readNames(dir.abs, limit, dir.size));
+      }
     } catch {
       unreadable.push(dir.rel);
       continue;
     }
+    let lookedUp = false; // walking lightly: whether an lstat in this directory succeeded yet
     for (const latin1Name of names) {
       if (dir.depth === 0 && skip.has(latin1Name)) continue;
       if (entries >= maxEntries) return { entries, cutShort: "max_entries", tooDeep, tooLong, unreadable };
@@ -147,16 +213,25 @@ function* walkSteps(root: string, options: WalkOptions): Generator<void, WalkSum
         tooLong.push(rel);
         continue;
       }
+      const type = types?.get(latin1Name);
+      if (types !== null && lookedUp && type && type !== "dir" && !lstatNames.has(latin1Name)) {
+        entries++;
+        if (entries % YIELD_EVERY === 0) yield;
+        options.onLightEntry!({ relPath: rel, absPath: abs, type, depth: dir.depth + 1 });
+        continue;
+      }
       let stats: BigIntStats;
       try {
         const key = known === undefined ? null : abs.toString("latin1");
         const taken = key === null ? undefined : known!.get(key);
         if (taken !== undefined) known!.delete(key!);
         stats = taken ?? lstatSync(abs, { bigint: true });
+        lookedUp = true;
       } catch (error) {
         // A name on the way to a root that is not there: a deleted path, nothing to walk.
         if (!dir.whole && (error as NodeJS.ErrnoException).code === "ENOENT") continue;
         unreadable.push(rel);
+        if (!lookedUp) types = null; // the rest of this directory is lstat'ed entry by entry, as usual
         continue;
       }
       entries++;
@@ -165,7 +240,15 @@ function* walkSteps(root: string, options: WalkOptions): Generator<void, WalkSum
       const verdict = options.onEntry({ relPath: rel, absPath: abs, stats, depth });
       if (stats.isDirectory() && verdict !== "skip") {
         if (depth >= maxDepth && !(options.entersPastDepth?.(rel) ?? false)) tooDeep.push(rel);
-        else stack.push({ abs, rel, depth, size: stats.size, whole: dir.whole || (ways?.roots.has(rel.toString("latin1")) ?? false) });
+        else
+          stack.push({
+            abs,
+            rel,
+            depth,
+            size: stats.size,
+            whole: dir.whole || (ways?.roots.has(rel.toString("latin1")) ?? false),
+            light,
+          });
       }
     }
   }

@@ -8,7 +8,7 @@ import type { CompiledPolicy } from "./rules/policy.js";
 import { addedLinesPerFile, parsePatch } from "./patch.js";
 import { changeKind, judgeEntries } from "./rules/rule-book.js";
 import { createPrivateGitDir, writeIndexCopy } from "../clone/private-git.js";
-import { settleRacyEntries } from "../clone/racy-index.js";
+import { datedPastRacyEntries, gitMayHaveMissedAChange, settleRacyEntries } from "../clone/racy-index.js";
 import { readFileSafely } from "../lib/safe-read.js";
 import type { SourceRepo } from "../clone/source-repo.js";
 import type { RawChange } from "./raw-change.js";
@@ -81,30 +81,36 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   const storeTampered = pristineTampered(request.pristine);
   if (storeTampered) violations.push({ path: "", rule: "git_metadata_tampered", message: storeTampered });
 
-  // `git init` of the private git dir runs while the index is settled and the preflight walks.
   const privateGitMade = createPrivateGitDir(source, request.pristine.path, request.privateParent, "extract", request.setupOutputs);
   privateGitMade.catch(() => {}); // awaited below
   const hashBytes = source.objectFormat === "sha256" ? 32 : 20;
   // One reading of the index kept before the agent: settling, the base tree and the staged listing share it (the
   // settled copy has the base's layout: only sizes and the checksum differ).
   const table = readIndexTable(workspace.baseIndex.bytes, hashBytes);
-  // What settling lstat's (every file the checkout wrote in its last second: often all of them) the scan reuses.
-  const settledStats = new Map<string, BigIntStats>();
-  const settled = settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat, table, settledStats);
   // The limits apply to what the agent changed: what the base checkout wrote is read from the index kept before it ran.
   const base = readBaseTree(workspace.baseIndex.bytes, source.objectFormat, table);
   // Telling a deletion git knows from one it never did takes a readable base index; too many paths, or one that
   // is not UTF-8, are not worth or fit for git's pathspecs. Then the whole tree is extracted, as without an overlay.
   const changed = request.changed && table && restrictable(request.changed) ? request.changed : null;
+  // lstat results shared by settling and the scan (absolute path, latin1), so no file is lstat'ed twice. Settling
+  // lstat's every file the checkout wrote within its last second (often all of them): for the changed paths alone it
+  // goes first (the scan walks little); for the whole tree it goes after the scan, from the scan's lstats.
+  const lstats = new Map<string, BigIntStats>();
+  let settledCopy = changed ? settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat, table, lstats) : null;
+  const settled = () => {
+    settledCopy ??= settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat, table, lstats);
+    return settledCopy;
+  };
   const preflight = changed ? NO_EARLY_STAGING : preflightStaging(workspace.workTree, policy, base);
   const privateGit = await privateGitMade;
   const indexFile = join(privateGit.path, "handoff.index");
   const target = { gitDir: privateGit.path, workTree: workspace.workTree, indexFile, cwd: privateGit.path };
   // With the changed paths known, git gets an index of those paths alone (partial-index.ts).
-  const writeBaseIndex = () =>
-    changed && table
-      ? writePartialIndex(indexFile, settled, table, hashBytes, changed)
-      : writeIndexCopy(indexFile, settled.bytes, settled.mtimeMs);
+  const writeSettledIndex = () => {
+    const copy = settled();
+    if (changed && table) writePartialIndex(indexFile, copy, table, hashBytes, changed);
+    else writeIndexCopy(indexFile, copy.bytes, copy.mtimeMs);
+  };
   const listIgnored = async (signal?: AbortSignal) =>
     changed
       ? listIgnoredAmong(target, changed, signal)
@@ -121,7 +127,8 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
       cwd: privateGit.path,
       maxPatchBytes: keptPatchBytes(policy),
       signal,
-      base: table ? { bytes: settled.bytes, table, hashBytes } : undefined,
+      // The listing reads modes, ids and paths: the same in the base index as in any copy of it.
+      base: table ? { bytes: workspace.baseIndex.bytes, table, hashBytes } : undefined,
       partial: changed ?? undefined,
     });
 
@@ -139,10 +146,22 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     },
     { once: true },
   );
-  writeBaseIndex();
+  // Staging early cannot wait for settling (it would lstat the files the scan is about to): git gets the base index
+  // dated past its racily clean entries, and its result stands only if the scan's lstats then show that git missed no
+  // change by trusting one of them (racy-index.ts); else it is done again from the settled index.
+  if (preflight.mayStageEarly) {
+    const trusted = datedPastRacyEntries(workspace.baseIndex, table);
+    writeIndexCopy(indexFile, trusted.bytes, trusted.mtimeMs);
+  }
   const early = preflight.mayStageEarly
     ? { ignored: settle(listIgnored(stopListing.signal)), staged: settle(stage([], stopStaging.signal)) }
     : null;
+  // Once git's list of ignored files is in, the directories it names whole (`dir/`) are walked lightly: every finding
+  // there would be dropped below (isUnderIgnored, with this same list), so the scan need not lstat their files.
+  let ignoredDirectories: ReadonlySet<string> | null = null;
+  void early?.ignored.then((listed) => {
+    if (listed.ok) ignoredDirectories = new Set(listed.value.filter((path) => path.at(-1) === 0x2f).map((path) => path.toString("latin1")));
+  });
   const scan = await scanWorkspace(
     workspace.workTree,
     policy,
@@ -151,7 +170,10 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     base,
     cancelled,
     changed,
-    settledStats,
+    changed ? lstats : undefined,
+    // A racily clean entry's file has an mtime in the index's second or later, unless set back (then lstat'ed again).
+    changed ? undefined : { into: lstats, sinceNs: BigInt(Math.floor(workspace.baseIndex.mtimeMs / 1000)) * 1_000_000_000n },
+    (relPath) => ignoredDirectories?.has(`${relPath.toString("latin1")}/`) ?? false,
   ).catch(async (error: unknown) => {
     stopStaging.abort();
     stopListing.abort();
@@ -162,6 +184,10 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     stopStaging.abort();
     stopListing.abort();
   }
+  const needsExclusions = scan.findings.some((finding) => finding.excludeFromStaging);
+  // Checked while git is still at work: whether early staging may stand though it trusted the racy entries.
+  const earlyTrustHeld =
+    early !== null && !scan.fatal && !needsExclusions && !gitMayHaveMissedAChange(workspace.baseIndex, workspace.workTree, table, lstats);
   const [earlyIgnored, earlyStaged] = early ? await Promise.all([early.ignored, early.staged]) : [null, null];
   cancelled?.throwIfAborted();
   if (scan.fatal) {
@@ -179,15 +205,13 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   // Staging needs the list of ignored files only to know which findings to leave out: with none to leave out (the
   // usual case) both run at once. The list is the same whether git reads the index before or after `add`. Staging
   // the changed paths alone needs it too: git refuses a pathspec that names an ignored file.
-  const needsExclusions = scan.findings.some((finding) => finding.excludeFromStaging);
   const stageAfterListing = needsExclusions || changed !== null;
-  if (earlyStaged && needsExclusions) {
-    rmSync(`${indexFile}.lock`, { force: true }); // the stopped `git add` may have left its lock
-    writeBaseIndex(); // and its index, thrown away with what it staged
-  }
+  const earlyStagingStands = earlyStaged !== null && earlyTrustHeld;
+  if (earlyStaged && !earlyStagingStands) rmSync(`${indexFile}.lock`, { force: true }); // a stopped `git add` may have left its lock
+  if (!earlyStagingStands) writeSettledIndex(); // (and its index, thrown away with what it staged)
   const [ignoredList, stagedEarly] = await Promise.all([
     earlyIgnored ? unwrap(earlyIgnored) : listIgnored(cancelled),
-    stageAfterListing ? null : earlyStaged ? unwrap(earlyStaged) : stage([], cancelled),
+    stageAfterListing ? null : earlyStagingStands ? unwrap(earlyStaged!) : stage([], cancelled),
   ]);
   const ignored = new Set(ignoredList.map((path) => path.toString("latin1")));
   const exclude: Buffer[] = [];

@@ -66,6 +66,20 @@ export async function scanWorkspace(
   roots: readonly Buffer[] | null = null,
   /** lstat results settling the index took moments before (fs-walk.ts `knownStats`). */
   knownStats?: Map<string, BigIntStats>,
+  /**
+   * Filled with the lstat of each regular file walked (absolute path, latin1) modified since `sinceNs`, for settling
+   * the index after: only a file the checkout wrote in its last second (or one changed since) can be racily clean,
+   * and keeping every file's lstat would cost more than it saves.
+   */
+  fileStats?: { readonly into: Map<string, BigIntStats>; readonly sinceNs: bigint },
+  /**
+   * Directories (relative) whose every path is ignored, as git's list of ignored files says once it is in (staging
+   * early): their findings are dropped whatever they are (extract.ts, isUnderIgnored), so what only an lstat could
+   * find there (hard links, oversized files) is not looked for. All the rest is: names, nested repositories, special
+   * files (by the type the directory tells), the .gitignore and .gitattributes git would read, the limits, and
+   * entries that cannot be looked up (fs-walk.ts `walkLightly`).
+   */
+  allIgnored?: (relPath: Buffer) => boolean,
 ): Promise<WorkspaceScan> {
   const findings: ScanFinding[] = [];
   let excluding = false;
@@ -96,58 +110,64 @@ export async function scanWorkspace(
     maxEntries: policy.maxWorkspaceEntries + base.entries,
     maxDepth: policy.maxDepth,
     entersPastDepth: (relPath) => base.hasDirectory(relPath),
-    onEntry: ({ relPath, absPath, stats }) => {
-      if (roots !== null && !base.tracks(relPath)) added++;
-      const name = relPath.subarray(relPath.lastIndexOf(0x2f) + 1);
-      const nameFindings = checkPathName(name).filter((f) => f.rule === "git_metadata_path" || f.rule === "unsafe_path");
-      // Exactly `.git`: a case or Unicode variant is no repository to git on Linux, but a `.git` to macOS and
-      // Windows, and is reported by its own name below (git_metadata_path).
-      if (name.toString("latin1") === ".git") {
-        // The repository is the directory holding `.git` (never the top level: that `.git` is skipped).
-        add(relPath.subarray(0, relPath.lastIndexOf(0x2f)), "nested_repository", "a nested git repository or gitfile", "left out");
-        return "skip";
-      }
-      if (nameFindings.length > 0) {
-        // git itself refuses these names and would fail the whole staging step. Still walked into: git's own
-        // walk enters such a directory and reads the .gitignore files in it.
-        add(relPath, nameFindings[0]!.rule as ViolationRule, nameFindings[0]!.message, "left out");
-        return;
-      }
-      const type = fileType(stats);
-      const what = type === "char" || type === "block" ? `${type} device` : type;
-      const special = type !== "file" && type !== "dir" && type !== "symlink";
-      const oversized = type === "file" && stats.size > maxFileBytes && !base.unchanged(relPath, absPath, stats);
-      if (base.gitlinks.size > 0 && type !== "dir") {
-        const submodule = enclosingSubmodule(relPath, base.gitlinks);
-        if (submodule !== null) {
-          const seen = inSubmodules.get(submodule);
-          if (seen) seen.count++;
-          else inSubmodules.set(submodule, { first: relPath, count: 1 });
-        }
-      }
-      const baseName = name.toString("latin1");
-      if (gitHazard === null && READ_BY_GIT.has(baseName) && (special || oversized)) {
-        gitHazard = special
-          ? fatalFinding(
-              relPath,
-              "special_file",
-              `a ${what} named ${baseName}: git opens each ${baseName} it meets and would block on it; extraction stopped before git ran`,
-            )
-          : fatalFinding(
-              relPath,
-              "file_too_large",
-              `${stats.size} bytes, over the ${policy.maxFileBytes}-byte limit: git reads each ${baseName} whole into memory; extraction stopped before git ran`,
-            );
-      }
-      if (type === "symlink" && gitRefusesSymlink(relPath))
-        add(relPath, "symlink", "a symbolic link named like .gitmodules, which git refuses to stage", "left out");
-      else if (special) add(relPath, "special_file", `a ${what} in the workspace`, "left out");
-      else if (type === "file" && stats.nlink > 1n)
-        add(relPath, "hard_link", `a hard link (${stats.nlink} names for one file)`, "left out");
-      else if (oversized) add(relPath, "file_too_large", `${stats.size} bytes, over the ${policy.maxFileBytes}-byte limit`, "left out");
-      return;
-    },
+    walkLightly: allIgnored,
+    lstatNames: READ_BY_GIT,
+    onLightEntry: ({ relPath, absPath, type }) => void look(relPath, absPath, type, null),
+    onEntry: ({ relPath, absPath, stats }) => look(relPath, absPath, fileType(stats), stats),
   });
+
+  /** One entry's findings; `stats` null: walked lightly, so only what its type and name tell. */
+  function look(relPath: Buffer, absPath: Buffer, type: ReturnType<typeof fileType>, stats: BigIntStats | null): "skip" | undefined {
+    if (roots !== null && !base.tracks(relPath)) added++;
+    const name = relPath.subarray(relPath.lastIndexOf(0x2f) + 1);
+    const nameFindings = checkPathName(name).filter((f) => f.rule === "git_metadata_path" || f.rule === "unsafe_path");
+    // Exactly `.git`: a case or Unicode variant is no repository to git on Linux, but a `.git` to macOS and
+    // Windows, and is reported by its own name below (git_metadata_path).
+    if (name.toString("latin1") === ".git") {
+      // The repository is the directory holding `.git` (never the top level: that `.git` is skipped).
+      add(relPath.subarray(0, relPath.lastIndexOf(0x2f)), "nested_repository", "a nested git repository or gitfile", "left out");
+      return "skip";
+    }
+    if (nameFindings.length > 0) {
+      // git itself refuses these names and would fail the whole staging step. Still walked into: git's own
+      // walk enters such a directory and reads the .gitignore files in it.
+      add(relPath, nameFindings[0]!.rule as ViolationRule, nameFindings[0]!.message, "left out");
+      return;
+    }
+    if (type === "file" && stats && fileStats && stats.mtimeNs >= fileStats.sinceNs) fileStats.into.set(absPath.toString("latin1"), stats);
+    const what = type === "char" || type === "block" ? `${type} device` : type;
+    const special = type !== "file" && type !== "dir" && type !== "symlink";
+    const oversized = type === "file" && stats !== null && stats.size > maxFileBytes && !base.unchanged(relPath, absPath, stats);
+    if (base.gitlinks.size > 0 && type !== "dir") {
+      const submodule = enclosingSubmodule(relPath, base.gitlinks);
+      if (submodule !== null) {
+        const seen = inSubmodules.get(submodule);
+        if (seen) seen.count++;
+        else inSubmodules.set(submodule, { first: relPath, count: 1 });
+      }
+    }
+    const baseName = name.toString("latin1");
+    if (gitHazard === null && READ_BY_GIT.has(baseName) && (special || oversized)) {
+      gitHazard = special
+        ? fatalFinding(
+            relPath,
+            "special_file",
+            `a ${what} named ${baseName}: git opens each ${baseName} it meets and would block on it; extraction stopped before git ran`,
+          )
+        : fatalFinding(
+            relPath,
+            "file_too_large",
+            `${stats?.size} bytes, over the ${policy.maxFileBytes}-byte limit: git reads each ${baseName} whole into memory; extraction stopped before git ran`,
+          );
+    }
+    if (type === "symlink" && gitRefusesSymlink(relPath))
+      add(relPath, "symlink", "a symbolic link named like .gitmodules, which git refuses to stage", "left out");
+    else if (special) add(relPath, "special_file", `a ${what} in the workspace`, "left out");
+    else if (type === "file" && stats !== null && stats.nlink > 1n)
+      add(relPath, "hard_link", `a hard link (${stats.nlink} names for one file)`, "left out");
+    else if (oversized) add(relPath, "file_too_large", `${stats?.size} bytes, over the ${policy.maxFileBytes}-byte limit`, "left out");
+    return;
+  }
 
   for (const [submodule, { first, count }] of inSubmodules) {
     // Not left out of staging: git stages nothing below a gitlink anyway. The reviewer must hear of it.
