@@ -155,14 +155,8 @@ function readTypes(dir: Buffer, limit: number, sizeHint: bigint): Map<string, Li
 }
 
 function direntType(entry: Dirent): LightEntry["type"] | "dir" | null {
-  if (entry.isFile()) return "file";
-  if (entry.isDirectory()) return "dir";
-  if (entry.isSymbolicLink()) return "symlink";
-  if (entry.isFIFO()) return "fifo";
-  if (entry.isSocket()) return "socket";
-  if (entry.isCharacterDevice()) return "char";
-  if (entry.isBlockDevice()) return "block";
-  return null;
+  const type = fileType(entry);
+  return type === "other" ? null : type;
 }
 
 /** The walk itself, pausing (yield) every YIELD_EVERY entries so an async caller can let the event loop run. */
@@ -298,8 +292,8 @@ export async function walkTreeYielding(root: string, options: WalkOptions): Prom
 
 const YIELD_EVERY = 2000;
 
-/** A one-word file type from lstat, as `find -printf %y` would say it. */
-export function fileType(stats: BigIntStats): "file" | "dir" | "symlink" | "fifo" | "socket" | "char" | "block" | "other" {
+/** A one-word file type from lstat (or a directory entry), as `find -printf %y` would say it. */
+export function fileType(stats: BigIntStats | Dirent): "file" | "dir" | "symlink" | "fifo" | "socket" | "char" | "block" | "other" {
   if (stats.isFile()) return "file";
   if (stats.isDirectory()) return "dir";
   if (stats.isSymbolicLink()) return "symlink";
