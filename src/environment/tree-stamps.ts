@@ -1,7 +1,8 @@
-import { execFile, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { fileType, walkTree } from "../lib/fs-walk.js";
+import { captureProcess } from "../process/process.js";
 import { which } from "../process/which.js";
 
 /**
@@ -105,15 +106,8 @@ function stampsByFind(root: string, parts: readonly string[]): Stamp[] | null {
 async function stampsByFindInBackground(root: string, parts: readonly string[]): Promise<Stamp[] | null> {
   const find = which("find", SYSTEM_PATH);
   if (find === null) return null;
-  const out = await new Promise<Buffer | null>((resolve) => {
-    const child = execFile(
-      find,
-      findArgs(root, parts),
-      { env: FIND_ENV, maxBuffer: FIND_MAX_BUFFER, encoding: "buffer" },
-      (error, stdout) => resolve(error ? null : stdout),
-    );
-    child.stdin?.end();
-  });
+  const ran = await captureProcess({ file: find, args: findArgs(root, parts), cwd: root, env: FIND_ENV, maxBuffer: FIND_MAX_BUFFER });
+  const out = ran.exitCode === 0 && !ran.truncated ? ran.stdout : null;
   return out ? parseFindOutput(root, parts, out) : null;
 }
 

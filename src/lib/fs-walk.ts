@@ -115,18 +115,25 @@ function readNames(dir: Buffer, limit: number, sizeHint: bigint): string[] {
   if (limit === Number.POSITIVE_INFINITY || readsAtOnce(sizeHint)) {
     return readdirSync(dir, { encoding: "latin1" }).sort().slice(0, limit);
   }
+  return readSomeEntries(dir, limit)
+    .map((entry) => entry.name)
+    .sort();
+}
+
+/** The first `limit` entries of a directory in the order it gives them, read one by one (readdirSync would hold all). */
+function readSomeEntries(dir: Buffer, limit: number): Dirent[] {
   const handle = opendirSync(dir, { encoding: "latin1" });
-  const names: string[] = [];
+  const entries: Dirent[] = [];
   try {
-    while (names.length < limit) {
+    while (entries.length < limit) {
       const entry = handle.readSync();
       if (entry === null) break;
-      names.push(entry.name);
+      entries.push(entry);
     }
   } finally {
     handle.closeSync();
   }
-  return names.sort();
+  return entries;
 }
 
 /**
@@ -134,21 +141,10 @@ function readNames(dir: Buffer, limit: number, sizeHint: bigint): string[] {
  * sorted by bytes as readNames sorts them.
  */
 function readTypes(dir: Buffer, limit: number, sizeHint: bigint): Map<string, LightEntry["type"] | "dir" | null> {
-  const entries: Dirent[] = [];
-  if (limit === Number.POSITIVE_INFINITY || readsAtOnce(sizeHint)) {
-    entries.push(...(readdirSync(dir, { encoding: "latin1", withFileTypes: true }) as unknown as Dirent[]));
-  } else {
-    const handle = opendirSync(dir, { encoding: "latin1" });
-    try {
-      while (entries.length < limit) {
-        const entry = handle.readSync();
-        if (entry === null) break;
-        entries.push(entry);
-      }
-    } finally {
-      handle.closeSync();
-    }
-  }
+  const entries =
+    limit === Number.POSITIVE_INFINITY || readsAtOnce(sizeHint)
+      ? (readdirSync(dir, { encoding: "latin1", withFileTypes: true }) as unknown as Dirent[])
+      : readSomeEntries(dir, limit);
   const names = entries.map((entry) => entry.name).sort();
   const byName = new Map(entries.map((entry) => [entry.name, direntType(entry)] as const));
   return new Map(names.slice(0, limit).map((name) => [name, byName.get(name)!] as const));

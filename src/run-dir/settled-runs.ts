@@ -1,7 +1,7 @@
-import { type Stats, closeSync, fsyncSync, lstatSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { type Stats, lstatSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { ownedName } from "../environment/owner-pid.js";
+import { writeFileAtomically } from "../many/atomic-file.js";
 import { readArtifactJson } from "./artifact-file.js";
 
 /**
@@ -52,18 +52,10 @@ export class SettledRuns {
   /** Writes the runs settled in this sweep (those gone from the runs directory drop out); never throws. */
   save(): void {
     if (sameEntries(this.#known, this.#now)) return;
-    const temp = `${this.#path}.${ownedName()}.tmp`;
     try {
-      const fd = openSync(temp, "wx", 0o600);
-      try {
-        writeSync(fd, JSON.stringify({ version: 1, runs: Object.fromEntries(this.#now) }));
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(temp, this.#path);
+      writeFileAtomically(this.#path, JSON.stringify({ version: 1, runs: Object.fromEntries(this.#now) }));
     } catch {
-      rmSync(temp, { force: true });
+      // not kept: the next start reads these runs once more
     }
   }
 }
