@@ -155,6 +155,16 @@ describe("the agent-ending ladder, rung by rung", () => {
     expect(killed).toMatchObject({ detail: "agent_reported_error", message: "pi exited on SIGKILL before writing any event" });
   });
 
+  test("6. a stderr tail whose cut left only its marker on a line (one long token cut off) gives the next line as the reason", () => {
+    const stderrTail = "(90000 earlier bytes) …\nfatal: could not read config\n";
+    const outcome = decideAgentEnding(facts({ stream: { kind: "incomplete" }, exitCode: 2, stdoutLines: 0, stderrTail }));
+    expect(outcome).toMatchObject({ message: "pi exited with code 2 before writing any event: fatal: could not read config" });
+    const cutLine = decideAgentEnding(
+      facts({ stream: { kind: "incomplete" }, exitCode: 2, stdoutLines: 0, stderrTail: "(12 earlier bytes) … the rest" }),
+    );
+    expect(cutLine).toMatchObject({ message: "pi exited with code 2 before writing any event: (12 earlier bytes) … the rest" });
+  });
+
   test("6. gemini's start-up notices are not the reason: the line after them is (its missing-login message here)", () => {
     const stderrTail = [
       "YOLO mode is enabled. All tool calls will be automatically approved.",

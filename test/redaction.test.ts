@@ -5,6 +5,7 @@ import { describe, expect, test } from "vitest";
 import { RunDirectory } from "../src/run-dir/run-dir.js";
 import { stderrReason } from "../src/agent/agent-ending.js";
 import { clip } from "../src/lib/clip.js";
+import { HeadTailBuffer } from "../src/process/head-tail.js";
 import { readTestClaim } from "../src/verdict/agent-claim.js";
 import { SECRET_KINDS } from "../src/patch/rules/secrets.js";
 import { MIN_REDACTED_LENGTH, Redactor, envSecrets } from "../src/run-dir/redact.js";
@@ -50,6 +51,28 @@ function partsLeftByEachCut(redactor: Redactor, secret: string, glue: string, hi
     left.push(
       ...partsOf(hidden)
         .filter((part) => head.includes(part))
+        .map((part) => `${kept}: ${part}`),
+    );
+  }
+  return left;
+}
+
+/**
+ * The mirror of partsLeftByEachCut for a stream whose start is left out (a stderr tail, src/process/head-tail.ts): the
+ * parts of `secret` found in what is kept of each tail and redacted, the cut falling before each of its characters.
+ */
+function partsLeftByEachTailCut(redactor: Redactor, secret: string, glue: string, hidden: string): string[] {
+  const limit = 200;
+  const word = `${glue}${secret}`;
+  const left: string[] = [];
+  for (let kept = 1; kept < word.length; kept++) {
+    const tail = new HeadTailBuffer(0, 4096);
+    // The cut leaves `kept` characters of the word in the last `limit` bytes less the marker's room.
+    tail.push(Buffer.from(`${"lorem ".repeat(80)}${word}${" ipsum".repeat(40).slice(0, limit - 40 - kept)}`));
+    const text = redactor.text(`said: ${tail.tailText(limit)} then`);
+    left.push(
+      ...partsOf(hidden)
+        .filter((part) => text.includes(part))
         .map((part) => `${kept}: ${part}`),
     );
   }
@@ -289,6 +312,49 @@ describe("a secret cut by a clip (src/lib/clip.ts)", () => {
       expect(partsLeftByEachCut(redactor, word, glue, word), glue).toEqual([]);
       expect(partsLeftByEachCut(redactor, phrase, glue, phrase), glue).toEqual([]);
     }
+  });
+
+  test.each(TOKENS)("a $kind whose start a stderr tail cut off leaves no part of what follows its prefix", ({ prefix, body }) => {
+    for (const glue of ["", "GH_TOKEN=", "https://x-access-token:", '{"token":"'])
+      expect(partsLeftByEachTailCut(new Redactor(), `${prefix}${body}`, glue, body), glue).toEqual([]);
+  });
+
+  test("an --env value, with spaces or without, whose start a stderr tail cut off leaves no part of it", () => {
+    const word = "Wk4Rp9Zt2Xq7Mv5Jc";
+    const phrase = "Vq3 Zx7Kw Jm2Rt9 Yb8Hn4Lp";
+    const base64 = "aB3/dE6+gH9=kL2/mN5+pQ8=";
+    const redactor = new Redactor([
+      { name: "WORD", value: word },
+      { name: "PHRASE", value: phrase },
+      { name: "BASE64", value: base64 },
+    ]);
+    for (const glue of ["", "PASSWORD=", "'"]) {
+      expect(partsLeftByEachTailCut(redactor, word, glue, word), glue).toEqual([]);
+      expect(partsLeftByEachTailCut(redactor, phrase, glue, phrase), glue).toEqual([]);
+      expect(partsLeftByEachTailCut(redactor, base64, glue, base64), glue).toEqual([]);
+    }
+  });
+
+  test("the end of an --env value a stderr tail kept is marked as the value; a text with a tail marker but no value's end stays as it is", () => {
+    const redactor = new Redactor([{ name: "PHRASE", value: "correct horse battery staple" }]);
+    const tail = new HeadTailBuffer(0, 4096);
+    tail.push(Buffer.from(`${"x".repeat(100)} correct horse battery staple was refused`));
+    expect(tail.tailText(74)).toBe("(108 earlier bytes) … horse battery staple was refused");
+    expect(redactor.text(tail.tailText(74))).toBe("(108 earlier bytes) …[redacted: --env PHRASE] was refused");
+    const plain = new HeadTailBuffer(0, 4096);
+    plain.push(Buffer.from(`${"y ".repeat(100)}nothing secret`));
+    expect(redactor.text(plain.tailText(50))).toBe(plain.tailText(50));
+  });
+
+  test("a private key whose BEGIN line a stderr tail cut off leaves none of its base64 lines: they go up to its END line", () => {
+    const lines = ["MIIEpAIBAAKCAQEAx7Qz9Kv2Wq8Rt5Ym3Np6Lc4H", "b1Gd0Fs8Xa2VeKd5Wp2Zq8Xj3Rv6Ty9Mb4Nc7L+/=", "h1Gf0Sa5Ue2Io"];
+    const block = `${PEM_BEGIN}\n${lines.join("\n")}\n${PEM_END}`;
+    expect(partsLeftByEachTailCut(new Redactor(), block, "", lines.join(""))).toEqual([]);
+    const tail = new HeadTailBuffer(0, 4096);
+    tail.push(Buffer.from(`key:\n${block}\nafter`));
+    expect(new Redactor().text(tail.tailText(PEM_END.length + 50))).toMatch(
+      /^\(\d+ earlier bytes\) …\[redacted: private key block\]\nafter$/,
+    );
   });
 
   test("the words of an --env value a clip kept are marked as the value, also where the clipped text is inside a longer one", () => {

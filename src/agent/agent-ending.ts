@@ -4,7 +4,7 @@ import { handoffCliInstallDir } from "./executable.js";
 import { classifyProviderError, hintFor } from "./cli-failures.js";
 import type { StreamVerdict } from "./stream-contract.js";
 import type { AgentOutcome, ExternalAgentResult } from "./backend.js";
-import { clip } from "../lib/clip.js";
+import { clip, tailClipMarkers } from "../lib/clip.js";
 import { plainText } from "../lib/plain-text.js";
 import { assertNever } from "../lib/assert-never.js";
 import { type ProcessEnding, type ProcessSpawnError, processEnding } from "../process/process-ending.js";
@@ -263,7 +263,8 @@ export function stderrReason(text: string): string {
   const lines = plainText(text)
     .split("\n")
     .map((line) => line.trim())
-    .filter((line) => line !== "" && !STARTUP_NOTICES.test(line));
+    // A tail marker with nothing kept after it (one long token cut off) says nothing of why.
+    .filter((line) => line !== "" && !STARTUP_NOTICES.test(line) && line.replace(tailClipMarkers(), "") !== "");
   // Clipped, not sliced: redaction runs on what is kept, and a secret cut in two would not be recognised (src/lib/clip.ts).
   return clip(lines.find((line) => /^(error|fatal)\b/i.test(line)) ?? lines[0] ?? "", 300);
 }

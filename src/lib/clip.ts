@@ -64,3 +64,41 @@ function isTokenChar(code: number): boolean {
     (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || code === 0x5f || code === 0x2d
   );
 }
+
+/**
+ * The marker before the kept end of a text whose start was left out (a stderr tail), `(N earlier bytes) …`: the
+ * Redactor finds such ends by it, as it finds clipped starts by `clipMarker`.
+ */
+export function tailClipMarker(earlier: number): string {
+  return `(${earlier} earlier bytes) …`;
+}
+
+/** Every tail clip marker in a text (a fresh expression each call: it is global); a match's end is where the kept text starts. */
+export function tailClipMarkers(): RegExp {
+  return /\(\d+ earlier bytes\) …/g;
+}
+
+/** A cheap test before looking for tail markers: how every one ends. */
+export const TAIL_CLIP_MARKER_END = ") …";
+
+/**
+ * Bytes cut at both ends, as `clip` cuts text: where the kept start of `bytes` may end when the byte after `end` is
+ * `next` (null: unknown, taken to go on with a token). Token characters are ASCII, so bytes can be judged one by one.
+ */
+export function tokenStartInBytes(bytes: Uint8Array, end: number, next: number | null): number {
+  if (end === 0 || !isTokenChar(bytes[end - 1]!) || (next !== null && !isTokenChar(next))) return end;
+  let cut = end - 1;
+  while (cut > 0 && isTokenChar(bytes[cut - 1]!)) cut--;
+  return cut;
+}
+
+/**
+ * Where the kept end of `bytes` may begin at or after `start` when the byte before it is `previous` (null: unknown,
+ * taken to be part of a token): past the rest of a token the cut split, and past the rest of a split UTF-8 character.
+ */
+export function tokenEndInBytes(bytes: Uint8Array, start: number, previous: number | null): number {
+  let cut = start;
+  if (previous === null || isTokenChar(previous)) while (cut < bytes.length && isTokenChar(bytes[cut]!)) cut++;
+  while (cut < bytes.length && (bytes[cut]! & 0xc0) === 0x80) cut++;
+  return cut;
+}

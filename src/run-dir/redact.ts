@@ -1,5 +1,5 @@
 import { isAbsolute } from "node:path";
-import { CLIP_MARKER_START, clipMarkers } from "../lib/clip.js";
+import { CLIP_MARKER_START, TAIL_CLIP_MARKER_END, clipMarkers, tailClipMarkers } from "../lib/clip.js";
 import { existingRealPath } from "../lib/paths.js";
 import { SECRET_KINDS } from "../patch/rules/secrets.js";
 
@@ -27,6 +27,12 @@ const KINDS = new RegExp(KIND_SOURCES.map((source) => `(${source})`).join("|"), 
 /** Where each kind's own group sits among the capture groups (a kind's pattern may hold groups of its own). */
 const KIND_GROUPS = KIND_SOURCES.map((_, i) => KIND_SOURCES.slice(0, i).reduce((groups, source) => groups + 1 + groupCount(source), 0));
 const KIND_MARKERS = SECRET_KINDS.map((kind) => `[redacted: ${kind.name}]`);
+/**
+ * A private key block's end without its BEGIN line (cut off before a kept tail, or all but the words the tail's
+ * token-safe start left of it), read from where the tail starts.
+ */
+const KEY_BLOCK_END = /(?:[ A-Z0-9]*-----)?[A-Za-z0-9+/=\s]{0,16384}-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/y;
+const KEY_BLOCK_MARKER = "[redacted: private key block]";
 
 export class Redactor {
   /** Longest first: a value that contains another is removed whole, under its own name. */
@@ -56,6 +62,8 @@ export class Redactor {
       if (redacted.includes(value.text)) redacted = redacted.replaceAll(value.text, value.marker);
     }
     if (started && redacted.includes(CLIP_MARKER_START)) redacted = this.#clippedValues(redacted);
+    // A kept end holds no value's start, so it is looked for wherever a tail marker is.
+    if (redacted.includes(TAIL_CLIP_MARKER_END)) redacted = this.#tailClipped(redacted);
     return redacted.replace(KINDS, markerOfKind);
   }
 
@@ -74,6 +82,30 @@ export class Redactor {
       for (const value of this.#values) {
         const at = valueStartEndingAt(text, end, value.text, Math.max(from, end - value.text.length + 1));
         if (at !== -1 && at < start) [start, marker] = [at, value.marker];
+      }
+      redacted += text.slice(from, start) + marker;
+      from = end;
+    }
+    return from === 0 ? text : redacted + text.slice(from);
+  }
+
+  /**
+   * The mirror of #clippedValues for a text whose start was left out (src/lib/clip.ts `tailClipMarker`): the end of a
+   * value (MIN_REDACTED_LENGTH characters or more) that begins where a tail marker ends goes as the whole value would,
+   * and so do a private key's last base64 lines up to its END line. The longest such end wins.
+   */
+  #tailClipped(text: string): string {
+    let redacted = "";
+    let from = 0;
+    for (const match of text.matchAll(tailClipMarkers())) {
+      const start = match.index + match[0].length;
+      KEY_BLOCK_END.lastIndex = start;
+      const keyEnd = KEY_BLOCK_END.exec(text);
+      let end = keyEnd === null ? start : start + keyEnd[0].length;
+      let marker = keyEnd === null ? "" : KEY_BLOCK_MARKER;
+      for (const value of this.#values) {
+        const length = valueEndStartingAt(text, start, value.text);
+        if (start + length > end) [end, marker] = [start + length, value.marker];
       }
       redacted += text.slice(from, start) + marker;
       from = end;
@@ -154,6 +186,18 @@ function valueStartEndingAt(text: string, end: number, value: string, earliest: 
     if (value.startsWith(text.slice(at, end))) return at;
   }
   return -1;
+}
+
+/**
+ * The length of the longest end of `value` (MIN_REDACTED_LENGTH characters or more, shorter than the value) that
+ * `text` holds from `start` on; 0 when none does. Only ends as long as the rest of the text are tried.
+ */
+function valueEndStartingAt(text: string, start: number, value: string): number {
+  const room = text.length - start;
+  for (let from = Math.max(1, value.length - room); from <= value.length - MIN_REDACTED_LENGTH; from++) {
+    if (value.charCodeAt(from) === text.charCodeAt(start) && text.startsWith(value.slice(from), start)) return value.length - from;
+  }
+  return 0;
 }
 
 function namesAPlace(value: string): boolean {
