@@ -291,6 +291,16 @@ describe("Redactor", () => {
   });
 });
 
+describe("an --env value as JSON spells it", () => {
+  test("a value with a quote, a backslash or a newline goes also where a JSON line the agent wrote escapes it", () => {
+    const value = 'pa"ss\\wo\nrd';
+    const redactor = new Redactor([{ name: "PASSWORD", value }]);
+    const rawLine = `{"type":"oops","text":${JSON.stringify(`using ${value} now`)},`; // not JSON: a diagnostic keeps it raw
+    expect(redactor.text(rawLine)).toBe('{"type":"oops","text":"using [redacted: --env PASSWORD] now",');
+    expect(redactor.text(`plain ${value}`)).toBe("plain [redacted: --env PASSWORD]");
+  });
+});
+
 describe("a secret cut by a clip (src/lib/clip.ts)", () => {
   test("every kind the scanner knows has a sample above, so each is tested cut", () => {
     expect([...TOKENS.map((token) => token.kind), "private key block"].sort()).toEqual(SECRET_KINDS.map((kind) => kind.name).sort());

@@ -40,7 +40,11 @@ export class Redactor {
 
   /** `secrets`: the `--env` values to remove besides the scanner's kinds; each value is taken as given (see `envSecrets`). */
   constructor(secrets: readonly EnvSecret[] = []) {
-    this.#values = [...secrets]
+    this.#values = secrets
+      // A value with a quote, a backslash or a control character appears escaped inside a JSON line the agent wrote
+      // (a diagnostic keeps such a line raw): that spelling goes too.
+      .flatMap((secret) => [secret, { name: secret.name, value: JSON.stringify(secret.value).slice(1, -1) }])
+      .filter((secret, i, all) => i % 2 === 0 || secret.value !== all[i - 1]!.value)
       .sort((a, b) => b.value.length - a.value.length)
       .map((secret) => ({
         text: secret.value,
