@@ -670,7 +670,10 @@ export async function runLookingForKey(cli: ConformanceCli, key: string): Promis
   const look = [
     "env > seen-env.txt",
     "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' > seen-proc-environ.txt",
-    'printf %s "$CHECK_A$CHECK_B" | grep -rlsF -f /dev/stdin "$HOME" "$TMPDIR" /tmp . /proc/[0-9]*/environ /proc/[0-9]*/cmdline > seen-key-in.txt; true',
+    // The pattern from a file, not /dev/stdin: omp's shell gives a command omp's own stdin there (the task), and not
+    // on grep's command line, where /proc/<grep>/cmdline would hold it. Its length says it is the key.
+    'pattern="${TMPDIR:-/tmp}/key-pattern"; printf %s "$CHECK_A$CHECK_B" > "$pattern"; wc -c < "$pattern" > seen-pattern-length.txt',
+    'grep -rlsF --exclude=key-pattern -f "$pattern" "$HOME" "$TMPDIR" /tmp . /proc/[0-9]*/environ /proc/[0-9]*/cmdline > seen-key-in.txt; true',
   ].join("; ");
   const half = Math.floor(key.length / 2);
   const run = await runWithCli(
@@ -689,6 +692,7 @@ export async function runLookingForKey(cli: ConformanceCli, key: string): Promis
   const patch = readFileSync(join(run.runDir, "changes.patch"), "utf8");
   const seen = (file: string) => new RegExp(`\\+\\+\\+ b/${file}\\n@@[^\\n]*\\n((?:\\+[^\\n]*\\n)*)`).exec(patch)?.[1] ?? "";
   expect(patch).toContain("seen-key-in.txt");
+  expect(seen("seen-pattern-length.txt").trim(), "what the sandbox looked for is the key").toBe(`+${key.length}`);
   expect(seen("seen-key-in.txt"), "files and processes in the sandbox that hold the key").toBe("");
   expect(run.result.network?.allowed).toContainEqual(
     expect.objectContaining({ host: "127.0.0.1", port: run.model.port, rule: expect.stringContaining("added by handoff") }),
