@@ -81,6 +81,11 @@ describe("the import graph of src/ and backends/", () => {
     expect(arrowsOut(graph, "src/process", ["src/lib", "src/vocabulary"])).toEqual([]);
   });
 
+  test("src/process/process.ts is the one module that starts processes: nothing else in src/ or backends/ imports node:child_process", () => {
+    const starters = [...graph.keys()].filter((file) => /from\s+"node:child_process"/.test(readFileSync(join(ROOT, file), "utf8")));
+    expect(starters).toEqual(["src/process/process.ts"]);
+  });
+
   test("backends implement the agent's contract: src/agent never imports backends/", () => {
     const intoBackends = [...graph]
       .filter(([file]) => file.startsWith("src/agent/"))

@@ -1,8 +1,7 @@
-import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { fileType, walkTree } from "../lib/fs-walk.js";
-import { captureProcess } from "../process/process.js";
+import { captureProcess, captureProcessSync } from "../process/process.js";
 import { which } from "../process/which.js";
 
 /**
@@ -97,9 +96,8 @@ function line(
 function stampsByFind(root: string, parts: readonly string[]): Stamp[] | null {
   const find = which("find", SYSTEM_PATH);
   if (find === null) return null;
-  const ran = spawnSync(find, findArgs(root, parts), { env: FIND_ENV, maxBuffer: FIND_MAX_BUFFER, stdio: ["ignore", "pipe", "ignore"] });
-  if (ran.error || ran.status !== 0) return null;
-  return parseFindOutput(root, parts, ran.stdout);
+  const out = captureProcessSync({ file: find, args: findArgs(root, parts), env: FIND_ENV, maxBuffer: FIND_MAX_BUFFER });
+  return out === null ? null : parseFindOutput(root, parts, out);
 }
 
 /** `stampsByFind`, its find process waited for without blocking. */

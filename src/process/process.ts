@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { openChildStdio } from "./stdio-pipes.js";
 import { which } from "./which.js";
@@ -403,6 +403,25 @@ function capture(request: CaptureRequest, maxBuffer: number, timeout: number): P
     });
     child.on("close", (code) => settle({ exitCode: code, stdout: stdout.bytes, stderr: stderr.bytes, overLimit, timedOut }));
   });
+}
+
+/**
+ * A command's stdout, run to its end synchronously for the few callers that cannot wait on a promise (the
+ * environment's stamps, read inside a synchronous check); stderr ignored. Null when it could not start, did not exit
+ * 0, or wrote more than `maxBuffer` bytes.
+ */
+export function captureProcessSync(request: {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly maxBuffer: number;
+}): Buffer | null {
+  const ran = spawnSync(request.file, [...request.args], {
+    env: request.env,
+    maxBuffer: request.maxBuffer,
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  return ran.error || ran.status !== 0 ? null : ran.stdout;
 }
 
 /**
