@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../src/lib/lazy-schema.js";
 import type { StreamParser, StreamVerdict } from "../src/agent/stream-contract.js";
 import type { ExternalAgentResult } from "../src/agent/backend.js";
 import type { AgentEvent } from "../src/vocabulary/events.js";
@@ -38,54 +39,66 @@ export function classifyClaudeError(message: string, status: number | null, code
   return detailOfErrorCode(code) ?? detail;
 }
 
-const Init = z.looseObject({ session_id: z.string().min(1), model: z.string().optional(), claude_code_version: z.string().optional() });
-const ApiRetry = z.looseObject({
-  attempt: z.number().optional(),
-  max_retries: z.number().optional(),
-  error_status: z.number().nullish(),
-  error: z.string().nullish(),
-});
-const ApiError = z.looseObject({ error: z.unknown().optional(), message: z.string().optional() });
+const Init = lazySchema(() =>
+  z.looseObject({ session_id: z.string().min(1), model: z.string().optional(), claude_code_version: z.string().optional() }),
+);
+const ApiRetry = lazySchema(() =>
+  z.looseObject({
+    attempt: z.number().optional(),
+    max_retries: z.number().optional(),
+    error_status: z.number().nullish(),
+    error: z.string().nullish(),
+  }),
+);
+const ApiError = lazySchema(() => z.looseObject({ error: z.unknown().optional(), message: z.string().optional() }));
 
-const Block = z.looseObject({ type: z.string() });
-const TextBlock = z.looseObject({ text: z.string() });
-const ThinkingBlock = z.looseObject({ thinking: z.string() });
-const ToolUseBlock = z.looseObject({ id: z.string(), name: z.string(), input: z.unknown().optional() });
-const ToolResultBlock = z.looseObject({ tool_use_id: z.string(), content: z.unknown().optional(), is_error: z.boolean().nullish() });
+const Block = lazySchema(() => z.looseObject({ type: z.string() }));
+const TextBlock = lazySchema(() => z.looseObject({ text: z.string() }));
+const ThinkingBlock = lazySchema(() => z.looseObject({ thinking: z.string() }));
+const ToolUseBlock = lazySchema(() => z.looseObject({ id: z.string(), name: z.string(), input: z.unknown().optional() }));
+const ToolResultBlock = lazySchema(() =>
+  z.looseObject({ tool_use_id: z.string(), content: z.unknown().optional(), is_error: z.boolean().nullish() }),
+);
 
-const Assistant = z.looseObject({
-  message: z.looseObject({ content: z.array(Block) }),
-  parent_tool_use_id: z.string().nullish(),
-  error: z.string().nullish(),
-});
-const User = z.looseObject({
-  message: z.looseObject({ content: z.union([z.string(), z.array(Block)]) }),
-  parent_tool_use_id: z.string().nullish(),
-  tool_use_result: z.unknown().optional(),
-});
+const Assistant = lazySchema(() =>
+  z.looseObject({
+    message: z.looseObject({ content: z.array(Block) }),
+    parent_tool_use_id: z.string().nullish(),
+    error: z.string().nullish(),
+  }),
+);
+const User = lazySchema(() =>
+  z.looseObject({
+    message: z.looseObject({ content: z.union([z.string(), z.array(Block)]) }),
+    parent_tool_use_id: z.string().nullish(),
+    tool_use_result: z.unknown().optional(),
+  }),
+);
 /** The tools whose structured result names a file they changed. */
 const FILE_TOOLS = new Set(["Write", "Edit", "MultiEdit"]);
 /** Write: `{type: "create"|"update", filePath}`; Edit: `{filePath, structuredPatch, …}` without a type. */
-const FileToolResult = z.looseObject({ filePath: z.string(), type: z.string().optional() });
+const FileToolResult = lazySchema(() => z.looseObject({ filePath: z.string(), type: z.string().optional() }));
 
-const Result = z.looseObject({
-  subtype: z.string(),
-  is_error: z.boolean(),
-  result: z.string().optional(),
-  errors: z.array(z.string()).optional(),
-  api_error_status: z.number().nullish(),
-  total_cost_usd: z.number().nullish(),
-  usage: z
-    .looseObject({
-      input_tokens: z.number(),
-      output_tokens: z.number(),
-      cache_creation_input_tokens: z.number().nullish(),
-      cache_read_input_tokens: z.number().nullish(),
-    })
-    .optional(),
-  permission_denials: z.array(z.looseObject({ tool_name: z.string(), tool_input: z.unknown().optional() })).optional(),
-  session_id: z.string().optional(),
-});
+const Result = lazySchema(() =>
+  z.looseObject({
+    subtype: z.string(),
+    is_error: z.boolean(),
+    result: z.string().optional(),
+    errors: z.array(z.string()).optional(),
+    api_error_status: z.number().nullish(),
+    total_cost_usd: z.number().nullish(),
+    usage: z
+      .looseObject({
+        input_tokens: z.number(),
+        output_tokens: z.number(),
+        cache_creation_input_tokens: z.number().nullish(),
+        cache_read_input_tokens: z.number().nullish(),
+      })
+      .optional(),
+    permission_denials: z.array(z.looseObject({ tool_name: z.string(), tool_input: z.unknown().optional() })).optional(),
+    session_id: z.string().optional(),
+  }),
+);
 
 /**
  * Lines handoff reads nothing from, on purpose (no event, no diagnostic): progress and bookkeeping that repeats what

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { z } from "zod";
+import { lazySchema } from "../src/lib/lazy-schema.js";
 import type { AgentCommand } from "../src/agent/stream-contract.js";
 import type { KeyRoute } from "../src/egress/key-route.js";
 import type {
@@ -117,7 +118,9 @@ export function claudeResume(invocation: CliResumeInvocation): CliResumeCommand 
 }
 
 /** The parts of the user's settings.json that decide where Claude sends its model requests and how it logs in. */
-const ClaudeSettings = z.looseObject({ env: z.record(z.string(), z.unknown()).optional(), apiKeyHelper: z.unknown().optional() });
+const ClaudeSettings = lazySchema(() =>
+  z.looseObject({ env: z.record(z.string(), z.unknown()).optional(), apiKeyHelper: z.unknown().optional() }),
+);
 
 /** A login given as a key or token: no claude.ai OAuth login, so nothing to refresh. */
 const CLAUDE_KEY_VARS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"] as const;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../src/lib/lazy-schema.js";
 import type { StreamParser, StreamVerdict } from "../src/agent/stream-contract.js";
 import type { ExternalAgentResult } from "../src/agent/backend.js";
 import type { AgentEvent } from "../src/vocabulary/events.js";
@@ -19,41 +20,49 @@ export function classifyCodexError(message: string): AgentFailureDetail {
   return classifyProviderError(message);
 }
 
-const Usage = z.looseObject({
-  input_tokens: z.number(),
-  output_tokens: z.number(),
-  cached_input_tokens: z.number().optional(),
-  reasoning_output_tokens: z.number().optional(),
-});
+const Usage = lazySchema(() =>
+  z.looseObject({
+    input_tokens: z.number(),
+    output_tokens: z.number(),
+    cached_input_tokens: z.number().optional(),
+    reasoning_output_tokens: z.number().optional(),
+  }),
+);
 
-const ThreadStarted = z.looseObject({ thread_id: z.string().min(1) });
-const TurnCompleted = z.looseObject({ usage: Usage.optional() });
-const WithMessage = z.looseObject({ message: z.string() });
-const TurnFailed = z.looseObject({ error: WithMessage });
-const ItemLine = z.looseObject({ item: z.looseObject({ id: z.string(), type: z.string() }) });
+const ThreadStarted = lazySchema(() => z.looseObject({ thread_id: z.string().min(1) }));
+const TurnCompleted = lazySchema(() => z.looseObject({ usage: Usage.optional() }));
+const WithMessage = lazySchema(() => z.looseObject({ message: z.string() }));
+const TurnFailed = lazySchema(() => z.looseObject({ error: WithMessage }));
+const ItemLine = lazySchema(() => z.looseObject({ item: z.looseObject({ id: z.string(), type: z.string() }) }));
 
-const AgentMessage = z.looseObject({ text: z.string() });
-const CommandExecution = z.looseObject({
-  command: z.string(),
-  aggregated_output: z.string().optional(),
-  exit_code: z.number().nullish(),
-  status: z.string(),
-});
-const FileChange = z.looseObject({
-  changes: z.array(z.looseObject({ path: z.string(), kind: z.string() })),
-  status: z.string(),
-});
-const McpToolCall = z.looseObject({
-  server: z.string(),
-  tool: z.string(),
-  arguments: z.unknown().optional(),
-  result: z.looseObject({ content: z.array(z.unknown()).optional() }).nullish(),
-  error: WithMessage.nullish(),
-  status: z.string(),
-});
-const WebSearch = z.looseObject({ query: z.string() });
-const TodoList = z.looseObject({ items: z.array(z.looseObject({ text: z.string(), completed: z.boolean() })) });
-const CollabToolCall = z.looseObject({ tool: z.string(), status: z.string() });
+const AgentMessage = lazySchema(() => z.looseObject({ text: z.string() }));
+const CommandExecution = lazySchema(() =>
+  z.looseObject({
+    command: z.string(),
+    aggregated_output: z.string().optional(),
+    exit_code: z.number().nullish(),
+    status: z.string(),
+  }),
+);
+const FileChange = lazySchema(() =>
+  z.looseObject({
+    changes: z.array(z.looseObject({ path: z.string(), kind: z.string() })),
+    status: z.string(),
+  }),
+);
+const McpToolCall = lazySchema(() =>
+  z.looseObject({
+    server: z.string(),
+    tool: z.string(),
+    arguments: z.unknown().optional(),
+    result: z.looseObject({ content: z.array(z.unknown()).optional() }).nullish(),
+    error: WithMessage.nullish(),
+    status: z.string(),
+  }),
+);
+const WebSearch = lazySchema(() => z.looseObject({ query: z.string() }));
+const TodoList = lazySchema(() => z.looseObject({ items: z.array(z.looseObject({ text: z.string(), completed: z.boolean() })) }));
+const CollabToolCall = lazySchema(() => z.looseObject({ tool: z.string(), status: z.string() }));
 
 type ItemPhase = "started" | "updated" | "completed";
 

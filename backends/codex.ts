@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { z } from "zod";
+import { lazySchema } from "../src/lib/lazy-schema.js";
 import type { AgentCommand } from "../src/agent/stream-contract.js";
 import { BASE_URL_TOKEN, type KeyRoute } from "../src/egress/key-route.js";
 import type {
@@ -102,28 +103,32 @@ export function codexResume(invocation: CliResumeInvocation): CliResumeCommand {
 }
 
 /** The keys of config.toml that choose the model provider and its base URL. */
-const CodexConfig = z.looseObject({
-  model_provider: z.string().optional(),
-  profile: z.string().optional(),
-  profiles: z
-    .record(z.string(), z.looseObject({ model_provider: z.string().optional(), openai_base_url: z.string().optional() }))
-    .optional(),
-  openai_base_url: z.string().optional(),
-  model_providers: z
-    .record(
-      z.string(),
-      z.looseObject({
-        base_url: z.string().optional(),
-        env_key: z.string().optional(),
-        requires_openai_auth: z.boolean().optional(),
-        aws: z.looseObject({ region: z.string().optional() }).optional(),
-      }),
-    )
-    .optional(),
-});
+const CodexConfig = lazySchema(() =>
+  z.looseObject({
+    model_provider: z.string().optional(),
+    profile: z.string().optional(),
+    profiles: z
+      .record(z.string(), z.looseObject({ model_provider: z.string().optional(), openai_base_url: z.string().optional() }))
+      .optional(),
+    openai_base_url: z.string().optional(),
+    model_providers: z
+      .record(
+        z.string(),
+        z.looseObject({
+          base_url: z.string().optional(),
+          env_key: z.string().optional(),
+          requires_openai_auth: z.boolean().optional(),
+          aws: z.looseObject({ region: z.string().optional() }).optional(),
+        }),
+      )
+      .optional(),
+  }),
+);
 
 /** Only which kind of login auth.json holds (`codex login`): its secrets are not read. */
-const CodexAuth = z.looseObject({ auth_mode: z.string().nullish(), OPENAI_API_KEY: z.string().nullish(), tokens: z.unknown().optional() });
+const CodexAuth = lazySchema(() =>
+  z.looseObject({ auth_mode: z.string().nullish(), OPENAI_API_KEY: z.string().nullish(), tokens: z.unknown().optional() }),
+);
 
 /** Codex's built-in local providers and the port each listens on by default (CODEX_OSS_PORT / CODEX_OSS_BASE_URL move them). */
 const CODEX_OSS_PORTS: Readonly<Record<string, number>> = { ollama: 11434, lmstudio: 1234 };

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../src/lib/lazy-schema.js";
 import type { StreamParser } from "../src/agent/stream-contract.js";
 import type { AgentEvent } from "../src/vocabulary/events.js";
 
@@ -6,8 +7,8 @@ import type { AgentEvent } from "../src/vocabulary/events.js";
  * The command backend's stdout: JSON lines become events (a `{"type":"message","text":…}` line is its final message,
  * a `{"type":"session","id":…}` line its session), other lines text events. The exit code decides the ending.
  */
-const MessageLine = z.looseObject({ type: z.literal("message"), text: z.string() });
-const SessionLine = z.looseObject({ type: z.literal("session"), id: z.string() });
+const MessageLine = lazySchema(() => z.looseObject({ type: z.literal("message"), text: z.string() }));
+const SessionLine = lazySchema(() => z.looseObject({ type: z.literal("session"), id: z.string() }));
 
 export function createCommandParser(): StreamParser {
   let finalMessage: string | null = null;

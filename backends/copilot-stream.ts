@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../src/lib/lazy-schema.js";
 import type { StreamParser, StreamVerdict } from "../src/agent/stream-contract.js";
 import type { AgentEvent } from "../src/vocabulary/events.js";
 import { type AgentFailureDetail, classifyProviderError } from "../src/agent/cli-failures.js";
@@ -60,33 +61,43 @@ export const COPILOT_SKIPPED_TYPES: ReadonlySet<string> = new Set([
 /** Lines passed on whole as `agent.json`: warnings and notices for the record. */
 export const COPILOT_PASSED_ON_TYPES: ReadonlySet<string> = new Set(["session.warning", "session.task_complete", "system.notification"]);
 
-const AssistantMessage = z.looseObject({
-  data: z.looseObject({ content: z.string(), reasoningText: z.string().nullish() }),
-});
-const AssistantReasoning = z.looseObject({ data: z.looseObject({ content: z.string() }) });
-const ToolStart = z.looseObject({
-  data: z.looseObject({ toolCallId: z.string(), toolName: z.string(), arguments: z.unknown().optional() }),
-});
-const ToolComplete = z.looseObject({
-  data: z.looseObject({
-    toolCallId: z.string(),
-    success: z.boolean(),
-    result: z.looseObject({ content: z.string().optional() }).nullish(),
-    error: z.looseObject({ message: z.string().optional(), code: z.string().optional() }).nullish(),
-    fileEdits: z.array(z.looseObject({ path: z.string(), kind: z.string().optional() })).nullish(),
+const AssistantMessage = lazySchema(() =>
+  z.looseObject({
+    data: z.looseObject({ content: z.string(), reasoningText: z.string().nullish() }),
   }),
-});
-const CallFailure = z.looseObject({
-  data: z.looseObject({
-    statusCode: z.number().nullish(),
-    retryAttempt: z.number().nullish(),
-    errorMessage: z.string().nullish(),
+);
+const AssistantReasoning = lazySchema(() => z.looseObject({ data: z.looseObject({ content: z.string() }) }));
+const ToolStart = lazySchema(() =>
+  z.looseObject({
+    data: z.looseObject({ toolCallId: z.string(), toolName: z.string(), arguments: z.unknown().optional() }),
   }),
-});
-const SessionError = z.looseObject({
-  data: z.looseObject({ errorType: z.string(), message: z.string(), statusCode: z.number().nullish() }),
-});
-const Result = z.looseObject({ sessionId: z.string().min(1), exitCode: z.number() });
+);
+const ToolComplete = lazySchema(() =>
+  z.looseObject({
+    data: z.looseObject({
+      toolCallId: z.string(),
+      success: z.boolean(),
+      result: z.looseObject({ content: z.string().optional() }).nullish(),
+      error: z.looseObject({ message: z.string().optional(), code: z.string().optional() }).nullish(),
+      fileEdits: z.array(z.looseObject({ path: z.string(), kind: z.string().optional() })).nullish(),
+    }),
+  }),
+);
+const CallFailure = lazySchema(() =>
+  z.looseObject({
+    data: z.looseObject({
+      statusCode: z.number().nullish(),
+      retryAttempt: z.number().nullish(),
+      errorMessage: z.string().nullish(),
+    }),
+  }),
+);
+const SessionError = lazySchema(() =>
+  z.looseObject({
+    data: z.looseObject({ errorType: z.string(), message: z.string(), statusCode: z.number().nullish() }),
+  }),
+);
+const Result = lazySchema(() => z.looseObject({ sessionId: z.string().min(1), exitCode: z.number() }));
 
 interface SessionFailure {
   readonly errorType: string;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../src/lib/lazy-schema.js";
 import type { ExternalAgentResult } from "../src/agent/backend.js";
 import { classifyProviderError } from "../src/agent/cli-failures.js";
 import type { StreamParser, StreamVerdict } from "../src/agent/stream-contract.js";
@@ -12,22 +13,26 @@ import { clip } from "../src/lib/clip.js";
  * with `status` `success` or `error`, whatever the exit code. docs/backends/gemini.md has the mapping table.
  */
 
-const Init = z.looseObject({ session_id: z.string().min(1), model: z.string().optional() });
-const Message = z.looseObject({ role: z.string(), content: z.string(), delta: z.boolean().optional() });
-const ToolUse = z.looseObject({ tool_name: z.string(), tool_id: z.string(), parameters: z.unknown().optional() });
-const ToolResult = z.looseObject({
-  tool_id: z.string(),
-  status: z.string(),
-  output: z.string().nullish(),
-  error: z.looseObject({ type: z.string().optional(), message: z.string().optional() }).nullish(),
-});
-const ErrorLine = z.looseObject({ severity: z.string().optional(), message: z.string() });
-const Stats = z.looseObject({ input_tokens: z.number().optional(), output_tokens: z.number().optional() });
-const Result = z.looseObject({
-  status: z.string(),
-  error: z.looseObject({ type: z.string().optional(), message: z.string().optional() }).nullish(),
-  stats: Stats.nullish(),
-});
+const Init = lazySchema(() => z.looseObject({ session_id: z.string().min(1), model: z.string().optional() }));
+const Message = lazySchema(() => z.looseObject({ role: z.string(), content: z.string(), delta: z.boolean().optional() }));
+const ToolUse = lazySchema(() => z.looseObject({ tool_name: z.string(), tool_id: z.string(), parameters: z.unknown().optional() }));
+const ToolResult = lazySchema(() =>
+  z.looseObject({
+    tool_id: z.string(),
+    status: z.string(),
+    output: z.string().nullish(),
+    error: z.looseObject({ type: z.string().optional(), message: z.string().optional() }).nullish(),
+  }),
+);
+const ErrorLine = lazySchema(() => z.looseObject({ severity: z.string().optional(), message: z.string() }));
+const Stats = lazySchema(() => z.looseObject({ input_tokens: z.number().optional(), output_tokens: z.number().optional() }));
+const Result = lazySchema(() =>
+  z.looseObject({
+    status: z.string(),
+    error: z.looseObject({ type: z.string().optional(), message: z.string().optional() }).nullish(),
+    stats: Stats.nullish(),
+  }),
+);
 
 /** Tools whose successful call changed the file at `parameters.file_path`. */
 const FILE_TOOLS: Readonly<Record<string, string>> = { write_file: "write", replace: "edit" };

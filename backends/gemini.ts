@@ -1,5 +1,6 @@
 import { isAbsolute, join } from "node:path";
 import { z } from "zod";
+import { lazySchema } from "../src/lib/lazy-schema.js";
 import type {
   CliHome,
   CliInvocation,
@@ -121,9 +122,11 @@ export function geminiResume(invocation: CliResumeInvocation): CliResumeCommand 
 }
 
 /** The part of the user's settings.json that says where the model is: the auth type the user chose. */
-const GeminiSettings = z.looseObject({
-  security: z.looseObject({ auth: z.looseObject({ selectedType: z.string().optional() }).optional() }).optional(),
-});
+const GeminiSettings = lazySchema(() =>
+  z.looseObject({
+    security: z.looseObject({ auth: z.looseObject({ selectedType: z.string().optional() }).optional() }).optional(),
+  }),
+);
 
 /** The auth type the user's settings.json selects (`gemini-api-key`, `oauth-personal`, `vertex-ai`, …), or null. */
 function selectedAuthType(userEnv: Readonly<Record<string, string | undefined>>): string | null {

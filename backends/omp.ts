@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { z } from "zod";
+import { lazySchema } from "../src/lib/lazy-schema.js";
 import type { AgentCommand } from "../src/agent/stream-contract.js";
 import type {
   CliHome,
@@ -78,12 +79,14 @@ export function ompResume(invocation: CliResumeInvocation): CliResumeCommand {
 }
 
 /** A provider of models.yml: its base URL, and any model's own. */
-const OmpProvider = z.looseObject({
-  baseUrl: z.string().optional(),
-  models: z.array(z.looseObject({ baseUrl: z.string().optional() })).optional(),
-});
-const OmpModels = z.looseObject({ providers: z.record(z.string(), OmpProvider).optional() });
-const OmpConfig = z.looseObject({ modelRoles: z.record(z.string(), z.unknown()).optional() });
+const OmpProvider = lazySchema(() =>
+  z.looseObject({
+    baseUrl: z.string().optional(),
+    models: z.array(z.looseObject({ baseUrl: z.string().optional() })).optional(),
+  }),
+);
+const OmpModels = lazySchema(() => z.looseObject({ providers: z.record(z.string(), OmpProvider).optional() }));
+const OmpConfig = lazySchema(() => z.looseObject({ modelRoles: z.record(z.string(), z.unknown()).optional() }));
 
 /**
  * Built-in providers of omp 18.2.3 (pi-catalog's models.json and its auth rules): each one's API host and the

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../src/lib/lazy-schema.js";
 import type { StreamParser, StreamVerdict } from "../src/agent/stream-contract.js";
 import type { AgentEvent } from "../src/vocabulary/events.js";
 import { type AgentFailureDetail, classifyProviderError } from "../src/agent/cli-failures.js";
@@ -10,53 +11,59 @@ import { clip } from "../src/lib/clip.js";
 // ---------------------------------------------------------------------------------------------------------------
 // The stream: one JSON object per line, `{type, timestamp, sessionID, part | error}`.
 
-const Envelope = z.looseObject({ type: z.string(), sessionID: z.string().optional() });
+const Envelope = lazySchema(() => z.looseObject({ type: z.string(), sessionID: z.string().optional() }));
 
-const TextLine = z.looseObject({ part: z.looseObject({ text: z.string() }) });
+const TextLine = lazySchema(() => z.looseObject({ part: z.looseObject({ text: z.string() }) }));
 
-const ToolLine = z.looseObject({
-  part: z.looseObject({
-    tool: z.string(),
-    callID: z.string().optional(),
-    id: z.string().optional(),
-    state: z.looseObject({
-      status: z.string(),
-      input: z.unknown().optional(),
-      output: z.unknown().optional(),
-      error: z.unknown().optional(),
+const ToolLine = lazySchema(() =>
+  z.looseObject({
+    part: z.looseObject({
+      tool: z.string(),
+      callID: z.string().optional(),
+      id: z.string().optional(),
+      state: z.looseObject({
+        status: z.string(),
+        input: z.unknown().optional(),
+        output: z.unknown().optional(),
+        error: z.unknown().optional(),
+      }),
     }),
   }),
-});
+);
 
-const count = z.number().nonnegative().catch(0);
+const count = lazySchema(() => z.number().nonnegative().catch(0));
 
-const StepFinishLine = z.looseObject({
-  part: z.looseObject({
-    reason: z.string().optional(),
-    tokens: z
-      .looseObject({
-        input: count.optional(),
-        output: count.optional(),
-        reasoning: count.optional(),
-        cache: z.looseObject({ read: count.optional(), write: count.optional() }).optional(),
-      })
-      .optional(),
-    cost: z.number().optional(),
+const StepFinishLine = lazySchema(() =>
+  z.looseObject({
+    part: z.looseObject({
+      reason: z.string().optional(),
+      tokens: z
+        .looseObject({
+          input: count.optional(),
+          output: count.optional(),
+          reasoning: count.optional(),
+          cache: z.looseObject({ read: count.optional(), write: count.optional() }).optional(),
+        })
+        .optional(),
+      cost: z.number().optional(),
+    }),
   }),
-});
+);
 
-const ErrorLine = z.looseObject({
-  error: z.looseObject({
-    name: z.string().optional(),
-    data: z
-      .looseObject({
-        message: z.unknown().optional(),
-        statusCode: z.number().int().optional(),
-        metadata: z.looseObject({ code: z.unknown().optional() }).optional(),
-      })
-      .optional(),
+const ErrorLine = lazySchema(() =>
+  z.looseObject({
+    error: z.looseObject({
+      name: z.string().optional(),
+      data: z
+        .looseObject({
+          message: z.unknown().optional(),
+          statusCode: z.number().int().optional(),
+          metadata: z.looseObject({ code: z.unknown().optional() }).optional(),
+        })
+        .optional(),
+    }),
   }),
-});
+);
 
 /** The words OpenCode puts in a tool's error when it auto-rejected a permission ask (run mode without --auto). */
 const REJECTED = /rejected permission/i;

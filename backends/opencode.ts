@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { z } from "zod";
+import { lazySchema } from "../src/lib/lazy-schema.js";
 import type { AgentCommand } from "../src/agent/stream-contract.js";
 import type {
   CliHome,
@@ -122,22 +123,24 @@ function sqlText(value: string): string {
 }
 
 /** The keys of an OpenCode config file that choose the model's provider and its base URL. */
-const OpencodeConfig = z.looseObject({
-  model: z.string().optional(),
-  small_model: z.string().optional(),
-  provider: z
-    .record(
-      z.string(),
-      z.looseObject({
-        npm: z.string().optional(),
-        options: z.looseObject({ baseURL: z.string().optional(), apiKey: z.unknown().optional() }).optional(),
-      }),
-    )
-    .optional(),
-});
+const OpencodeConfig = lazySchema(() =>
+  z.looseObject({
+    model: z.string().optional(),
+    small_model: z.string().optional(),
+    provider: z
+      .record(
+        z.string(),
+        z.looseObject({
+          npm: z.string().optional(),
+          options: z.looseObject({ baseURL: z.string().optional(), apiKey: z.unknown().optional() }).optional(),
+        }),
+      )
+      .optional(),
+  }),
+);
 
 /** Only which providers auth.json holds a login for, and of which kind (`api`, `oauth`): not the secrets. */
-const OpencodeAuth = z.record(z.string(), z.looseObject({ type: z.string().optional() }));
+const OpencodeAuth = lazySchema(() => z.record(z.string(), z.looseObject({ type: z.string().optional() })));
 
 /**
  * Providers OpenCode ships (its bundled models.dev snapshot and AI SDK packages, 1.18.33): the default API host, the

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../src/lib/lazy-schema.js";
 import type { StreamParser, StreamVerdict } from "../src/agent/stream-contract.js";
 import type { ExternalAgentResult } from "../src/agent/backend.js";
 import type { AgentEvent } from "../src/vocabulary/events.js";
@@ -66,44 +67,52 @@ const AGENT_EVENT_TYPES: ReadonlySet<string> = new Set([
 /** omp marks an abort that is part of its own flow (plan-mode transitions) with this text; it is not a failure. */
 const OMP_SILENT_ABORT = "__omp.silent_abort__";
 
-const SessionHeader = z.looseObject({ id: z.string().min(1) });
+const SessionHeader = lazySchema(() => z.looseObject({ id: z.string().min(1) }));
 
-const Usage = z.looseObject({
-  input: z.number().optional(),
-  output: z.number().optional(),
-  cacheRead: z.number().optional(),
-  cacheWrite: z.number().optional(),
-  cost: z.looseObject({ total: z.number().optional() }).nullish(),
-});
+const Usage = lazySchema(() =>
+  z.looseObject({
+    input: z.number().optional(),
+    output: z.number().optional(),
+    cacheRead: z.number().optional(),
+    cacheWrite: z.number().optional(),
+    cost: z.looseObject({ total: z.number().optional() }).nullish(),
+  }),
+);
 
-const MessageLine = z.looseObject({ message: z.looseObject({ role: z.string() }) });
+const MessageLine = lazySchema(() => z.looseObject({ message: z.looseObject({ role: z.string() }) }));
 
-const AssistantMessage = z.looseObject({
-  role: z.literal("assistant"),
-  content: z.array(z.unknown()),
-  usage: Usage.nullish(),
-  stopReason: z.string().nullish(),
-  errorMessage: z.string().nullish(),
-  /** omp only: the provider's HTTP status on an error. */
-  errorStatus: z.number().nullish(),
-});
+const AssistantMessage = lazySchema(() =>
+  z.looseObject({
+    role: z.literal("assistant"),
+    content: z.array(z.unknown()),
+    usage: Usage.nullish(),
+    stopReason: z.string().nullish(),
+    errorMessage: z.string().nullish(),
+    /** omp only: the provider's HTTP status on an error. */
+    errorStatus: z.number().nullish(),
+  }),
+);
 
-const ToolStart = z.looseObject({ toolCallId: z.string(), toolName: z.string(), args: z.unknown().optional() });
-const ToolEnd = z.looseObject({
-  toolCallId: z.string(),
-  toolName: z.string(),
-  result: z.unknown().optional(),
-  isError: z.boolean().optional(),
-});
-const RetryStart = z.looseObject({
-  attempt: z.number(),
-  maxAttempts: z.number(),
-  delayMs: z.number().optional(),
-  errorMessage: z.string().optional(),
-});
-const RetryEnd = z.looseObject({ success: z.boolean(), attempt: z.number(), finalError: z.string().nullish() });
-const AgentEnd = z.looseObject({ willRetry: z.boolean().optional(), isTerminal: z.boolean().optional() });
-const CompactionEnd = z.looseObject({ errorMessage: z.string().nullish() });
+const ToolStart = lazySchema(() => z.looseObject({ toolCallId: z.string(), toolName: z.string(), args: z.unknown().optional() }));
+const ToolEnd = lazySchema(() =>
+  z.looseObject({
+    toolCallId: z.string(),
+    toolName: z.string(),
+    result: z.unknown().optional(),
+    isError: z.boolean().optional(),
+  }),
+);
+const RetryStart = lazySchema(() =>
+  z.looseObject({
+    attempt: z.number(),
+    maxAttempts: z.number(),
+    delayMs: z.number().optional(),
+    errorMessage: z.string().optional(),
+  }),
+);
+const RetryEnd = lazySchema(() => z.looseObject({ success: z.boolean(), attempt: z.number(), finalError: z.string().nullish() }));
+const AgentEnd = lazySchema(() => z.looseObject({ willRetry: z.boolean().optional(), isTerminal: z.boolean().optional() }));
+const CompactionEnd = lazySchema(() => z.looseObject({ errorMessage: z.string().nullish() }));
 
 /** Tools whose successful call changed a file at `args.path` (pi and omp name them alike). */
 const FILE_TOOLS: Readonly<Record<string, string>> = { write: "write", edit: "edit" };

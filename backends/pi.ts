@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { z } from "zod";
+import { lazySchema } from "../src/lib/lazy-schema.js";
 import type { AgentCommand } from "../src/agent/stream-contract.js";
 import type {
   CliHome,
@@ -134,14 +135,16 @@ export function piResume(invocation: CliResumeInvocation): CliResumeCommand {
 }
 
 /** A provider of models.json: its base URL, and any model's own. */
-const PiProvider = z.looseObject({
-  baseUrl: z.string().optional(),
-  models: z.array(z.looseObject({ baseUrl: z.string().optional() })).optional(),
-});
-const PiModels = z.looseObject({ providers: z.record(z.string(), PiProvider).optional() });
-const PiSettings = z.looseObject({ defaultProvider: z.string().optional() });
+const PiProvider = lazySchema(() =>
+  z.looseObject({
+    baseUrl: z.string().optional(),
+    models: z.array(z.looseObject({ baseUrl: z.string().optional() })).optional(),
+  }),
+);
+const PiModels = lazySchema(() => z.looseObject({ providers: z.record(z.string(), PiProvider).optional() }));
+const PiSettings = lazySchema(() => z.looseObject({ defaultProvider: z.string().optional() }));
 /** Only which providers /login stored, and of which kind (`api_key`, `oauth`): not the secrets. */
-const PiAuth = z.record(z.string(), z.looseObject({ type: z.string().optional() }));
+const PiAuth = lazySchema(() => z.record(z.string(), z.looseObject({ type: z.string().optional() })));
 
 /**
  * Built-in providers of pi-ai 0.73.1 (models.generated.js, env-api-keys.js): each one's API host and the variables

@@ -6,7 +6,7 @@ import { describe, expect, test } from "vitest";
 import { mountPoints, overlayUnavailable } from "../src/environment/overlay.js";
 import { probeBubblewrap } from "../src/containment/sandbox.js";
 import { runCli, commandRunArgs } from "./helpers/cli.js";
-import { makeRepo, tempDir } from "./helpers/repo.js";
+import { gitIn, makeRepo, tempDir } from "./helpers/repo.js";
 import { delegate, delegateWithoutSandbox, makeHarness } from "./helpers/run.js";
 import type { ExternalAgentBackend } from "../src/agent/backend.js";
 import type { RunResult } from "../src/verdict/result.js";
@@ -209,6 +209,31 @@ test.skipIf(!overlay)("an overlay workspace: the agent's writes land in its uppe
   expect(existsSync(join(tree, "node_modules/dep/index.js"))).toBe(true);
   expect(existsSync(join(tree, "new.txt"))).toBe(false);
 });
+
+test.skipIf(!overlay)(
+  "an overlay workspace of a source with a branch named handoff: the agent's branch is the base in its copy, the source's branch untouched",
+  async () => {
+    const repo = await makeRepo(PROJECT);
+    gitIn(repo, "checkout", "-q", "-b", "handoff");
+    writeFileSync(join(repo, "other.txt"), "only on the source's own handoff branch\n");
+    gitIn(repo, "add", "other.txt");
+    gitIn(repo, "commit", "-q", "-m", "a commit on handoff");
+    gitIn(repo, "checkout", "-q", "main");
+    const theirs = gitIn(repo, "rev-parse", "handoff");
+    const cacheDir = tempDir("c");
+    for (const round of [1, 2]) {
+      const run = await delegate(repo, FIX, {
+        setup: [SETUP],
+        verify: ["npm test"],
+        workspaceMode: "overlay",
+        cacheDir,
+      });
+      expect(run.result.terminalReason, `round ${round}: ${run.result.summary}`).toBe("verified");
+      expect(run.result.patch?.files.map((file) => file.path)).toEqual(["math.js"]);
+    }
+    expect(gitIn(repo, "rev-parse", "handoff")).toBe(theirs);
+  },
+);
 
 test("the environment's index is written in a later second than every tracked file, so no entry is racily clean", async () => {
   const repo = await makeRepo(PROJECT);

@@ -170,23 +170,38 @@ async function fillWorkspace(
   const home = join(root, "home");
   const tmp = join(root, "tmp");
   for (const dir of [workTree, home, tmp]) mkdirSync(dir, { mode: 0o700 });
+  const agentTarget = { gitDir: agentGitDir, cwd: root };
   // A copy, not alternates: through alternates the agent's own git re-dates the pristine store's objects, and any
   // change there must mean tampering (pristineTampered). Beside the copy of what setup left in HOME: neither reads the other.
-  await Promise.all([
-    from ? copyHome(from.environment, home, signal) : null,
-    copyRepository(pristine.path, agentGitDir, root, signal, ["user.name=handoff agent", "user.email=agent@handoff.invalid"]),
+  const agentGit = copyRepository(pristine.path, agentGitDir, root, signal, [
+    "user.name=handoff agent",
+    "user.email=agent@handoff.invalid",
   ]);
-  const agentTarget = { gitDir: agentGitDir, cwd: root };
-  await clearAgentBranchName(agentTarget, signal);
-  await git(agentTarget, ["config", "core.bare", "false"], { signal });
   let overlay: OverlayView | null = null;
   if (from?.mode === "overlay") {
-    // The environment's tree is the work tree already: the branch and the index are set without a checkout.
-    overlay = await mountView(from.environment, workTree, join(root, "overlay"));
-    await git(agentTarget, ["update-ref", `refs/heads/${AGENT_BRANCH}`, source.baseCommit], { signal });
-    await git(agentTarget, ["symbolic-ref", "HEAD", `refs/heads/${AGENT_BRANCH}`], { signal });
+    // The environment's tree is the work tree already: the branch and the index are set without a checkout. The view
+    // is mounted beside the git dir's making, which never reads it, and the config is written beside the refs (its own
+    // file and lock). The branch and HEAD stay one after the other: an update of the branch HEAD names locks HEAD too.
+    const [mounted] = await allDone([
+      mountView(from.environment, workTree, join(root, "overlay")),
+      copyHome(from.environment, home, signal),
+      agentGit.then(() =>
+        allDone([
+          (async () => {
+            await clearAgentBranchName(agentTarget, signal);
+            await git(agentTarget, ["update-ref", `refs/heads/${AGENT_BRANCH}`, source.baseCommit], { signal });
+            await git(agentTarget, ["symbolic-ref", "HEAD", `refs/heads/${AGENT_BRANCH}`], { signal });
+          })(),
+          git(agentTarget, ["config", "core.bare", "false"], { signal }),
+        ]),
+      ),
+    ]);
+    overlay = mounted;
     writeIndexCopy(join(agentGitDir, "index"), from.environment.index.bytes, from.environment.index.mtimeMs);
   } else {
+    await allDone([from ? copyHome(from.environment, home, signal) : null, agentGit]);
+    await clearAgentBranchName(agentTarget, signal);
+    await git(agentTarget, ["config", "core.bare", "false"], { signal });
     await git(
       { gitDir: agentGitDir, workTree, cwd: root },
       ["-c", "checkout.workers=2", "checkout", "--quiet", "-f", "-B", AGENT_BRANCH, source.baseCommit],
@@ -210,6 +225,17 @@ async function fillWorkspace(
     gitfile: { content, ino: lstatSync(join(workTree, ".git")).ino },
     overlay,
   };
+}
+
+/**
+ * Every step's result once all of them are done, or the first one's error, thrown only then: a failed step must not
+ * let the half-made workspace be removed while another still writes into it.
+ */
+async function allDone<T extends readonly unknown[]>(steps: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const settled = await Promise.allSettled(steps);
+  const failed = settled.find((step) => step.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((step) => (step as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
 }
 
 /** Whether `ws/.git` is still the gitfile handoff wrote (not repointed, replaced by a directory or a link). */

@@ -1,4 +1,4 @@
-import { closeSync, lstatSync, openSync, readSync, readdirSync } from "node:fs";
+import { type Dirent, closeSync, lstatSync, openSync, readSync, readdirSync } from "node:fs";
 import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
 import { existingRealPath, isInside } from "../lib/paths.js";
 import { SECRET_NAMES, secretPlaceTouched } from "./secret-places.js";
@@ -147,23 +147,19 @@ function secretsInside(exposed: readonly HomeExposure[], home: string): string[]
   const found = new Set<string>();
   let budget = MASK_WALK_ENTRIES;
   const walk = (dir: string, depth: number) => {
-    let names: string[];
+    let entries: Dirent[];
     try {
-      names = readdirSync(dir);
+      // The entries' types from the directory itself (Node lstats those the file system does not type).
+      entries = readdirSync(dir, { withFileTypes: true });
     } catch {
       return;
     }
-    for (const name of names) {
+    for (const entry of entries) {
       if (--budget < 0) return;
+      const name = entry.name;
       const path = join(dir, name);
-      let isDir = false;
-      try {
-        const stat = lstatSync(path);
-        if (stat.isSymbolicLink()) continue;
-        isDir = stat.isDirectory();
-      } catch {
-        continue;
-      }
+      if (entry.isSymbolicLink()) continue;
+      const isDir = entry.isDirectory();
       if (SECRET_NAMES.has(name) || secretPlaceTouched(path, home) === path) found.add(path);
       else if (isDir && depth < MASK_WALK_DEPTH) walk(path, depth + 1);
     }

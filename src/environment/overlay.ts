@@ -119,8 +119,26 @@ async function trial(parent: string): Promise<z.infer<typeof TrialAnswer>> {
  * mounted view, where it would delete through it. Used before any tree handoff made is removed.
  */
 export function unmountAllUnder(path: string): void {
-  const prefix = `${path}/`;
-  const points = [...mountPoints()].filter((point) => point === path || point.startsWith(prefix)).sort((a, b) => b.length - a.length);
   // One that cannot be detached is left to the removal, which then fails and says so.
-  for (const point of points) runSystemCommandSync("umount", ["-l", point]);
+  for (const point of mountsUnder(path)) runSystemCommandSync("umount", ["-l", point]);
+}
+
+/**
+ * `unmountAllUnder` for several trees, without blocking: their umount processes run beside other work (a run's
+ * clean-up removes its other directories meanwhile). What could not be detached is left to the removal, as there.
+ */
+export async function unmountAllUnderEach(paths: readonly string[]): Promise<void> {
+  await Promise.all(
+    paths.map(async (path) => {
+      for (const point of mountsUnder(path)) {
+        await captureProcess({ file: "umount", args: ["-l", point], cwd: "/", env: ENV, maxBuffer: 64 * 1024, timeoutMs: 30_000 });
+      }
+    }),
+  );
+}
+
+/** The mounts at or below `path`, deepest first. */
+function mountsUnder(path: string): string[] {
+  const prefix = `${path}/`;
+  return [...mountPoints()].filter((point) => point === path || point.startsWith(prefix)).sort((a, b) => b.length - a.length);
 }

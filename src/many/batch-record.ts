@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lazySchema } from "../lib/lazy-schema.js";
 import type { RunResult } from "../verdict/result.js";
 import type { TaskSpec } from "./batch-task.js";
 import { TASK_OUTCOMES, type TaskOutcome, outcomeExitCode, worstOutcome } from "./outcome.js";
@@ -7,55 +8,59 @@ import { TASK_OUTCOMES, type TaskOutcome, outcomeExitCode, worstOutcome } from "
  * One task of a batch as batch.json, `handoff batch --json` and the JUnit file report it. Written by the local batch
  * runner (batch.ts) and by the queue's submitter (src/queue/) alike: the same task gives the same record either way.
  */
-export const TaskRecord = z.looseObject({
-  id: z.string(),
-  /** The line of the batch file (1-based). */
-  line: z.number().int(),
-  outcome: z.enum(TASK_OUTCOMES),
-  exitCode: z.number().int(),
-  /** The run's one-line summary, or why the task has no run (its line's validation error, "not started", …). */
-  summary: z.string(),
-  /** The task's repository, absolute; null for a line that failed validation. */
-  repo: z.string().nullable(),
-  /** The run's id and directory (on the worker that ran it, for a queued task); null when no run exists. */
-  runId: z.string().nullable(),
-  runDir: z.string().nullable(),
-  /** From the run's result.json: its duration, patch hash and warnings. */
-  durationMs: z.number().nullable(),
-  patchSha256: z.string().nullable(),
-  warnings: z.number().int(),
-  /** The worker that ran it (`host:pid`), for a queued task; null for a local batch. */
-  worker: z.string().nullable(),
-});
+export const TaskRecord = lazySchema(() =>
+  z.looseObject({
+    id: z.string(),
+    /** The line of the batch file (1-based). */
+    line: z.number().int(),
+    outcome: z.enum(TASK_OUTCOMES),
+    exitCode: z.number().int(),
+    /** The run's one-line summary, or why the task has no run (its line's validation error, "not started", …). */
+    summary: z.string(),
+    /** The task's repository, absolute; null for a line that failed validation. */
+    repo: z.string().nullable(),
+    /** The run's id and directory (on the worker that ran it, for a queued task); null when no run exists. */
+    runId: z.string().nullable(),
+    runDir: z.string().nullable(),
+    /** From the run's result.json: its duration, patch hash and warnings. */
+    durationMs: z.number().nullable(),
+    patchSha256: z.string().nullable(),
+    warnings: z.number().int(),
+    /** The worker that ran it (`host:pid`), for a queued task; null for a local batch. */
+    worker: z.string().nullable(),
+  }),
+);
 export type TaskRecord = z.infer<typeof TaskRecord>;
 
 /** batch.json: the whole batch, its counts per outcome, its exit code, and every task in file order. */
-export const BatchRecord = z.looseObject({
-  schemaVersion: z.literal(1),
-  batchId: z.string(),
-  /** The batch file as given, resolved. */
-  file: z.string(),
-  /** The batch directory: batch.json, junit.xml, and (for a local batch) runs/<task id>/. */
-  batchDir: z.string(),
-  /** `local`, or the queue the tasks went through (the Redis URL without its password). */
-  via: z.union([z.literal("local"), z.looseObject({ redis: z.string(), queue: z.string() })]),
-  jobs: z.number().int().nullable(),
-  startedAt: z.string(),
-  durationMs: z.number(),
-  total: z.number().int(),
-  counts: z.record(z.enum(TASK_OUTCOMES), z.number().int()),
-  /** The most severe outcome, and the batch's exit code (0 only when every task verified). */
-  worst: z.enum(TASK_OUTCOMES),
-  exitCode: z.number().int(),
-  /** Set when the batch was interrupted (SIGINT/SIGTERM): its running tasks were cancelled, the rest not started. */
-  interrupted: z.boolean(),
-  /**
-   * The batch's own files that could not be written (a full disk): each with why. Empty when batch.json and junit.xml
-   * were written; when batch.json is among them, only the summary printed on stdout holds this record.
-   */
-  unwritten: z.array(z.looseObject({ file: z.string(), message: z.string() })),
-  tasks: z.array(TaskRecord),
-});
+export const BatchRecord = lazySchema(() =>
+  z.looseObject({
+    schemaVersion: z.literal(1),
+    batchId: z.string(),
+    /** The batch file as given, resolved. */
+    file: z.string(),
+    /** The batch directory: batch.json, junit.xml, and (for a local batch) runs/<task id>/. */
+    batchDir: z.string(),
+    /** `local`, or the queue the tasks went through (the Redis URL without its password). */
+    via: z.union([z.literal("local"), z.looseObject({ redis: z.string(), queue: z.string() })]),
+    jobs: z.number().int().nullable(),
+    startedAt: z.string(),
+    durationMs: z.number(),
+    total: z.number().int(),
+    counts: z.record(z.enum(TASK_OUTCOMES), z.number().int()),
+    /** The most severe outcome, and the batch's exit code (0 only when every task verified). */
+    worst: z.enum(TASK_OUTCOMES),
+    exitCode: z.number().int(),
+    /** Set when the batch was interrupted (SIGINT/SIGTERM): its running tasks were cancelled, the rest not started. */
+    interrupted: z.boolean(),
+    /**
+     * The batch's own files that could not be written (a full disk): each with why. Empty when batch.json and junit.xml
+     * were written; when batch.json is among them, only the summary printed on stdout holds this record.
+     */
+    unwritten: z.array(z.looseObject({ file: z.string(), message: z.string() })),
+    tasks: z.array(TaskRecord),
+  }),
+);
 export type BatchRecord = z.infer<typeof BatchRecord>;
 
 /** The record of a task that ran: what its result.json says. */

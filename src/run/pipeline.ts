@@ -9,6 +9,7 @@ import { type DisposableClone, startClone } from "../clone/clone.js";
 import { type SourceSnapshot, compareSnapshots, takeSourceSnapshot } from "../clone/source-snapshot.js";
 import type { SourceRepo } from "../clone/source-repo.js";
 import { type PristineStore, afterOwnWrites, createWorkspace, removeTree } from "../clone/workspace.js";
+import { unmountAllUnderEach } from "../environment/overlay.js";
 import { RunEnvironment } from "../environment/run-environment.js";
 import type { WorkspaceModeChoice } from "../environment/workspace-mode.js";
 import { Containment, type ContainmentSummary, type ProcessJail } from "../containment/containment.js";
@@ -866,15 +867,19 @@ export class PipelineRun {
         cleaned = false;
       }
     };
+    const home = this.#home.toRemove;
+    const trees = [this.#made.scratch, keep ? null : home, keep || !this.#gates.clone ? null : this.#gates.clone.workspace.root];
+    const toRemove = trees.filter((tree) => tree != null);
+    // The views mounted in them detached beside the containment's close (an umount process each, side by side):
+    // each removal then finds none to detach itself.
+    const detached = unmountAllUnderEach(toRemove).catch(() => {});
     try {
       await this.#made.containment?.close();
     } catch {
       cleaned = false;
     }
-    if (this.#made.scratch) remove(this.#made.scratch);
-    const home = this.#home.toRemove;
-    if (home && !keep) remove(home);
-    if (this.#gates.clone && !keep) remove(this.#gates.clone.workspace.root);
+    await detached;
+    for (const tree of toRemove) remove(tree);
     // What was started early and never judged (an earlier step failed) ends before the environment is let go.
     await this.#env.settle();
     this.#env.release();
