@@ -672,7 +672,7 @@ export async function runLookingForKey(cli: ConformanceCli, key: string): Promis
     "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' > seen-proc-environ.txt",
     // The pattern from a file, not /dev/stdin: omp's shell gives a command omp's own stdin there (the task), and not
     // on grep's command line, where /proc/<grep>/cmdline would hold it. Its length says it is the key.
-    'pattern="${TMPDIR:-/tmp}/key-pattern"; printf %s "$CHECK_A$CHECK_B" > "$pattern"; wc -c < "$pattern" > seen-pattern-length.txt',
+    'pattern=/tmp/key-pattern; [ -z "$TMPDIR" ] || pattern="$TMPDIR/key-pattern"; printf %s "$CHECK_A$CHECK_B" > "$pattern"; wc -c < "$pattern" > seen-pattern-length.txt',
     'grep -rlsF --exclude=key-pattern -f "$pattern" "$HOME" "$TMPDIR" /tmp . /proc/[0-9]*/environ /proc/[0-9]*/cmdline > seen-key-in.txt; true',
   ].join("; ");
   const half = Math.floor(key.length / 2);
