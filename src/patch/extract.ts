@@ -154,8 +154,9 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     const trusted = datedPastRacyEntries(workspace.baseIndex, table);
     writeIndexCopy(indexFile, trusted.bytes, trusted.mtimeMs);
   }
+  // Staging first: its process starts a few milliseconds sooner, and it, not the listing, is what extraction waits for.
   const early = preflight.mayStageEarly
-    ? { ignored: settle(listIgnored(stopListing.signal)), staged: settle(stage([], stopStaging.signal)) }
+    ? { staged: settle(stage([], stopStaging.signal)), ignored: settle(listIgnored(stopListing.signal)) }
     : null;
   // Once git's list of ignored files is in, the directories it names whole (`dir/`) are walked lightly: every finding
   // there would be dropped below (isUnderIgnored, with this same list), so the scan need not lstat their files.
