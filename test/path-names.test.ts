@@ -42,6 +42,17 @@ describe("checkPathName", () => {
     expect(rulesOf(name)).toContain("git_metadata_path");
   });
 
+  test.each([".GIT", ".gIt", "Git~1", ".Git:x", ".GIT. ", "gIT~1", "..", "."])(
+    "a single component is judged as a path is: %j is still refused",
+    (name) => {
+      expect(rulesOf(name).some((rule) => rule === "git_metadata_path" || rule === "unsafe_path")).toBe(true);
+    },
+  );
+
+  test.each(["digit.ts", "legit", "gi", "xg", "a.g.i.t", "...", "~1", "g it"])("a single component: %j is accepted", (name) => {
+    expect(rulesOf(name)).toEqual([]);
+  });
+
   test.each(["200b", "200c", "200d", "200e", "200f", "202a", "202e", "2060", "206f", "feff", "00ad"])(
     "N3: U+%s is invisible, and .g<it>it reads as .git",
     (hex) => {

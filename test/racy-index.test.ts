@@ -3,7 +3,7 @@ import { lstatSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync
 import { join } from "node:path";
 import { describe, expect, onTestFinished, test } from "vitest";
 import { readIndexTable } from "../src/clone/index-entries.js";
-import { datedPastRacyEntries, gitMayHaveMissedAChange, settleRacyEntries } from "../src/clone/racy-index.js";
+import { RacyEntryFiles, datedPastRacyEntries, gitMayHaveMissedAChange, settleRacyEntries } from "../src/clone/racy-index.js";
 import { inspectSource } from "../src/clone/source-repo.js";
 import { createPristineStore, createWorkspace, removeTree } from "../src/clone/workspace.js";
 import { extractPatch } from "../src/patch/extract.js";
@@ -121,6 +121,19 @@ describe("staging before settling: the index dated past its racy entries, checke
     // The lstats a walk took are used as they are (here: a.txt as the checkout left it, so nothing is missed).
     const seen = new Map([[Buffer.from(join(repo, "a.txt")).toString("latin1"), lstatSync(join(repo, "b.txt"), { bigint: true })]]);
     expect(gitMayHaveMissedAChange(index, repo, table, seen)).toBe(false);
+  });
+
+  test("what a walk saw of each racy entry's file is what counts, without a second lstat", async () => {
+    const { repo, index } = await racyCheckoutRewrittenInTheSameSecond("a.txt", "HELLO\n");
+    const table = readIndexTable(index.bytes, 20);
+    const seenRewritten = new RacyEntryFiles(index, table);
+    seenRewritten.observe(Buffer.from("a.txt"), lstatSync(join(repo, "a.txt"), { bigint: true }));
+    const seenUntouched = new RacyEntryFiles(index, table);
+    seenUntouched.observe(Buffer.from("a.txt"), lstatSync(join(repo, "b.txt"), { bigint: true })); // another inode: a change git sees too
+    execFileSync("rm", [join(repo, "a.txt")]); // gone now: only the observations can tell
+    expect(seenRewritten.gitMayHaveMissedAChange(repo)).toBe(true);
+    expect(seenUntouched.gitMayHaveMissedAChange(repo)).toBe(false);
+    expect(indexSizes(repo, seenRewritten.settle(repo, "sha1").bytes)["a.txt"]).toBe(0); // smudged: git re-hashes it
   });
 
   test("extraction still stages such a rewrite: the early staging is thrown away and done again from the settled index", async () => {

@@ -65,15 +65,29 @@ export function readIndexTable(bytes: Buffer, hashBytes: number): IndexTable | n
  * recorded, to the nanosecond (32-bit fields, as git keeps them): no user-space write leaves ctime as it was.
  */
 export function statsMatchEntry(bytes: Buffer, offset: number, stats: BigIntStats): boolean {
-  const low = (value: bigint) => Number(BigInt.asUintN(32, value));
   return (
-    bytes.readUInt32BE(offset) === low(stats.ctimeNs / 1_000_000_000n) &&
-    bytes.readUInt32BE(offset + 4) === low(stats.ctimeNs % 1_000_000_000n) &&
-    bytes.readUInt32BE(offset + 8) === low(stats.mtimeNs / 1_000_000_000n) &&
-    bytes.readUInt32BE(offset + 12) === low(stats.mtimeNs % 1_000_000_000n) &&
+    bytes.readUInt32BE(offset) === low32(stats.ctimeNs / NS_PER_SECOND) &&
+    bytes.readUInt32BE(offset + 4) === low32(stats.ctimeNs % NS_PER_SECOND) &&
+    bytes.readUInt32BE(offset + 8) === low32(stats.mtimeNs / NS_PER_SECOND) &&
+    bytes.readUInt32BE(offset + 12) === low32(stats.mtimeNs % NS_PER_SECOND) &&
     bytes.readUInt32BE(offset + 20) === low(stats.ino) &&
     bytes.readUInt32BE(offset + ENTRY_SIZE) === low(stats.size)
   );
+}
+
+const NS_PER_SECOND = 1_000_000_000n;
+
+/** The low 32 bits of a value, as git keeps it in an entry. */
+function low(value: bigint): number {
+  return Number(BigInt.asUintN(32, value));
+}
+
+/**
+ * low() of a value under 2^53 in magnitude (seconds or nanoseconds of an int64 count of nanoseconds), without a
+ * BigInt more: such a value is exact as a Number, and `>>> 0` takes it modulo 2^32 as BigInt.asUintN(32) does.
+ */
+function low32(value: bigint): number {
+  return Number(value) >>> 0;
 }
 
 /**
@@ -82,10 +96,9 @@ export function statsMatchEntry(bytes: Buffer, offset: number, stats: BigIntStat
  * file for unchanged.
  */
 export function secondsMatchEntry(bytes: Buffer, offset: number, stats: BigIntStats): boolean {
-  const low = (value: bigint) => Number(BigInt.asUintN(32, value));
   return (
-    bytes.readUInt32BE(offset) === low(stats.ctimeNs / 1_000_000_000n) &&
-    bytes.readUInt32BE(offset + 8) === low(stats.mtimeNs / 1_000_000_000n) &&
+    bytes.readUInt32BE(offset) === low32(stats.ctimeNs / NS_PER_SECOND) &&
+    bytes.readUInt32BE(offset + 8) === low32(stats.mtimeNs / NS_PER_SECOND) &&
     bytes.readUInt32BE(offset + 20) === low(stats.ino) &&
     bytes.readUInt32BE(offset + ENTRY_SIZE) === low(stats.size)
   );

@@ -26,11 +26,6 @@ export interface IndexCopy {
   readonly mtimeMs: number;
 }
 
-interface RacyEntry {
-  readonly offset: number;
-  readonly path: Buffer;
-}
-
 export function settleRacyEntries(
   index: IndexCopy,
   workTree: string,
@@ -43,33 +38,131 @@ export function settleRacyEntries(
    */
   seen?: Map<string, BigIntStats>,
 ): IndexCopy {
-  const hashBytes = objectFormat === "sha256" ? 32 : 20;
-  const indexSeconds = Math.floor(index.mtimeMs / 1000);
-  const racy = racyEntries(index.bytes, indexSeconds, known === undefined ? readIndexTable(index.bytes, hashBytes) : known);
-  if (racy === null || racy.length === 0) return index;
-
-  const bytes = Buffer.from(index.bytes);
-  const root = Buffer.from(`${workTree}/`);
-  for (const entry of racy) {
-    if (!unchangedSinceCheckout(bytes, entry.offset, Buffer.concat([root, entry.path]), seen))
-      bytes.writeUInt32BE(0, entry.offset + ENTRY_SIZE);
-  }
-  const body = bytes.subarray(0, bytes.length - hashBytes);
-  createHash(objectFormat)
-    .update(body)
-    .digest()
-    .copy(bytes, bytes.length - hashBytes);
-  return { bytes, mtimeMs: (indexSeconds + 1) * 1000 };
+  const table = known === undefined ? readIndexTable(index.bytes, objectFormat === "sha256" ? 32 : 20) : known;
+  return new RacyEntryFiles(index, table).settle(workTree, objectFormat, seen);
 }
 
-/** Entries git would call racily clean (mtime second not before the index's), or null for an index not to touch. */
-function racyEntries(bytes: Buffer, indexSeconds: number, table: IndexTable | null): RacyEntry[] | null {
-  if (!table) return null;
-  const racy: RacyEntry[] = [];
+/** What an lstat shows of a racily clean entry's file, against the entry; UNSEEN: not looked at yet. */
+const UNSEEN = 0;
+/** The inode, size, mtime and ctime the entry recorded, to the nanosecond: the checkout's file. */
+const AS_CHECKED_OUT = 1;
+/** Another file whose stat data differ from the entry's only below the second, where git does not look. */
+const CHANGED_BELOW_THE_SECOND = 2;
+/** Changed where git sees it too: a whole-second field, gone, or no longer a regular file. */
+const CHANGED = 3;
+
+function fileState(bytes: Buffer, offset: number, stats: BigIntStats | null): number {
+  if (stats === null || !stats.isFile()) return CHANGED;
+  if (statsMatchEntry(bytes, offset, stats)) return AS_CHECKED_OUT;
+  return secondsMatchEntry(bytes, offset, stats) ? CHANGED_BELOW_THE_SECOND : CHANGED;
+}
+
+/**
+ * The racily clean entries of an index, and what a walk saw of each one's file as it went (`observe`): a byte per
+ * entry, not the lstat itself, since 80,000 lstats held through a walk cost more in garbage collection than taking
+ * them. Settling and the check of early staging read these, and lstat only the files the walk did not see.
+ */
+export class RacyEntryFiles {
+  readonly #index: IndexCopy;
+  readonly #indexSeconds: number;
+  /** Offsets of the racily clean entries in the index bytes, and their path's start and end; null: an index not to touch. */
+  readonly #racy: { readonly offsets: number[]; readonly nameStarts: number[]; readonly nameEnds: number[] } | null;
+  readonly #states: Uint8Array;
+  /** Relative path (latin1) → racy entry number, made at the first `observe`. */
+  #byPath: Map<string, number> | null = null;
+
+  constructor(index: IndexCopy, table: IndexTable | null) {
+    this.#index = index;
+    this.#indexSeconds = Math.floor(index.mtimeMs / 1000);
+    this.#racy = table ? racyEntries(index.bytes, this.#indexSeconds, table) : null;
+    this.#states = new Uint8Array(this.#racy?.offsets.length ?? 0);
+  }
+
+  /** A regular file a walk just lstat'ed (`relPath` relative to the work tree): kept as its entry's state, if racy. */
+  observe(relPath: Buffer, stats: BigIntStats): void {
+    const racy = this.#racy;
+    if (racy === null || racy.offsets.length === 0) return;
+    this.#byPath ??= new Map(racy.offsets.map((_, i) => [this.#index.bytes.toString("latin1", racy.nameStarts[i]!, racy.nameEnds[i]!), i]));
+    const i = this.#byPath.get(relPath.toString("latin1"));
+    if (i !== undefined) this.#states[i] = fileState(this.#index.bytes, racy.offsets[i]!, stats);
+  }
+
+  /**
+   * The index with every racy entry whose file is not as checked out smudged (size 0, so git re-hashes it), dated one
+   * second past the rest (settleRacyEntries); the index itself when no entry is racy or it is not one to touch.
+   */
+  settle(workTree: string, objectFormat: "sha1" | "sha256", seen?: Map<string, BigIntStats>): IndexCopy {
+    const racy = this.#racy;
+    if (racy === null || racy.offsets.length === 0) return this.#index;
+    const hashBytes = objectFormat === "sha256" ? 32 : 20;
+    const bytes = Buffer.from(this.#index.bytes);
+    const root = latin1Root(workTree);
+    for (let i = 0; i < racy.offsets.length; i++) {
+      if (this.#stateOf(i, root, seen, true) !== AS_CHECKED_OUT) bytes.writeUInt32BE(0, racy.offsets[i]! + ENTRY_SIZE);
+    }
+    const body = bytes.subarray(0, bytes.length - hashBytes);
+    createHash(objectFormat)
+      .update(body)
+      .digest()
+      .copy(bytes, bytes.length - hashBytes);
+    return { bytes, mtimeMs: (this.#indexSeconds + 1) * 1000 };
+  }
+
+  /**
+   * Whether git, given `datedPastRacyEntries(index)`, may have trusted a racily clean entry whose file changed: the
+   * file differs from the entry only below the second (gitMayHaveMissedAChange).
+   */
+  gitMayHaveMissedAChange(workTree: string, seen?: ReadonlyMap<string, BigIntStats>): boolean {
+    const racy = this.#racy;
+    if (racy === null) return false;
+    const root = latin1Root(workTree);
+    for (let i = 0; i < racy.offsets.length; i++) {
+      if (this.#stateOf(i, root, seen, false) === CHANGED_BELOW_THE_SECOND) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Entry i's state: as observed, else from `seen` (absolute path, latin1), else an lstat now (added to `seen` if
+   * `keep`). `root`: the work tree's path and a slash, its bytes as latin1, as the walk keys its lstats.
+   */
+  #stateOf(i: number, root: string, seen: ReadonlyMap<string, BigIntStats> | undefined, keep: boolean): number {
+    const observed = this.#states[i]!;
+    if (observed !== UNSEEN) return observed;
+    const racy = this.#racy!;
+    const bytes = this.#index.bytes;
+    const path = root + bytes.toString("latin1", racy.nameStarts[i]!, racy.nameEnds[i]!);
+    let stats = seen?.get(path) ?? null;
+    if (stats === null) {
+      try {
+        stats = lstatSync(Buffer.from(path, "latin1"), { bigint: true });
+        if (keep) (seen as Map<string, BigIntStats> | undefined)?.set(path, stats);
+      } catch {
+        stats = null;
+      }
+    }
+    return fileState(bytes, racy.offsets[i]!, stats);
+  }
+}
+
+/** The work tree's path and a slash, its bytes as latin1 (one character a byte): how walks key their lstats. */
+function latin1Root(workTree: string): string {
+  return Buffer.from(`${workTree}/`).toString("latin1");
+}
+
+/** Racily clean entries (mtime second not before the index's): their offsets and path bounds, in index order. */
+function racyEntries(
+  bytes: Buffer,
+  indexSeconds: number,
+  table: IndexTable,
+): { offsets: number[]; nameStarts: number[]; nameEnds: number[] } {
+  const racy = { offsets: [] as number[], nameStarts: [] as number[], nameEnds: [] as number[] };
   for (let i = 0; i < table.count; i++) {
     const offset = table.offsets[i]!;
-    if (ordinaryRacy(bytes, offset, table.flags[i]!, indexSeconds))
-      racy.push({ offset, path: bytes.subarray(table.nameStarts[i]!, table.nameEnds[i]!) });
+    if (!ordinaryRacy(bytes, offset, table.flags[i]!, indexSeconds)) continue;
+    racy.offsets.push(offset);
+    racy.nameStarts.push(table.nameStarts[i]!);
+    racy.nameEnds.push(table.nameEnds[i]!);
   }
   return racy;
 }
@@ -104,20 +197,7 @@ export function gitMayHaveMissedAChange(
   table: IndexTable | null,
   seen?: ReadonlyMap<string, BigIntStats>,
 ): boolean {
-  if (!table) return false;
-  const { bytes } = index;
-  const indexSeconds = Math.floor(index.mtimeMs / 1000);
-  const root = `${workTree}/`;
-  for (let i = 0; i < table.count; i++) {
-    const offset = table.offsets[i]!;
-    if (!ordinaryRacy(bytes, offset, table.flags[i]!, indexSeconds)) continue;
-    // Keyed as the walk keys its lstats (absolute path, latin1), without a Buffer per entry: often all 80,000 are racy.
-    const path = root + bytes.toString("latin1", table.nameStarts[i]!, table.nameEnds[i]!);
-    const stats = lstatOf(path, seen);
-    if (stats === null || !stats.isFile() || statsMatchEntry(bytes, offset, stats)) continue;
-    if (secondsMatchEntry(bytes, offset, stats)) return true;
-  }
-  return false;
+  return new RacyEntryFiles(index, table).gitMayHaveMissedAChange(workTree, seen);
 }
 
 /**
@@ -127,30 +207,4 @@ export function gitMayHaveMissedAChange(
 function ordinaryRacy(bytes: Buffer, offset: number, flags: number, indexSeconds: number): boolean {
   const ordinary = (flags & (0xb000 | EXTENDED_FLAG)) === 0 && (bytes.readUInt32BE(offset + ENTRY_MODE) & 0o170000) === 0o100000;
   return ordinary && bytes.readUInt32BE(offset + 8) >= indexSeconds;
-}
-
-/** The file still has the inode, size, mtime and ctime the index recorded, to the nanosecond. */
-function unchangedSinceCheckout(bytes: Buffer, offset: number, path: Buffer, seen?: Map<string, BigIntStats>): boolean {
-  const key = seen === undefined ? null : path.toString("latin1");
-  let stats = key === null ? undefined : seen!.get(key);
-  if (stats === undefined) {
-    try {
-      stats = lstatSync(path, { bigint: true });
-    } catch {
-      return false;
-    }
-    if (key !== null) seen!.set(key, stats);
-  }
-  return stats.isFile() && statsMatchEntry(bytes, offset, stats);
-}
-
-/** The lstat of `path` (absolute, latin1: one character a byte) from `seen`, else taken now; null when it fails. */
-function lstatOf(path: string, seen?: ReadonlyMap<string, BigIntStats>): BigIntStats | null {
-  const known = seen?.get(path);
-  if (known !== undefined) return known;
-  try {
-    return lstatSync(Buffer.from(path, "latin1"), { bigint: true });
-  } catch {
-    return null;
-  }
 }

@@ -8,7 +8,7 @@ import type { CompiledPolicy } from "./rules/policy.js";
 import { addedLinesPerFile, parsePatch } from "./patch.js";
 import { changeKind, judgeEntries } from "./rules/rule-book.js";
 import { createPrivateGitDir, writeIndexCopy } from "../clone/private-git.js";
-import { datedPastRacyEntries, gitMayHaveMissedAChange, settleRacyEntries } from "../clone/racy-index.js";
+import { RacyEntryFiles, datedPastRacyEntries } from "../clone/racy-index.js";
 import { readFileSafely } from "../lib/safe-read.js";
 import type { SourceRepo } from "../clone/source-repo.js";
 import type { RawChange } from "./raw-change.js";
@@ -92,13 +92,14 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   // Telling a deletion git knows from one it never did takes a readable base index; too many paths, or one that
   // is not UTF-8, are not worth or fit for git's pathspecs. Then the whole tree is extracted, as without an overlay.
   const changed = request.changed && table && restrictable(request.changed) ? request.changed : null;
-  // lstat results shared by settling and the scan (absolute path, latin1), so no file is lstat'ed twice. Settling
-  // lstat's every file the checkout wrote within its last second (often all of them): for the changed paths alone it
-  // goes first (the scan walks little); for the whole tree it goes after the scan, from the scan's lstats.
+  // Settling lstat's every file the checkout wrote within its last second (often all of them), and no file is lstat'ed
+  // twice: for the changed paths alone it goes first (the scan walks little) and the scan reuses its lstats; for the
+  // whole tree it goes after the scan, from what the scan's lstats showed of each racy entry's file.
   const lstats = new Map<string, BigIntStats>();
-  let settledCopy = changed ? settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat, table, lstats) : null;
+  const racyFiles = new RacyEntryFiles(workspace.baseIndex, table);
+  let settledCopy = changed ? racyFiles.settle(workspace.workTree, source.objectFormat, lstats) : null;
   const settled = () => {
-    settledCopy ??= settleRacyEntries(workspace.baseIndex, workspace.workTree, source.objectFormat, table, lstats);
+    settledCopy ??= racyFiles.settle(workspace.workTree, source.objectFormat);
     return settledCopy;
   };
   const preflight = changed ? NO_EARLY_STAGING : preflightStaging(workspace.workTree, policy, base);
@@ -153,8 +154,9 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     const trusted = datedPastRacyEntries(workspace.baseIndex, table);
     writeIndexCopy(indexFile, trusted.bytes, trusted.mtimeMs);
   }
+  // Staging first: its process starts a few milliseconds sooner, and it, not the listing, is what extraction waits for.
   const early = preflight.mayStageEarly
-    ? { ignored: settle(listIgnored(stopListing.signal)), staged: settle(stage([], stopStaging.signal)) }
+    ? { staged: settle(stage([], stopStaging.signal)), ignored: settle(listIgnored(stopListing.signal)) }
     : null;
   // Once git's list of ignored files is in, the directories it names whole (`dir/`) are walked lightly: every finding
   // there would be dropped below (isUnderIgnored, with this same list), so the scan need not lstat their files.
@@ -171,8 +173,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
     cancelled,
     changed,
     changed ? lstats : undefined,
-    // A racily clean entry's file has an mtime in the index's second or later, unless set back (then lstat'ed again).
-    changed ? undefined : { into: lstats, sinceNs: BigInt(Math.floor(workspace.baseIndex.mtimeMs / 1000)) * 1_000_000_000n },
+    changed ? undefined : (relPath, stats) => racyFiles.observe(relPath, stats),
     (relPath) => ignoredDirectories?.has(`${relPath.toString("latin1")}/`) ?? false,
   ).catch(async (error: unknown) => {
     stopStaging.abort();
@@ -186,8 +187,7 @@ export async function extractPatch(request: ExtractRequest): Promise<Extraction>
   }
   const needsExclusions = scan.findings.some((finding) => finding.excludeFromStaging);
   // Checked while git is still at work: whether early staging may stand though it trusted the racy entries.
-  const earlyTrustHeld =
-    early !== null && !scan.fatal && !needsExclusions && !gitMayHaveMissedAChange(workspace.baseIndex, workspace.workTree, table, lstats);
+  const earlyTrustHeld = early !== null && !scan.fatal && !needsExclusions && !racyFiles.gitMayHaveMissedAChange(workspace.workTree);
   const [earlyIgnored, earlyStaged] = early ? await Promise.all([early.ignored, early.staged]) : [null, null];
   cancelled?.throwIfAborted();
   if (scan.fatal) {

@@ -27,7 +27,8 @@ export function stagedListing(bytes: Buffer, table: IndexTable, hashBytes: numbe
   const sorted = [...changes].sort((a, b) => Buffer.compare(a.path, b.path));
   for (let j = 1; j < sorted.length; j++) if (sorted[j]!.path.equals(sorted[j - 1]!.path)) return null;
 
-  const nameAt = (i: number) => bytes.subarray(table.nameStarts[i]!, table.nameEnds[i]!);
+  /** Entry i's path against `path`, in byte order (<0, 0, >0), without a Buffer for the entry's path. */
+  const comparePath = (i: number, path: Buffer) => -path.compare(bytes, table.nameStarts[i]!, table.nameEnds[i]!);
   const hexLength = hashBytes * 2;
   // mode (6 octal digits, or more) + space + id + " 0\t" + path + NUL: sized for the base, grown by the additions.
   let size = 0;
@@ -78,8 +79,8 @@ export function stagedListing(bytes: Buffer, table: IndexTable, hashBytes: numbe
 
   let i = 0;
   for (const change of sorted) {
-    while (i < table.count && Buffer.compare(nameAt(i), change.path) < 0) writeBase(i++);
-    const inBase = i < table.count && nameAt(i).equals(change.path);
+    while (i < table.count && comparePath(i, change.path) < 0) writeBase(i++);
+    const inBase = i < table.count && comparePath(i, change.path) === 0;
     if (change.status === "A") {
       if (inBase) return null;
       writeChange(change);

@@ -66,12 +66,8 @@ export async function scanWorkspace(
   roots: readonly Buffer[] | null = null,
   /** lstat results settling the index took moments before (fs-walk.ts `knownStats`). */
   knownStats?: Map<string, BigIntStats>,
-  /**
-   * Filled with the lstat of each regular file walked (absolute path, latin1) modified since `sinceNs`, for settling
-   * the index after: only a file the checkout wrote in its last second (or one changed since) can be racily clean,
-   * and keeping every file's lstat would cost more than it saves.
-   */
-  fileStats?: { readonly into: Map<string, BigIntStats>; readonly sinceNs: bigint },
+  /** Told of each regular file walked, with its lstat, for settling the index after (racy-index.ts `RacyEntryFiles`). */
+  onFileStats?: (relPath: Buffer, stats: BigIntStats) => void,
   /**
    * Directories (relative) whose every path is ignored, as git's list of ignored files says once it is in (staging
    * early): their findings are dropped whatever they are (extract.ts, isUnderIgnored), so what only an lstat could
@@ -134,7 +130,7 @@ export async function scanWorkspace(
       add(relPath, nameFindings[0]!.rule as ViolationRule, nameFindings[0]!.message, "left out");
       return;
     }
-    if (type === "file" && stats && fileStats && stats.mtimeNs >= fileStats.sinceNs) fileStats.into.set(absPath.toString("latin1"), stats);
+    if (type === "file" && stats && onFileStats) onFileStats(relPath, stats);
     const what = type === "char" || type === "block" ? `${type} device` : type;
     const special = type !== "file" && type !== "dir" && type !== "symlink";
     const oversized = type === "file" && stats !== null && stats.size > maxFileBytes && !base.unchanged(relPath, absPath, stats);

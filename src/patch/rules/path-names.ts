@@ -35,7 +35,25 @@ function isPrintableAscii(bytes: Buffer): boolean {
   return true;
 }
 
+/**
+ * A name no rule below can be about, told without decoding or folding it (the scan asks for every workspace entry):
+ * one component of printable ASCII (valid UTF-8, no control or invisible character), not empty, `.` or `..`, and
+ * with no `git` in it in any case, so that no fold of it reads as `.git` or `git~1`.
+ */
+function isPlainName(bytes: Buffer): boolean {
+  const length = bytes.length;
+  if (length === 0 || (bytes[0] === 0x2e && (length === 1 || (length === 2 && bytes[1] === 0x2e)))) return false;
+  for (let i = 0; i < length; i++) {
+    const byte = bytes[i]!;
+    if (byte < 0x20 || byte > 0x7e || byte === 0x2f) return false;
+    // 0x20 set: the lower case of an ASCII letter.
+    if ((byte | 0x20) === 0x67 && i + 2 < length && (bytes[i + 1]! | 0x20) === 0x69 && (bytes[i + 2]! | 0x20) === 0x74) return false;
+  }
+  return true;
+}
+
 export function checkPathName(bytes: Buffer): PolicyFinding[] {
+  if (isPlainName(bytes)) return [];
   const ascii = isPrintableAscii(bytes);
   const text = ascii ? bytes.toString("latin1") : bytes.toString("utf8");
   if (!ascii && !Buffer.from(text, "utf8").equals(bytes)) {
