@@ -21,7 +21,8 @@ export async function benchRepo({ name, root, repo, workDir, rounds, log }) {
   const { runVerification } = await lib("verify/verify");
   const { TestLog } = await lib("verify/shell-commands");
 
-  rmSync(workDir, { recursive: true, force: true });
+  // handoff's removal, not rmSync: an overlay view left mounted by an earlier bench that was killed is detached first.
+  removeTree(workDir);
   mkdirSync(workDir, { recursive: true });
   const source = await inspectSource(repo.path);
   const base = source.baseCommit;
