@@ -132,8 +132,10 @@ export async function viewPage(file: string, view: View, png?: string): Promise<
       "--remote-debugging-pipe",
       "about:blank",
     ],
-    { stdio: ["ignore", "ignore", "ignore", "pipe", "pipe"] },
+    // Its own process group: the renderer and utility processes go with the browser, and stop writing to the profile.
+    { stdio: ["ignore", "ignore", "ignore", "pipe", "pipe"], detached: true },
   );
+  const exited = new Promise((resolve) => browser.once("exit", resolve));
   const cdp = new PipeSession(browser.stdio[3] as Writable, browser.stdio[4] as Readable);
   try {
     const { targetId } = await cdp.send("Target.createTarget", { url: "about:blank" });
@@ -153,7 +155,12 @@ export async function viewPage(file: string, view: View, png?: string): Promise<
     return (measured.result as { value: Layout }).value;
   } finally {
     await cdp.send("Browser.close").catch(() => undefined);
-    browser.kill("SIGKILL");
+    try {
+      process.kill(-browser.pid!, "SIGKILL");
+    } catch {
+      // the group is gone already
+    }
+    await exited;
   }
 }
 

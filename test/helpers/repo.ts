@@ -10,7 +10,8 @@ import { onTestFinished } from "vitest";
 /** A temp directory removed when the current test finishes. */
 export function tempDir(label = "handoff-test"): string {
   const dir = mkdtempSync(join(tmpdir(), `${label}-`));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  // Retried: a process the test started (a browser's helper) may still be closing a file inside it.
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
   return dir;
 }
 
