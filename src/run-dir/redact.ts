@@ -32,7 +32,8 @@ const KIND_MARKERS = SECRET_KINDS.map((kind) => `[redacted: ${kind.name}]`);
  * token-safe start left of it), read from where the tail starts.
  */
 const KEY_BLOCK_END = /(?:[ A-Z0-9]*-----)?[A-Za-z0-9+/=\s]{0,16384}-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/y;
-const KEY_BLOCK_MARKER = "[redacted: private key block]";
+/** The marker of the kind whose extent is a whole block: the private key. */
+const KEY_BLOCK_MARKER = KIND_MARKERS[SECRET_KINDS.findIndex((kind) => kind.extent !== undefined)]!;
 
 export class Redactor {
   /** Longest first: a value that contains another is removed whole, under its own name. */
