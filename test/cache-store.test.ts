@@ -327,7 +327,9 @@ describe("an environment proves it is the one that was built (checkEnvironment)"
     const build = cache.startBuild();
     writeBuild(build, environmentRecord(key));
     mkdirSync(join(build, "home"));
-    const record = environmentRecord(key, { fingerprint: fingerprintEnvironment(build).fingerprint });
+    // With find's digest and the newest ctime, as the build keeps them: a check then takes its stamps from the record.
+    const record = environmentRecord(key, fingerprintEnvironment(build));
+    expect(record.findDigest).toMatch(/^[0-9a-f]{64}$/);
     writeFileSync(join(build, "environment.json"), JSON.stringify(record));
     return cache.commit(build, key);
   }
@@ -339,7 +341,8 @@ describe("an environment proves it is the one that was built (checkEnvironment)"
     const checked = checkEnvironment(environment.dir, environment.record, { trustedAfter });
     expect(checked.kind).toBe("sound");
     writeFileSync(join(environment.tree, "node_modules", "left-pad", "index.js"), "module.exports = () => 'forged';\n");
-    const forged = environmentRecord(environment.key, { fingerprint: fingerprintEnvironment(environment.dir).fingerprint });
+    // Forged whole: fingerprint, find's digest and the newest ctime all of the written tree.
+    const forged = environmentRecord(environment.key, fingerprintEnvironment(environment.dir));
     writeFileSync(join(environment.dir, "environment.json"), JSON.stringify(forged));
     expect(checkEnvironment(environment.dir, forged, { trustedAfter })).toMatchObject({
       kind: "unsound",

@@ -136,6 +136,25 @@ describe.skipIf(!bwrap.ok)("the user's toolchains in the sandbox", () => {
     expect(order).not.toContain("agent");
   });
 
+  test("a manager's shims directory is a copy of its own in each sandboxed process: what the agent writes there reaches neither verification nor the user's home", async () => {
+    const home = tempDir("handoff-home");
+    // rbenv's layout (pyenv's, whose PYENV_ROOT this machine may set): shims it writes in ordinary use (a rehash lock).
+    const root = join(home, ".rbenv");
+    script(join(root, "versions/1/bin/greet"), "#!/bin/sh\necho hello from version 1\n");
+    script(join(root, "shims/greet"), `#!/bin/sh\nexec "${root}/versions/1/bin/\${0##*/}" "$@"\n`);
+    const planted = join(root, "shims/planted");
+    const { outcome, result } = await runIn(
+      home,
+      [join(root, "shims")],
+      ["--setup", `test ! -e ${planted} && echo setup > ${planted}`, "--verify", `test ! -e ${planted} && greet | grep -q 'hello from version 1'`],
+      // The change exists only if the write into the shims went through.
+      `test ! -e ${planted} && echo agent > ${planted} && echo fixed > fixed.txt`,
+    );
+    expect(outcome.code, testLog(result)).toBe(0);
+    expect(result.terminalReason).toBe("verified");
+    expect(existsSync(planted)).toBe(false);
+  });
+
   test("with setup, a verify program that resolves into the home (a shim) is still started in the workspace after setup", async () => {
     const home = tempDir("handoff-home");
     const root = shimManager(home);

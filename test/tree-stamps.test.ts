@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, renameSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { stampTrees, stampTreesInBackground } from "../src/environment/tree-stamps.js";
@@ -40,7 +40,9 @@ describe("the stamps of an environment's tree/ and home/", () => {
     const byWalk = stampTrees(root, ["tree", "home"], "walk");
     expect(byFind.readBy).toBe("find");
     expect(byWalk.readBy).toBe("walk");
-    expect({ ...byFind, readBy: null }).toEqual({ ...byWalk, readBy: null });
+    expect({ ...byFind, readBy: null, findDigest: null }).toEqual({ ...byWalk, readBy: null });
+    expect(byFind.findDigest).toMatch(/^[0-9a-f]{64}$/);
+    expect(byWalk.findDigest).toBeNull();
     expect(byFind.entries).toBe(16);
     expect(byFind.newestCtimeNs).toBeGreaterThan(0n);
   });
@@ -76,5 +78,42 @@ describe("the stamps of an environment's tree/ and home/", () => {
     expect(chmodded.digest).not.toBe(rewritten.digest);
     writeFileSync(join(root, "tree", "node_modules", "left-pad", "lib", "new.js"), "");
     expect(stampTrees(root, ["tree", "home"]).entries).toBe(before.entries + 1);
+  });
+
+  test("find prints the same of a tree moved elsewhere: its digest of find's output does not depend on the root", () => {
+    const root = variedTree();
+    const before = stampTrees(root, ["tree", "home"]);
+    const moved = `${root}-moved`;
+    renameSync(root, moved);
+    try {
+      expect(stampTrees(moved, ["tree", "home"])).toEqual(before);
+    } finally {
+      renameSync(moved, root);
+    }
+  });
+
+  test("stamps known from an earlier read are taken as they are only when find prints exactly the same", async () => {
+    const root = variedTree();
+    const before = stampTrees(root, ["tree", "home"]);
+    // A stand-in with the same find digest and another fingerprint: returned as it is, so nothing was parsed.
+    const known = { ...before, digest: "known" };
+    expect(stampTrees(root, ["tree", "home"], "find", known).digest).toBe("known");
+    expect((await stampTreesInBackground(root, ["tree", "home"], known)).digest).toBe("known");
+    // Content of the same size with its mtime put back: the ctime moved, so find prints something else and it is read whole.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    const file = join(root, "tree", "node_modules", "left-pad", "index.js");
+    writeFileSync(file, "module.exports = 3;\n");
+    utimesSync(
+      file,
+      new Date(Number(before.newestCtimeNs / 1_000_000n) - 60_000),
+      new Date(Number(before.newestCtimeNs / 1_000_000n) - 60_000),
+    );
+    const after = stampTrees(root, ["tree", "home"], "find", known);
+    expect(after.digest).not.toBe("known");
+    expect(after.digest).not.toBe(before.digest);
+    expect(after.newestCtimeNs).toBeGreaterThan(before.newestCtimeNs);
+    expect(await stampTreesInBackground(root, ["tree", "home"], known)).toEqual(after);
+    // Read by the walk (no find output to compare), known stamps are never taken.
+    expect(stampTrees(root, ["tree", "home"], "walk", { ...after, digest: "known" }).digest).toBe(after.digest);
   });
 });

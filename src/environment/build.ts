@@ -164,7 +164,7 @@ function commitBuild(
   stamps: ReturnType<typeof fingerprintEnvironment> | null = null,
 ): BuildOutcome {
   const { identity, source } = request;
-  const { fingerprint, sizeBytes, entries } = stamps ?? fingerprintEnvironment(buildDir);
+  const fingerprint = stamps ?? fingerprintEnvironment(buildDir);
   const record: EnvironmentRecord = {
     version: ENVIRONMENT_RECORD_VERSION,
     key: identity.key,
@@ -174,9 +174,7 @@ function commitBuild(
     inputs: identity.inputs.map((input) => ({ ...input })),
     createdAt: new Date().toISOString(),
     builtBy: request.runId,
-    sizeBytes,
-    entries,
-    fingerprint,
+    ...fingerprint,
     ...made,
   };
   writeFileSync(join(buildDir, ENVIRONMENT_FILES.record), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });

@@ -105,8 +105,9 @@ async function refusal(build: string, request: ImportRequest): Promise<string | 
     const changed = await reindexTrackedFiles(build, request);
     if (changed.length > 0) return `its tracked files are not the base's: ${changed.slice(0, 5).join(", ")}`;
   }
-  const { fingerprint, sizeBytes, entries } = fingerprintEnvironment(build);
-  writeFileSync(recordPath, `${JSON.stringify({ ...record, fingerprint, sizeBytes, entries }, null, 2)}\n`, { mode: 0o600 });
+  // The archive's stamps say nothing of this machine's files: read again here, none kept (undefined is left out).
+  const stamps = { findDigest: undefined, newestCtimeNs: undefined, ...fingerprintEnvironment(build) };
+  writeFileSync(recordPath, `${JSON.stringify({ ...record, ...stamps }, null, 2)}\n`, { mode: 0o600 });
   return null;
 }
 

@@ -41,21 +41,38 @@ export function loadEnvironment(dir: string, record: EnvironmentRecord, how: "bu
  * The lstat fingerprint of an environment's tree/ and home/: type, mode, size, mtime, ctime and inode of every
  * entry (tree-stamps.ts, one `find` process). ctime cannot be put back from user space, so any write since the build shows.
  */
-export function fingerprintEnvironment(dir: string): {
-  readonly fingerprint: string;
-  readonly sizeBytes: number;
-  readonly entries: number;
-} {
-  const { digest, sizeBytes, entries } = stampTrees(dir, [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]);
-  return { fingerprint: digest, sizeBytes, entries };
+export function fingerprintEnvironment(dir: string): EnvironmentFingerprint {
+  return fingerprintOf(stampTrees(dir, [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]));
 }
 
 /** `fingerprintEnvironment`, its walk in a child the event loop does not wait on. */
-export async function fingerprintEnvironmentInBackground(
-  dir: string,
-): Promise<{ readonly fingerprint: string; readonly sizeBytes: number; readonly entries: number }> {
-  const { digest, sizeBytes, entries } = await stampTreesInBackground(dir, [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]);
-  return { fingerprint: digest, sizeBytes, entries };
+export async function fingerprintEnvironmentInBackground(dir: string): Promise<EnvironmentFingerprint> {
+  return fingerprintOf(await stampTreesInBackground(dir, [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]));
+}
+
+/** What the record keeps of an environment's stamps. */
+export type EnvironmentFingerprint = Pick<EnvironmentRecord, "fingerprint" | "sizeBytes" | "entries" | "findDigest" | "newestCtimeNs">;
+
+function fingerprintOf(stamps: TreeStamps): EnvironmentFingerprint {
+  return {
+    fingerprint: stamps.digest,
+    sizeBytes: stamps.sizeBytes,
+    entries: stamps.entries,
+    ...(stamps.findDigest !== null ? { findDigest: stamps.findDigest, newestCtimeNs: String(stamps.newestCtimeNs) } : {}),
+  };
+}
+
+/** The stamps a record keeps, to compare a check's find with (null for a record from before they were kept). */
+function recordedStamps(record: EnvironmentRecord): TreeStamps | null {
+  if (record.findDigest === undefined || record.newestCtimeNs === undefined) return null;
+  return {
+    digest: record.fingerprint,
+    newestCtimeNs: BigInt(record.newestCtimeNs),
+    entries: record.entries,
+    sizeBytes: record.sizeBytes,
+    readBy: "find",
+    findDigest: record.findDigest,
+  };
 }
 
 /**
@@ -69,7 +86,8 @@ export interface EnvironmentSeal {
 
 /** The check of an environment: the seal it was found with, or why it cannot be used. */
 export type EnvironmentCheck =
-  | { readonly kind: "sound"; readonly seal: EnvironmentSeal }
+  /** `stamps`: what the check read, for the run's next check of the same environment. */
+  | { readonly kind: "sound"; readonly seal: EnvironmentSeal; readonly stamps: TreeStamps }
   | { readonly kind: "unsound"; readonly why: string };
 
 /**
@@ -89,20 +107,26 @@ export function checkEnvironment(
 ): EnvironmentCheck {
   const sealed = sealOf(dir, record, against);
   if (sealed.kind === "unsound") return sealed;
-  return judgeStamps(dir, record, sealed.seal, () => stampTrees(dir, [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]));
+  return judgeStamps(dir, record, sealed.seal, () =>
+    stampTrees(dir, [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home], "find", recordedStamps(record)),
+  );
 }
 
-/** `checkEnvironment` with its walk in a child the event loop does not wait on (tree-stamps.ts): the same check. */
+/**
+ * `checkEnvironment` with its walk in a child the event loop does not wait on (tree-stamps.ts): the same check.
+ * `known`: the stamps an earlier check of this run read (held in its memory), else the record's.
+ */
 export async function checkEnvironmentInBackground(
   dir: string,
   record: EnvironmentRecord,
   against: { readonly trustedAfter: bigint | null } | { readonly seal: EnvironmentSeal },
+  known: TreeStamps | null = null,
 ): Promise<EnvironmentCheck> {
   const sealed = sealOf(dir, record, against);
   if (sealed.kind === "unsound") return sealed;
   let stamps: TreeStamps | Error;
   try {
-    stamps = await stampTreesInBackground(dir, [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home]);
+    stamps = await stampTreesInBackground(dir, [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home], known ?? recordedStamps(record));
   } catch (error) {
     stamps = error as Error;
   }
@@ -117,7 +141,7 @@ function sealOf(
   dir: string,
   record: EnvironmentRecord,
   against: { readonly trustedAfter: bigint | null } | { readonly seal: EnvironmentSeal },
-): EnvironmentCheck {
+): { readonly kind: "sealed"; readonly seal: EnvironmentSeal } | Extract<EnvironmentCheck, { kind: "unsound" }> {
   const named = nameOf(record);
   let root: BigIntStats;
   try {
@@ -137,7 +161,7 @@ function sealOf(
     if (seal.sealedNs <= against.trustedAfter)
       return { kind: "unsound", why: `${named} was committed before a run without the sandbox ended (its agent could write the cache)` };
   }
-  return { kind: "sound", seal };
+  return { kind: "sealed", seal };
 }
 
 /** Every entry strictly older than the seal, and the fingerprint the record's: the stamps read after the seal. */
@@ -145,8 +169,9 @@ function judgeStamps(dir: string, record: EnvironmentRecord, seal: EnvironmentSe
   const named = nameOf(record);
   let newest = 0n;
   let fingerprint: string;
+  let stamps: TreeStamps;
   try {
-    const stamps = read();
+    stamps = read();
     newest = stamps.newestCtimeNs;
     fingerprint = stamps.digest;
     for (const file of [ENVIRONMENT_FILES.tree, ENVIRONMENT_FILES.home, ENVIRONMENT_FILES.index, ENVIRONMENT_FILES.record]) {
@@ -159,7 +184,7 @@ function judgeStamps(dir: string, record: EnvironmentRecord, seal: EnvironmentSe
   // Strictly older: the commit waits for the clock to pass its last write (cache-store.ts), so a write in the commit's own tick shows.
   if (newest >= seal.sealedNs) return { kind: "unsound", why: `${named} was modified after it was built` };
   if (fingerprint !== record.fingerprint) return { kind: "unsound", why: `${named} was modified after it was built` };
-  return { kind: "sound", seal };
+  return { kind: "sound", seal, stamps };
 }
 
 function nameOf(record: EnvironmentRecord): string {

@@ -24,6 +24,16 @@ export const EnvironmentRecord = z.looseObject({
   entries: z.number().int().nonnegative(),
   /** lstat fingerprint of tree/ (types, modes, sizes, mtimes, ctimes, inodes): any later write changes it. */
   fingerprint: z.string(),
+  /**
+   * sha256 of what `find` printed of tree/ and home/ when the fingerprint was read, and the newest ctime (ns) among
+   * them: a check whose find prints the same has the same stamps without reading them again (tree-stamps.ts). Absent in
+   * records written before they were kept.
+   */
+  findDigest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
+  newestCtimeNs: z.string().regex(/^\d+$/).optional(),
   /** Untracked entries setup left (git ls-files --others --directory form: a directory ends with "/"). */
   outputs: z.array(z.string()),
   /** Tracked paths setup modified, added over or deleted: put back to the base, and named in every run's result. */

@@ -25,6 +25,7 @@ import { ownedName, ownerGone } from "./owner-pid.js";
 import { type EnvironmentIdentity, environmentIdentity } from "./environment-key.js";
 import { type SetupInputs, setupInputs } from "./setup-inputs.js";
 import type { WorkspaceMode } from "./view.js";
+import type { TreeStamps } from "./tree-stamps.js";
 import type { WorkspaceModeChoice } from "./workspace-mode.js";
 
 /** What a run lends the environment: its phases, events, warnings, test log and the setup commands' jail. */
@@ -57,6 +58,8 @@ export class RunEnvironment {
   #environment: BaseEnvironment | null = null;
   /** What the environment was when this run took it, kept in memory: checked again before verification. */
   #seal: EnvironmentSeal | null = null;
+  /** The stamps the last sound check read, in this run's memory: a later check whose find prints the same needs no more. */
+  #stamps: TreeStamps | null = null;
   /** Why a build lock this run found was broken (build-lock.ts), said once the run can warn. */
   #brokenLock: string | null = null;
   #source: "reused" | "built" | "none" = "none";
@@ -227,6 +230,7 @@ export class RunEnvironment {
       return { kind: "ready", setupCommands: built.commands };
     }
     this.#seal = checked.seal;
+    this.#stamps = checked.stamps;
     return this.#use(built.environment, built.commands, hooks);
   }
 
@@ -271,6 +275,7 @@ export class RunEnvironment {
       return null;
     }
     this.#seal = checked.seal;
+    this.#stamps = checked.stamps;
     return loadEnvironment(cached.dir, cached.record, "reused");
   }
 
@@ -307,7 +312,7 @@ export class RunEnvironment {
     this.#checkAhead = null;
     if (!environment || !this.#seal) return null;
     // In the sandbox too: a run without it, at the same time, can write the cache.
-    const checked = await (ahead ?? checkEnvironmentInBackground(environment.dir, environment.record, { seal: this.#seal }));
+    const checked = await (ahead ?? checkEnvironmentInBackground(environment.dir, environment.record, { seal: this.#seal }, this.#stamps));
     if (checked.kind === "sound") return { environment, mode: this.mode };
     warn({ path: "", rule: "environment_modified", message: `${checked.why}: verification set up its own checkout instead` });
     this.#cache.retire(environment.key, this.#seal.inode);
@@ -324,7 +329,7 @@ export class RunEnvironment {
   checkAhead(): void {
     const environment = this.#environment;
     if (!environment || !this.#seal) return;
-    const checked = checkEnvironmentInBackground(environment.dir, environment.record, { seal: this.#seal });
+    const checked = checkEnvironmentInBackground(environment.dir, environment.record, { seal: this.#seal }, this.#stamps);
     this.#early.push(checked);
     this.#checkAhead = checked;
   }

@@ -19,6 +19,11 @@ export interface TreeStamps {
   readonly sizeBytes: number;
   /** Which way they were read. */
   readonly readBy: "find" | "walk";
+  /**
+   * sha256 of find's own output (paths below the root, in the order find met them), null when read by the walk: the
+   * same output again is the same stamps, without parsing and sorting them (`known` below).
+   */
+  readonly findDigest: string | null;
 }
 
 /** One entry: its part and path below it, and its stamp line (latin1, one character a byte), and its ctime in ns (digits). */
@@ -39,22 +44,39 @@ const FIND_FORMAT = "%H\\0%P\\0%y %m %s %T@ %C@ %i %b\\0";
 const FIND_ENTRY = /([^\0]*)\0([^\0]*)\0([fdlpscb]) ([0-7]+) (\d+) (\d+)\.(\d{9})\d* (\d+)\.(\d{9})\d* (\d+) (\d+)\0/y;
 const TYPE_WORDS: Readonly<Record<string, string>> = { f: "file", d: "dir", l: "symlink", p: "fifo", s: "socket", c: "char", b: "block" };
 
-/** `reader`: how the stamps are read; both give the same ones (tests compare them). */
-export function stampTrees(root: string, parts: readonly string[], reader: "find" | "walk" = "find"): TreeStamps {
-  const found = reader === "find" ? stampsByFind(root, parts) : null;
-  return digestStamps(found ?? stampsByWalk(root, parts), found ? "find" : "walk");
+/**
+ * `reader`: how the stamps are read; both give the same ones (tests compare them). `known`: stamps read before from
+ * the same parts of a tree (where no agent can write them, or in a record whose own ctime is checked): when find
+ * prints exactly what it printed then, they are returned as they are.
+ */
+export function stampTrees(
+  root: string,
+  parts: readonly string[],
+  reader: "find" | "walk" = "find",
+  known: TreeStamps | null = null,
+): TreeStamps {
+  const out = reader === "find" ? findOutput(root, parts) : null;
+  return stampsOf(root, parts, out, known);
 }
 
 /**
  * The same stamps with `find` as a child the event loop does not wait on: other work of the run (a sandbox start, a
  * git call) goes on beside it. Node's walk, where find cannot, is synchronous as in `stampTrees`.
  */
-export async function stampTreesInBackground(root: string, parts: readonly string[]): Promise<TreeStamps> {
-  const found = await stampsByFindInBackground(root, parts);
-  return digestStamps(found ?? stampsByWalk(root, parts), found ? "find" : "walk");
+export async function stampTreesInBackground(root: string, parts: readonly string[], known: TreeStamps | null = null): Promise<TreeStamps> {
+  return stampsOf(root, parts, await findOutputInBackground(root, parts), known);
 }
 
-function digestStamps(stamps: Stamp[], readBy: TreeStamps["readBy"]): TreeStamps {
+/** The stamps in find's output (`known` when it is the output they were read from), or by the walk where there is none. */
+function stampsOf(root: string, parts: readonly string[], out: Buffer | null, known: TreeStamps | null): TreeStamps {
+  if (out === null) return digestStamps(stampsByWalk(root, parts), "walk", null);
+  const findDigest = createHash("sha256").update(out).digest("hex");
+  if (known !== null && known.findDigest === findDigest) return known;
+  const found = parseFindOutput(parts, out);
+  return found ? digestStamps(found, "find", findDigest) : digestStamps(stampsByWalk(root, parts), "walk", null);
+}
+
+function digestStamps(stamps: Stamp[], readBy: TreeStamps["readBy"], findDigest: string | null): TreeStamps {
   // Path order by bytes (latin1 strings compare as their bytes), whichever way they were read.
   stamps.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   let newest = "0";
@@ -67,7 +89,7 @@ function digestStamps(stamps: Stamp[], readBy: TreeStamps["readBy"]): TreeStamps
   }
   // One update: thousands of small ones cost more than the walk.
   const digest = createHash("sha256").update(text.join(""), "latin1").digest("hex");
-  return { digest, newestCtimeNs: BigInt(newest), entries: stamps.length, sizeBytes: blocks * 512, readBy };
+  return { digest, newestCtimeNs: BigInt(newest), entries: stamps.length, sizeBytes: blocks * 512, readBy, findDigest };
 }
 
 /** Whether `a` is a later time than `b`, both ns as digits without leading zeros (no BigInt per entry). */
@@ -92,34 +114,40 @@ function line(
   return `\0${type} ${mode.toString(8)} ${size} ${mtimeNs} ${ctimeNs} ${ino}\n`;
 }
 
-/** The stamps as GNU find reads them, or null when it cannot (not installed, not GNU, an error, a time before 1970). */
-function stampsByFind(root: string, parts: readonly string[]): Stamp[] | null {
+/** What GNU find prints of the parts, or null when it cannot (not installed, not GNU, an error). */
+function findOutput(root: string, parts: readonly string[]): Buffer | null {
   const find = which("find", SYSTEM_PATH);
   if (find === null) return null;
-  const out = captureProcessSync({ file: find, args: findArgs(root, parts), env: FIND_ENV, maxBuffer: FIND_MAX_BUFFER });
-  return out === null ? null : parseFindOutput(root, parts, out);
+  return captureProcessSync({ file: find, args: findArgs(parts), cwd: root, env: FIND_ENV, maxBuffer: FIND_MAX_BUFFER });
 }
 
-/** `stampsByFind`, its find process waited for without blocking. */
-async function stampsByFindInBackground(root: string, parts: readonly string[]): Promise<Stamp[] | null> {
+/** `findOutput`, its find process waited for without blocking. */
+async function findOutputInBackground(root: string, parts: readonly string[]): Promise<Buffer | null> {
   const find = which("find", SYSTEM_PATH);
   if (find === null) return null;
-  const ran = await captureProcess({ file: find, args: findArgs(root, parts), cwd: root, env: FIND_ENV, maxBuffer: FIND_MAX_BUFFER });
-  const out = ran.exitCode === 0 && !ran.truncated ? ran.stdout : null;
-  return out ? parseFindOutput(root, parts, out) : null;
+  const ran = await captureProcess({ file: find, args: findArgs(parts), cwd: root, env: FIND_ENV, maxBuffer: FIND_MAX_BUFFER });
+  return ran.exitCode === 0 && !ran.truncated ? ran.stdout : null;
 }
 
 const FIND_ENV = { LC_ALL: "C", PATH: SYSTEM_PATH };
 const FIND_MAX_BUFFER = 1024 * 1024 * 1024;
 
-/** One find for every part (a part that is missing makes it fail: then the walk says what is there). */
-function findArgs(root: string, parts: readonly string[]): string[] {
-  return ["-P", ...parts.map((part) => join(root, part)), "-mindepth", "1", "-printf", FIND_FORMAT];
+/**
+ * One find for every part (a part that is missing makes it fail: then the walk says what is there), run in the root
+ * with the parts as `./part`: what it prints does not depend on where the root is (a build's directory before it is
+ * moved into the cache), so a later find of the moved tree prints the same.
+ */
+function findArgs(parts: readonly string[]): string[] {
+  return ["-P", ...parts.map(startingPoint), "-mindepth", "1", "-printf", FIND_FORMAT];
+}
+
+function startingPoint(part: string): string {
+  return `./${part}`;
 }
 
 /** The stamps in find's output; null when any of it is not what the format prints. */
-function parseFindOutput(root: string, parts: readonly string[], out: Buffer): Stamp[] | null {
-  const partOf = new Map(parts.map((part) => [join(root, part), part]));
+function parseFindOutput(parts: readonly string[], out: Buffer): Stamp[] | null {
+  const partOf = new Map(parts.map((part) => [startingPoint(part), part]));
   // One string and one native regex over it: a string and a match per entry cost several times more while cold.
   const text = out.toString("latin1");
   const stamps: Stamp[] = [];

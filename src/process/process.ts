@@ -413,10 +413,12 @@ function capture(request: CaptureRequest, maxBuffer: number, timeout: number): P
 export function captureProcessSync(request: {
   readonly file: string;
   readonly args: readonly string[];
+  readonly cwd?: string;
   readonly env: Readonly<Record<string, string>>;
   readonly maxBuffer: number;
 }): Buffer | null {
   const ran = spawnSync(request.file, [...request.args], {
+    cwd: request.cwd,
     env: request.env,
     maxBuffer: request.maxBuffer,
     stdio: ["ignore", "pipe", "ignore"],
