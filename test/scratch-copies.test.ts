@@ -8,7 +8,7 @@ function shims(): { dir: string; scratch: string } {
   const base = tempDir("handoff-scratch-copies");
   const dir = join(base, "shims");
   mkdirSync(dir);
-  writeFileSync(join(dir, "python3"), "#!/bin/sh\nexec pyenv exec python3 \"$@\"\n", { mode: 0o755 });
+  writeFileSync(join(dir, "python3"), '#!/bin/sh\nexec pyenv exec python3 "$@"\n', { mode: 0o755 });
   const scratch = join(base, "scratch");
   mkdirSync(scratch);
   return { dir, scratch };

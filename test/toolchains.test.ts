@@ -146,7 +146,12 @@ describe.skipIf(!bwrap.ok)("the user's toolchains in the sandbox", () => {
     const { outcome, result } = await runIn(
       home,
       [join(root, "shims")],
-      ["--setup", `test ! -e ${planted} && echo setup > ${planted}`, "--verify", `test ! -e ${planted} && greet | grep -q 'hello from version 1'`],
+      [
+        "--setup",
+        `test ! -e ${planted} && echo setup > ${planted}`,
+        "--verify",
+        `test ! -e ${planted} && greet | grep -q 'hello from version 1'`,
+      ],
       // The change exists only if the write into the shims went through.
       `test ! -e ${planted} && echo agent > ${planted} && echo fixed > fixed.txt`,
     );
