@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run bench`: the cost of every gate, measured against git's own primitives (docs/performance.md).
-// Progress goes to stderr; the table to stdout; the full results to bench/results/<date>.json.
+// Progress goes to stderr; the table to stdout; the full results to bench/results/<date>.json (resultsFile).
 import { execFileSync } from "node:child_process";
-import { mkdirSync, statfsSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, statfsSync, writeFileSync } from "node:fs";
 import { cpus, release, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -65,7 +65,20 @@ function options() {
     startup: only === null || only.includes("startup"),
     egress: only === null || only.includes("egress"),
     dir: values.dir ?? process.env.HANDOFF_BENCH_DIR ?? defaultDir(),
+    only,
   };
+}
+
+/**
+ * bench/results/<date>.json for a whole bench, <date>-<sections>.json for `--only`; never over an earlier file (a
+ * partial rerun once replaced a whole day's results): -2, -3… instead.
+ */
+function resultsFile(dir, date, only) {
+  const stem = `${date}${only ? `-${only.join("+")}` : ""}`;
+  for (let n = 1; ; n++) {
+    const file = join(dir, `${stem}${n === 1 ? "" : `-${n}`}.json`);
+    if (!existsSync(file)) return file;
+  }
 }
 
 class UsageError extends Error {}
@@ -174,7 +187,7 @@ async function main() {
   results.seconds = Math.round((Date.now() - started) / 1000);
   const resultsDir = join(ROOT, "bench", "results");
   mkdirSync(resultsDir, { recursive: true });
-  const file = join(resultsDir, `${results.date.slice(0, 10)}.json`);
+  const file = resultsFile(resultsDir, results.date.slice(0, 10), opts.only);
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
 
   process.stdout.write(`${formatTable(results)}\n\n`);
