@@ -102,10 +102,11 @@ async function buildIn(buildDir: string, request: BuildRequest): Promise<BuildOu
 
   const setupChanges = await putTrackedFilesBack(target, signal);
   // tree/ and home/ are final now (setup's jail ended, its changes to tracked files are put back; what follows only
-  // reads them): their fingerprint is read beside the listings and the path search, and kept unless that search
-  // empties them.
+  // reads them): their fingerprint, the listings and the path search read them side by side, and the fingerprint is
+  // kept unless that search empties them.
   const stamping = fingerprintEnvironmentInBackground(buildDir).catch(() => null);
-  let pathBound: string[];
+  // Held as a value, not a rejection, until it is judged below (nothing may reject unhandled meanwhile).
+  const searching = filesNaming(buildDir, [tree, home], signal).catch((error: unknown) => ({ failed: error }));
   let listed: [Buffer, Buffer];
   try {
     listed = await Promise.all([
@@ -113,10 +114,12 @@ async function buildIn(buildDir: string, request: BuildRequest): Promise<BuildOu
       git(target, ["ls-files", "-z", "--others", "--exclude-standard", "--directory"], { signal }).then((ran) => ran.stdout),
     ]);
     rmSync(tmp, { recursive: true, force: true });
-    pathBound = await filesNaming(buildDir, [tree, home], signal);
   } finally {
-    await stamping;
+    await Promise.all([searching, stamping]);
   }
+  const searched = await searching;
+  if ("failed" in searched) throw searched.failed;
+  const pathBound = searched;
   const [untracked, notIgnored] = listed;
   // Kept as a record only: later runs with this key then set up in each checkout at once, without building again.
   if (pathBound.length > 0) {
