@@ -11,11 +11,11 @@ import {
 } from "./cgroup.js";
 import type { SandboxChoice } from "./sandbox.js";
 import { existingRealPath, isInside } from "../lib/paths.js";
+import { runSystemCommandSync } from "../process/process.js";
 import { RUN_MARKER_VARIABLE, runNames } from "../vocabulary/run-names.js";
 import { type Bind, bwrapArgs } from "./sandbox-profile.js";
 import { hiddenPathsNamed } from "./hidden-paths.js";
 import { type HomeExposure, NO_TOOLCHAINS, type Toolchains } from "./toolchains.js";
-import { ScratchCopies } from "./scratch-copies.js";
 import { type SurvivorReason, findSurvivors, killSurvivors, uniqueSurvivors } from "./survivors.js";
 import type { EgressSettings } from "../egress/egress-policy.js";
 import { isOpen } from "../egress/egress-policy.js";
@@ -162,7 +162,6 @@ function escapeRoute(cgroups: CgroupSupport): string {
 export class Containment {
   readonly settings: ContainmentSettings;
   readonly #cgroups: CgroupSupport;
-  #copies: ScratchCopies | null = null;
   /** The run's own cgroup, made with the first contained process; null until then or when unavailable. */
   #runCgroup: ReturnType<typeof createRunCgroup> | null = null;
   readonly #events: ContainmentEvent[] = [];
@@ -183,13 +182,6 @@ export class Containment {
   constructor(settings: ContainmentSettings, cgroups: CgroupSupport = detectCgroupSupport()) {
     this.settings = settings;
     this.#cgroups = cgroups;
-    // The first jail's copies are made while the run gets there.
-    if (this.sandboxed && this.#toolchains.scratchCopies.length > 0) this.#scratchCopies();
-  }
-
-  #scratchCopies(): ScratchCopies {
-    this.#copies ??= new ScratchCopies(this.#toolchains.scratchCopies, this.settings.scratch);
-    return this.#copies;
   }
 
   get #toolchains(): Toolchains {
@@ -416,9 +408,8 @@ export class Containment {
     return this.#runCgroup;
   }
 
-  /** Waits for the toolchain copies still being made, and removes the run's cgroup once every contained process is gone (each jail's `finish` saw to that). */
+  /** Removes the run's cgroup once every contained process is gone (each jail's `finish` saw to that). */
   async close(): Promise<void> {
-    await this.#copies?.close();
     if (this.#runCgroup) await removeCgroupDirs(this.#runCgroup.dirs);
     this.#runCgroup = null;
   }
@@ -447,9 +438,9 @@ export class Containment {
     for (const { path } of this.#toolchains.exposed) if (!revealsHidden(path)) add(path, "read-only");
     // A manager's directory it writes in ordinary use (pyenv's shims): a copy of its own, thrown away with the run.
     for (const dir of this.#toolchains.scratchCopies) {
-      // Without the copy, read-only.
-      const copy = this.#scratchCopies().take(dir);
-      if (copy !== null) binds.push({ source: copy, dest: dir, writable: true });
+      const copy = mkdtempSync(join(this.settings.scratch, "toolchain-"));
+      // The system's cp -a, as for every tree handoff copies (docs/threat-model.md F5); without the copy, read-only.
+      if (runSystemCommandSync("cp", ["-a", "--", `${dir}/.`, copy])) binds.push({ source: copy, dest: dir, writable: true });
     }
     for (const path of spec.readOnly ?? []) add(path, "read-only");
     for (const path of extra.readOnly ?? []) if (!revealsHidden(path)) add(path, "read-only");
