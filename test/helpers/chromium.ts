@@ -135,7 +135,11 @@ export async function viewPage(file: string, view: View, png?: string): Promise<
     // Its own process group: the renderer and utility processes go with the browser, and stop writing to the profile.
     { stdio: ["ignore", "ignore", "ignore", "pipe", "pipe"], detached: true },
   );
-  const exited = new Promise((resolve) => browser.once("exit", resolve));
+  // Or its spawn failed ('error', no 'exit'): the finally below must not wait for an exit that never comes.
+  const exited = new Promise((resolve) => {
+    browser.once("exit", resolve);
+    browser.once("error", resolve);
+  });
   const cdp = new PipeSession(browser.stdio[3] as Writable, browser.stdio[4] as Readable);
   try {
     const { targetId } = await cdp.send("Target.createTarget", { url: "about:blank" });
